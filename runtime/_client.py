@@ -1,0 +1,119 @@
+"""``Client``: the seed's client (seed 003) over a native jaxlib PJRT client.
+
+jaxlib's native ``Client`` no longer has ``buffer_from_pyval`` and does not derive
+a device assignment from ``executable_devices``. ``Client`` adds both and
+delegates everything else (``live_arrays``, ``heap_profile``, ...) unchanged.
+Devices and arrays stay native objects, so they work with every native function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime import _compile, _transfer
+from runtime._compat import native
+
+
+class Client:
+    """A PJRT client (seed 003 ``Client``).
+
+    Attributes ``platform``, ``platform_version`` and ``runtime_type`` are strings
+    read from the native client. ``native`` is the wrapped jaxlib client; a
+    ``Device``'s ``client`` attribute is that native client, and
+    ``device.client == client`` holds for this wrapper too.
+    """
+
+    def __init__(self, native_client: Any):
+        if not isinstance(native_client, native.Client):
+            raise TypeError(f"Client: argument 'native_client' must be a jaxlib Client, "
+                            f"got {type(native_client).__name__}")
+        self._native = native_client
+
+    @property
+    def native(self) -> Any:
+        return self._native
+
+    @property
+    def platform(self) -> str:
+        return self._native.platform
+
+    @property
+    def platform_version(self) -> str:
+        return self._native.platform_version
+
+    @property
+    def runtime_type(self) -> str:
+        return self._native.runtime_type
+
+    def devices(self) -> list[Any]:
+        """All devices of the client, across processes."""
+        return list(self._native.devices())
+
+    def local_devices(self) -> list[Any]:
+        """Devices addressable from this process."""
+        return list(self._native.local_devices())
+
+    def device_count(self) -> int:
+        return self._native.device_count()
+
+    def local_device_count(self) -> int:
+        return self._native.local_device_count()
+
+    def process_index(self) -> int:
+        return self._native.process_index()
+
+    def host_id(self) -> int:
+        return self._native.host_id()
+
+    def buffer_from_pyval(self, argument: Any, device: Any = None, force_copy: bool = False,
+                          host_buffer_semantics: Any = None) -> Any:
+        """Copy a host value to one device and return a single-device ``ArrayImpl``.
+
+        Seed 003 ``Client.buffer_from_pyval``. ``argument``: numpy array, numpy or
+        Python scalar, or nested list, of any XLA element type (bool, int4..int64,
+        uint4..uint64, float8 variants, bfloat16, float16..float64, complex64/128);
+        the dtype is kept exactly (no 64->32 bit canonicalization). ``device``:
+        a device of this client, default ``local_devices()[0]``.
+        ``host_buffer_semantics`` defaults to ``HostBufferSemantics.ZERO_COPY``,
+        under which the device array may alias the host memory.
+
+        Raises TypeError for object/string data, unsupported dtypes or a wrong
+        argument type; ValueError for a deleted array or a device of another
+        client. The caller's array is never modified.
+        """
+        return _transfer.buffer_from_pyval(self, argument, device, force_copy,
+                                           host_buffer_semantics)
+
+    def compile_and_load(self, computation: Any, executable_devices: Any,
+                         compile_options: Any = None, host_callbacks: Any = ()) -> Any:
+        """Compile StableHLO and load it onto ``executable_devices``.
+
+        Seed 000/003 ``Client.compile_and_load``. ``computation``: StableHLO text
+        (str) or MLIR bytecode (bytes). ``executable_devices``: a non-empty
+        ``DeviceList`` or sequence of this client's devices; partition ``i`` runs
+        on ``executable_devices[i]`` unless ``compile_options`` sets its own
+        device assignment. Returns a native ``LoadedExecutable`` whose
+        ``execute(arguments)`` returns a list of arrays.
+
+        Raises TypeError/ValueError naming the bad argument (malformed StableHLO
+        included) and ``XlaRuntimeError`` for backend compile failures.
+        """
+        return _compile.compile_and_load(self, computation, executable_devices,
+                                         compile_options, host_callbacks)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_native":
+            raise AttributeError(name)
+        return getattr(self._native, name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Client):
+            return self._native is other._native
+        return other is self._native
+
+    def __hash__(self) -> int:
+        return hash(self._native)
+
+    def __repr__(self) -> str:
+        return (f"Client(platform={self.platform!r}, "
+                f"devices={self.local_device_count()}/{self.device_count()})")

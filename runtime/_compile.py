@@ -1,0 +1,82 @@
+"""StableHLO -> loaded executable: ``Client.compile_and_load`` (seed 000/003)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from runtime._compat import native
+from runtime._validate import bad_type, bad_value
+
+_CALL = "compile_and_load"
+
+
+def device_list(client: Any, executable_devices: Any, call: str = _CALL) -> Any:
+    """Validate ``executable_devices`` and return it as a native ``DeviceList``."""
+    if isinstance(executable_devices, native.DeviceList):
+        devices = tuple(executable_devices)
+    elif isinstance(executable_devices, (list, tuple)):
+        devices = tuple(executable_devices)
+    else:
+        raise bad_type("executable_devices", "a DeviceList or a sequence of Devices",
+                       executable_devices, call)
+    if not devices:
+        raise bad_value("executable_devices", "a non-empty DeviceList or sequence of Devices",
+                        executable_devices, call,
+                        f"Pass e.g. client.local_devices()[:1]; available: "
+                        f"{client.native.local_devices()}.")
+    for d in devices:
+        if not isinstance(d, native.Device) or d.client is not client.native:
+            raise bad_value("executable_devices", "Devices of this client", d, call,
+                            f"Available: {client.native.local_devices()}.")
+    if len(set(d.id for d in devices)) != len(devices):
+        raise bad_value("executable_devices", "distinct Devices", devices, call)
+    return native.DeviceList(devices)
+
+
+def default_compile_options(devices: Any) -> Any:
+    """CompileOptions that place partition ``i`` on ``devices[i]`` (one replica).
+
+    jaxlib does not derive the device assignment from ``executable_devices``: left
+    unset, a single-device program always runs on device 0.
+    """
+    opts = native.CompileOptions()
+    opts.num_replicas = 1
+    opts.num_partitions = len(devices)
+    opts.device_assignment = native.DeviceAssignment.create(
+        np.array([[d.id for d in devices]], dtype=np.int64))
+    if len(devices) > 1:
+        opts.executable_build_options.use_spmd_partitioning = True
+    return opts
+
+
+def check_computation(computation: Any, call: str = _CALL) -> Any:
+    if not isinstance(computation, (str, bytes)):
+        raise bad_type("computation", "StableHLO text (str) or MLIR bytecode (bytes)",
+                       computation, call)
+    if not computation or (isinstance(computation, str) and not computation.strip()):
+        raise bad_value("computation", "a non-empty StableHLO module", computation, call)
+    return computation
+
+
+def compile_and_load(client: Any, computation: Any, executable_devices: Any,
+                     compile_options: Any = None, host_callbacks: Any = ()) -> Any:
+    """See ``Client.compile_and_load``."""
+    computation = check_computation(computation)
+    devices = device_list(client, executable_devices)
+    if compile_options is None:
+        compile_options = default_compile_options(devices)
+    elif not isinstance(compile_options, native.CompileOptions):
+        raise bad_type("compile_options", "a CompileOptions or None", compile_options, _CALL)
+    try:
+        if host_callbacks:
+            return client.native.compile_and_load(computation, devices, compile_options,
+                                                  list(host_callbacks))
+        return client.native.compile_and_load(computation, devices, compile_options)
+    except native.XlaRuntimeError as err:
+        text = str(err)
+        if "parse" in text.lower() or "expected" in text.lower():
+            raise bad_value("computation", "a valid StableHLO module", computation, _CALL,
+                            f"The parser said: {text.splitlines()[0] if text else text}") from err
+        raise

@@ -1,0 +1,53 @@
+"""Host dtypes that PJRT arrays can hold, and their XLA primitive types."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from runtime._compat import native
+
+_P = native.PrimitiveType
+
+#: numpy dtype -> XLA PrimitiveType for every element type a PJRT array can hold.
+DTYPE_TO_PRIMITIVE: dict[np.dtype, object] = {
+    np.dtype(np.bool_): _P.PRED,
+    np.dtype(np.int8): _P.S8,
+    np.dtype(np.int16): _P.S16,
+    np.dtype(np.int32): _P.S32,
+    np.dtype(np.int64): _P.S64,
+    np.dtype(np.uint8): _P.U8,
+    np.dtype(np.uint16): _P.U16,
+    np.dtype(np.uint32): _P.U32,
+    np.dtype(np.uint64): _P.U64,
+    np.dtype(np.float16): _P.F16,
+    np.dtype(np.float32): _P.F32,
+    np.dtype(np.float64): _P.F64,
+    np.dtype(np.complex64): _P.C64,
+    np.dtype(np.complex128): _P.C128,
+    np.dtype(ml_dtypes.bfloat16): _P.BF16,
+    np.dtype(ml_dtypes.int4): _P.S4,
+    np.dtype(ml_dtypes.uint4): _P.U4,
+}
+for _name, _prim in [
+    ("float8_e4m3fn", "F8E4M3FN"),
+    ("float8_e5m2", "F8E5M2"),
+    ("float8_e4m3b11fnuz", "F8E4M3B11FNUZ"),
+    ("float8_e4m3fnuz", "F8E4M3FNUZ"),
+    ("float8_e5m2fnuz", "F8E5M2FNUZ"),
+    ("float8_e3m4", "F8E3M4"),
+    ("float8_e4m3", "F8E4M3"),
+    ("float8_e8m0fnu", "F8E8M0FNU"),
+    ("float4_e2m1fn", "F4E2M1FN"),
+]:
+    if hasattr(ml_dtypes, _name) and hasattr(_P, _prim):
+        DTYPE_TO_PRIMITIVE[np.dtype(getattr(ml_dtypes, _name))] = getattr(_P, _prim)
+
+
+def is_supported_dtype(dtype: np.dtype) -> bool:
+    """True when ``dtype`` has an XLA element type."""
+    return np.dtype(dtype) in DTYPE_TO_PRIMITIVE
+
+
+def supported_dtype_names() -> list[str]:
+    return sorted(d.name for d in DTYPE_TO_PRIMITIVE)

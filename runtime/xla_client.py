@@ -1,0 +1,80 @@
+"""Public surface of seeds 000, 001 and 003: a drop-in for ``jaxlib.xla_client``.
+
+Native types and functions that still have the seed's behaviour are re-exported
+from jaxlib unchanged; client factories return :class:`runtime._client.Client`,
+which restores ``buffer_from_pyval`` and derives device assignments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runtime._client import Client
+from runtime._compat import native
+
+# Native types and functions the seeds name (re-exported, not rewritten).
+ArrayCopySemantics = native.ArrayCopySemantics
+ArrayImpl = native.ArrayImpl
+CompileOptions = native.CompileOptions
+Device = native.Device
+DeviceAssignment = native.DeviceAssignment
+DeviceList = native.DeviceList
+Executable = native.Executable
+GSPMDSharding = native.GSPMDSharding
+HloSharding = native.HloSharding
+HostBufferSemantics = native.HostBufferSemantics
+LoadedExecutable = native.LoadedExecutable
+Memory = native.Memory
+NamedSharding = native.NamedSharding
+OpSharding = native.OpSharding
+PrimitiveType = native.PrimitiveType
+Shape = native.Shape
+Sharding = native.Sharding
+SingleDeviceSharding = native.SingleDeviceSharding
+XlaRuntimeError = native.XlaRuntimeError
+CustomCallTargetTraits = native.CustomCallTargetTraits
+
+batched_block_until_ready = native.batched_block_until_ready
+batched_copy_array_to_devices_with_sharding = native.batched_copy_array_to_devices_with_sharding
+batched_device_put = native.batched_device_put
+reorder_shards = native.reorder_shards
+
+
+class GpuLibNotLinkedError(Exception):
+    """Raised when the GPU library is not linked (seed 000)."""
+
+
+def make_cpu_client(asynchronous: bool = True, distributed_client: Any = None, node_id: int = 0,
+                    num_nodes: int = 1, collectives: Any = None, num_devices: int | None = None,
+                    get_local_topology_timeout_minutes: int | None = None,
+                    get_global_topology_timeout_minutes: int | None = None,
+                    transfer_server_factory: Any = None) -> Client:
+    """Create a client for jaxlib's CPU PJRT backend (seed 000/003 ``make_cpu_client``).
+
+    ``num_devices``: number of CPU devices (default: jaxlib's, 1), an int >= 1.
+    ``node_id``/``num_nodes``: this process's index and the process count
+    (``0 <= node_id < num_nodes``). Topology timeouts are in minutes.
+    Raises TypeError/ValueError naming a bad argument.
+    """
+    call = "make_cpu_client"
+    if num_devices is not None and (isinstance(num_devices, bool)
+                                    or not isinstance(num_devices, int) or num_devices < 1):
+        raise ValueError(f"{call}: argument 'num_devices' must be an int >= 1 or None, "
+                         f"got {num_devices!r}")
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise ValueError(f"{call}: argument 'num_nodes' must be an int >= 1, got {num_nodes!r}")
+    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < num_nodes:
+        raise ValueError(f"{call}: argument 'node_id' must be an int in [0, {num_nodes}), "
+                         f"got {node_id!r}")
+    for name, value in [("get_local_topology_timeout_minutes", get_local_topology_timeout_minutes),
+                        ("get_global_topology_timeout_minutes",
+                         get_global_topology_timeout_minutes)]:
+        if value is not None and (not isinstance(value, int) or value < 0):
+            raise ValueError(f"{call}: argument '{name}' must be an int >= 0 (minutes) or None, "
+                             f"got {value!r}")
+    return Client(native.make_cpu_client(
+        asynchronous=asynchronous, distributed_client=distributed_client, node_id=node_id,
+        num_nodes=num_nodes, collectives=collectives, num_devices=num_devices,
+        get_local_topology_timeout_minutes=get_local_topology_timeout_minutes,
+        get_global_topology_timeout_minutes=get_global_topology_timeout_minutes,
+        transfer_server_factory=transfer_server_factory))
