@@ -1,0 +1,144 @@
+"""Assertions comparing device results with NumPy (alias ``ph``).
+
+Each compares whole arrays first and builds a per-element message only on
+failure: observed, expected, and the call in brackets. Helper frames are hidden
+from pytest tracebacks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from conformance import dtype_helpers as dh
+
+_MAX_REPORTED = 5
+
+
+class BackendCrash(AssertionError):
+    """The backend killed its process (signal) instead of raising an error."""
+
+
+def _host(out: Any) -> np.ndarray:
+    return out if isinstance(out, np.ndarray) else np.asarray(out)
+
+
+def assert_dtype(out_dtype: Any, expected: Any, *, call: str) -> None:
+    __tracebackhide__ = True
+    if np.dtype(out_dtype) != np.dtype(expected):
+        raise AssertionError(f"out.dtype={np.dtype(out_dtype)}, but should be "
+                             f"{np.dtype(expected)} [{call}]")
+
+
+def assert_shape(out_shape: Any, expected: Any, *, call: str) -> None:
+    __tracebackhide__ = True
+    if tuple(out_shape) != tuple(expected):
+        raise AssertionError(f"out.shape={tuple(out_shape)}, but should be {tuple(expected)} "
+                             f"[{call}]")
+
+
+def _comparable_bits(a: np.ndarray) -> np.ndarray:
+    """Integer view of ``a`` in which equal bits compare equal."""
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    if dh.is_subbyte(a.dtype):  # 4-bit codes live in the low nibble of each byte
+        return a.view(np.uint8) & np.uint8(0x0F)
+    if a.dtype.kind == "c":
+        comp = np.dtype(f"u{a.dtype.itemsize // 2}")
+        return a.copy(order="C").view(comp)
+    return a.copy(order="C").view(dh.uint_view_dtype(a.dtype))
+
+
+def _mismatch_lines(mask: np.ndarray, out: np.ndarray, expected: np.ndarray) -> str:
+    idx = np.argwhere(mask)
+    lines = [f"  at {tuple(int(i) for i in ix)}: out={out[tuple(ix)]!r}, "
+             f"expected={expected[tuple(ix)]!r}" for ix in idx[:_MAX_REPORTED]]
+    more = f"\n  ... and {len(idx) - _MAX_REPORTED} more" if len(idx) > _MAX_REPORTED else ""
+    return "\n".join(lines) + more
+
+
+def _nan_mask(a: np.ndarray) -> np.ndarray | None:
+    """Elementwise NaN mask of a floating array (None for other kinds)."""
+    if a.dtype.kind in "fc" or (a.dtype.kind == "V" and not dh.is_subbyte(a.dtype)
+                                and a.dtype != np.bool_):
+        with np.errstate(invalid="ignore"):
+            return np.isnan(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))
+    return None
+
+
+def assert_bitwise_equal(out: Any, expected: np.ndarray, *, call: str,
+                         nan_payloads: bool = True) -> None:
+    """``out`` has ``expected``'s dtype, shape and exact bits (-0.0 included).
+
+    ``nan_payloads=False`` accepts any NaN where ``expected`` has a NaN (for ops
+    that may quiet signaling NaNs); all other elements must match bit for bit.
+    """
+    __tracebackhide__ = True
+    out = _host(out)
+    assert_dtype(out.dtype, expected.dtype, call=call)
+    assert_shape(out.shape, expected.shape, call=call)
+    got, want = _comparable_bits(out), _comparable_bits(expected)
+    if out.dtype.kind == "c":  # (real, imag) bits side by side
+        got, want = got.reshape(out.shape + (2,)), want.reshape(out.shape + (2,))
+        mask = ~np.all(got == want, axis=-1)
+    else:
+        mask = got != want
+    if not nan_payloads:
+        got_nan, want_nan = _nan_mask(out), _nan_mask(expected)
+        if got_nan is not None:
+            mask &= ~(got_nan & want_nan)
+    if not mask.any():
+        return
+    raise AssertionError(f"out differs from expected in {int(mask.sum())} of {out.size} "
+                         f"elements (bitwise) [{call}]\n{_mismatch_lines(mask, out, expected)}")
+
+
+def assert_exact(out: Any, expected: np.ndarray, *, call: str) -> None:
+    """``out`` equals ``expected`` value for value (NaN equals NaN), same dtype and shape."""
+    __tracebackhide__ = True
+    out = _host(out)
+    assert_dtype(out.dtype, expected.dtype, call=call)
+    assert_shape(out.shape, expected.shape, call=call)
+    if np.array_equal(out, expected, equal_nan=out.dtype.kind in "fc"):
+        return
+    with np.errstate(invalid="ignore"):
+        mask = ~((out == expected) | (np.isnan(out) & np.isnan(expected))
+                 if out.dtype.kind in "fc" else (out == expected))
+    raise AssertionError(f"out differs from expected in {int(mask.sum())} of {out.size} "
+                         f"elements [{call}]\n{_mismatch_lines(mask, out, expected)}")
+
+
+def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float,
+                    call: str) -> None:
+    """|out - expected| <= atol + rtol * |expected| elementwise, same dtype and shape.
+
+    NaN must be where ``expected`` has NaN, infinities must match in sign.
+    Values are compared in float64/complex128.
+    """
+    __tracebackhide__ = True
+    out = _host(out)
+    assert_dtype(out.dtype, expected.dtype, call=call)
+    assert_shape(out.shape, expected.shape, call=call)
+    if out.dtype.kind == "c":  # compare (real, imag) as float pairs
+        got = np.stack([out.real, out.imag], axis=-1).astype(np.float64)
+        want = np.stack([expected.real, expected.imag], axis=-1).astype(np.float64)
+    else:
+        got, want = out.astype(np.float64), expected.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        nan_ok = np.isnan(got) == np.isnan(want)
+        inf_ok = np.where(np.isinf(want) | np.isinf(got), got == want, True)
+        finite = np.isfinite(want) & np.isfinite(got)
+        close = np.where(finite, np.abs(got - want) <= atol + rtol * np.abs(want), True)
+    bad = ~(nan_ok & inf_ok & close)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.where(finite, np.abs(got - want), np.inf)
+    if out.dtype.kind == "c":
+        bad, err = bad.any(axis=-1), err.max(axis=-1)
+    mask = bad
+    if not mask.any():
+        return
+    raise AssertionError(
+        f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
+        f"max abs error {float(np.max(err[mask])):.3g} > atol={atol:g} + rtol={rtol:g}*|expected| "
+        f"[{call}]\n{_mismatch_lines(mask, out, expected)}")

@@ -1,0 +1,39 @@
+"""Capability gating: undeclared features must fail gracefully, never wrongly.
+
+An error (exception) from the backend for a dtype of a capability module
+(bf16, f16, f64, fp8, complex, int4) is reported as ``not_supported``; for a
+core dtype it is a failure. Wrong results are never gated: only the calls inside
+``gated`` are, not the comparisons.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import pytest
+
+from conformance import dtype_helpers as dh
+from runtime.xla_client import XlaRuntimeError
+
+NOT_SUPPORTED = "not_supported"
+_GRACEFUL = (XlaRuntimeError, NotImplementedError, TypeError, ValueError)
+
+
+@contextlib.contextmanager
+def gated(dt: dh.DType, call: str) -> Iterator[None]:
+    """Turn a clean backend error for a capability dtype into a ``not_supported`` skip."""
+    try:
+        yield
+    except _GRACEFUL as err:
+        if dt.capability is None:
+            raise
+        first = str(err).splitlines()[0] if str(err) else ""
+        pytest.skip(f"{NOT_SUPPORTED}: capability {dt.capability} ({dt.name}): {call} raised "
+                    f"{type(err).__name__}: {first}")
+
+
+def param(dt: dh.DType) -> pytest.param:
+    """A pytest param for ``dt`` carrying its capability marker."""
+    marks = [pytest.mark.capability(dt.capability)] if dt.capability else []
+    return pytest.param(dt, id=dt.name, marks=marks)

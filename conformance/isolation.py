@@ -1,0 +1,55 @@
+"""Run a snippet against the backend in a child process, so a crash costs one test.
+
+Used for calls known to crash some backends (use after delete, double donation).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+from conformance.assertions import BackendCrash
+
+_PRELUDE = """
+import sys
+import numpy as np
+from conformance import backend
+from runtime import xla_client
+backend.configure_registry({cpu_devices})
+client = backend.open_backend({platform!r})
+device = client.local_devices()[{device_index}]
+"""
+
+
+class BackendHang(AssertionError):
+    """The child process did not finish within its timeout."""
+
+
+def run_snippet(snippet: str, *, platform: str, cpu_devices: int, device_index: int,
+                call: str, timeout: float = 120.0) -> str:
+    """Run ``snippet`` with ``client`` and ``device`` bound; return its stdout.
+
+    Raises BackendCrash if the child dies from a signal (SIGSEGV, SIGABRT...),
+    BackendHang after ``timeout`` seconds, AssertionError on any other non-zero
+    exit (with the child's stderr).
+    """
+    code = _PRELUDE.format(platform=platform, cpu_devices=cpu_devices,
+                           device_index=device_index) + textwrap.dedent(snippet)
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        raise BackendHang(f"no result within {timeout:g} s [{call}]") from err
+    if proc.returncode < 0:
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        raise BackendCrash(f"process killed by {name} instead of raising a Python error "
+                           f"[{call}]\nstdout: {proc.stdout.strip()[-500:]}")
+    if proc.returncode != 0:
+        raise AssertionError(f"child exited with {proc.returncode} [{call}]\n"
+                             f"{proc.stderr.strip()[-2000:]}")
+    return proc.stdout

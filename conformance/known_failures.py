@@ -1,0 +1,79 @@
+"""Known-failure lists: files of test-id globs marked strict xfail, with a reason.
+
+Format, one entry a line (``#`` starts a comment)::
+
+    <test id glob> | <requirement, e.g. jaxlib==0.10.*, or *> | <reason with issue link>
+
+A known failure keeps its real status in the report (a known crash is still a
+crash and still denies certification); it only keeps pytest's exit code green.
+Entries that match no collected test are reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from packaging.requirements import InvalidRequirement, Requirement
+
+from runtime import _compat
+
+_VERSIONS = {"jaxlib": _compat.JAXLIB_VERSION, "jax": _compat.JAX_VERSION}
+
+
+@dataclasses.dataclass
+class Entry:
+    pattern: str
+    requirement: str
+    reason: str
+    source: str
+    matched: int = 0
+
+    def matches(self, nodeid: str) -> bool:
+        """``*`` is the only wildcard; brackets of parametrized ids are literal."""
+        regex = ".*".join(re.escape(part) for part in self.pattern.split("*"))
+        return re.fullmatch(regex, nodeid) is not None
+
+    def applies(self) -> bool:
+        if self.requirement == "*":
+            return True
+        req = Requirement(self.requirement)
+        version = _VERSIONS.get(req.name)
+        return version is not None and req.specifier.contains(version, prereleases=True)
+
+
+def parse(path: Path) -> list[Entry]:
+    """Entries of ``path``; ValueError naming the file and line for a malformed one."""
+    entries = []
+    for n, raw in enumerate(Path(path).read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"{path}:{n}: expected '<test id glob> | <requirement> | <reason>', "
+                             f"got {raw!r}")
+        if parts[1] != "*":
+            try:
+                req = Requirement(parts[1])
+            except InvalidRequirement as err:
+                raise ValueError(f"{path}:{n}: bad requirement {parts[1]!r}: {err}") from err
+            if req.name not in _VERSIONS:
+                raise ValueError(f"{path}:{n}: requirement must name one of {list(_VERSIONS)}, "
+                                 f"got {req.name!r}")
+        entries.append(Entry(parts[0], parts[1], parts[2], f"{path}:{n}"))
+    return entries
+
+
+def apply(items: list[pytest.Item], entries: list[Entry]) -> None:
+    """Mark matching items strict-xfail (a fixed bug then fails loudly as XPASS)."""
+    active = [e for e in entries if e.applies()]
+    for item in items:
+        for e in active:
+            if e.matches(item.nodeid):
+                e.matched += 1
+                item.add_marker(pytest.mark.xfail(reason=f"known: {e.reason} ({e.source})",
+                                                  strict=True, run=True))
+                break

@@ -1,0 +1,267 @@
+"""pytest plugin of the conformance suite (loaded through the ``pytest11`` entry point).
+
+Options: ``--platform`` (default cpu), ``--cpu-devices N`` (default 8),
+``--report-dir DIR``, ``--known-failures FILE``. Registers the Hypothesis
+profiles ``ci`` (the default), ``dev`` and ``nightly``; choose one with
+Hypothesis' own ``--hypothesis-profile``. Provides the fixtures ``client``,
+``platform``, ``program_cache`` and ``isolated``, and parametrizes every test
+that takes ``device`` over all addressable devices.
+"""
+
+from __future__ import annotations
+
+import datetime
+import platform as _platform
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import numpy as np
+import pytest
+
+import conformance
+from conformance import backend, isolation, known_failures, report
+from conformance.programs import ProgramCache
+from runtime import _compat
+
+PROFILES = {
+    # The explain phase traces every line after a failure; in long runs it left the
+    # interpreter in a state where later tests hit RecursionError, so ci skips it.
+    "ci": dict(derandomize=True, database=None, deadline=None, print_blob=True, max_examples=8,
+               phases=[p for p in hypothesis.Phase if p.name != "explain"],
+               suppress_health_check=[hypothesis.HealthCheck.too_slow]),
+    "dev": dict(deadline=None, print_blob=True, max_examples=25),
+    "nightly": dict(deadline=None, print_blob=True, max_examples=500,
+                    suppress_health_check=[hypothesis.HealthCheck.too_slow]),
+}
+DEFAULT_PROFILE = "ci"
+_STATE = pytest.StashKey["SessionState"]()
+
+
+class SessionState:
+    """Per-session state: the one client, results, header facts."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.platform: str = config.getoption("platform")
+        self.cpu_devices: int = config.getoption("cpu_devices")
+        self.collector = report.Collector()
+        self.known: list[known_failures.Entry] = []
+        self.platform_info: dict[str, Any] = {}
+        self.started = datetime.datetime.now(datetime.timezone.utc)
+        self.t0 = time.monotonic()
+        self._client: Any = None
+        self._cache: ProgramCache | None = None
+        self.written: tuple[dict, Path] | None = None
+
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                self._client = backend.open_backend(self.platform)
+            except RuntimeError as err:
+                raise pytest.UsageError(f"--platform={self.platform}: {err}") from err
+            self.platform_info = backend.describe(self._client)
+        return self._client
+
+    def program_cache(self) -> ProgramCache:
+        if self._cache is None:
+            self._cache = ProgramCache(self.client())
+        return self._cache
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pjrt-conformance", "PJRT conformance suite")
+    group.addoption("--platform", default="cpu",
+                    help="platform of runtime.xla_bridge to certify (default: cpu)")
+    group.addoption("--cpu-devices", type=int, default=8,
+                    help="number of devices of the CPU client (default: 8)")
+    group.addoption("--report-dir", default=None,
+                    help="write report.json and report.md into this directory")
+    group.addoption("--known-failures", action="append", default=[],
+                    help="file of known failures (test id glob | requirement | reason); "
+                         "repeatable")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for name, kwargs in PROFILES.items():
+        hypothesis.settings.register_profile(name, **kwargs)
+    if not config.getoption("hypothesis_profile", None):
+        hypothesis.settings.load_profile(DEFAULT_PROFILE)
+    config.addinivalue_line("markers", "capability(name): test needs a capability module")
+    cpu_devices = config.getoption("cpu_devices")
+    if cpu_devices < 1:
+        raise pytest.UsageError(f"--cpu-devices must be >= 1, got {cpu_devices}")
+    backend.configure_registry(cpu_devices)
+    platform = config.getoption("platform")
+    try:
+        backend.check_platform(platform)
+    except RuntimeError as err:
+        raise pytest.UsageError(str(err)) from err
+    state = SessionState(config)
+    for path in config.getoption("known_failures"):
+        try:
+            state.known += known_failures.parse(Path(path))
+        except (OSError, ValueError) as err:
+            raise pytest.UsageError(f"--known-failures={path}: {err}") from err
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_Recorder(state), "pjrt-conformance-recorder")
+
+
+def _state(config: pytest.Config) -> SessionState:
+    return config.stash[_STATE]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    s = _state(config)
+    return [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
+            f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
+            f"jax {_compat.JAX_VERSION}, jaxlib {_compat.JAXLIB_VERSION}"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        client = _state(metafunc.config).client()
+        devices = client.local_devices()
+        metafunc.parametrize("device", devices, ids=[f"{d.platform}:{d.id}" for d in devices])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known_failures.apply(items, _state(config).known)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    s = _state(session.config)
+    rep = session.config.pluginmanager.get_plugin("terminalreporter")
+    if s.platform_info and rep is not None:
+        p = s.platform_info
+        rep.write_line(f"platform: {p['name']} ({p['platform_version']}), "
+                       f"{p['local_device_count']} device(s): {', '.join(p['device_kinds'])}")
+
+
+@pytest.fixture(scope="session")
+def client(request: pytest.FixtureRequest) -> Any:
+    """The runtime client of the platform under test (one per session)."""
+    return _state(request.config).client()
+
+
+@pytest.fixture(scope="session")
+def platform(request: pytest.FixtureRequest) -> str:
+    """The ``--platform`` name."""
+    return _state(request.config).platform
+
+
+@pytest.fixture(scope="session")
+def program_cache(request: pytest.FixtureRequest) -> ProgramCache:
+    """Executables compiled through runtime, cached per (program, avals, device)."""
+    return _state(request.config).program_cache()
+
+
+@pytest.fixture
+def isolated(request: pytest.FixtureRequest):
+    """``isolated(snippet, device=..., call=...)`` runs a snippet in a child process."""
+    s = _state(request.config)
+
+    def run(snippet: str, *, device: Any, call: str, timeout: float = 120.0) -> str:
+        index = [d.id for d in s.client().local_devices()].index(device.id)
+        return isolation.run_snippet(snippet, platform=s.platform, cpu_devices=s.cpu_devices,
+                                     device_index=index, call=call, timeout=timeout)
+    return run
+
+
+def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
+    name = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+    target = f"{item_path}::{name}" if name else item_path
+    s = _state(config)
+    return (f"pytest {shlex.quote(target)} --platform={s.platform} "
+            f"--cpu-devices={s.cpu_devices} -p no:cacheprovider")
+
+
+class _Recorder:
+    """Feeds every phase report into the session's collector (controller side)."""
+
+    def __init__(self, state: SessionState):
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        path = report.location[0] if report.location else report.nodeid.split("::")[0]
+        full = str(Path(self.state.config.rootpath, path))
+        self.state.collector.add(report, repro_command=_repro_command(self.state.config, full,
+                                                                      report.nodeid))
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    info = getattr(node, "workeroutput", {}).get("pjrt_platform_info")
+    if info:
+        _state(node.config).platform_info = info
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(conformance.__file__).parent, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def header(state: SessionState) -> dict[str, Any]:
+    """Report header: what is needed to reproduce and trust the report."""
+    import ml_dtypes
+    import scipy
+
+    prof = hypothesis.settings.default
+    return {
+        "suite": {"name": "pjrt-conformance", "version": conformance.__version__,
+                  "git_sha": _git_sha()},
+        "platform": state.platform_info or {"name": state.platform},
+        "requested_platform": state.platform,
+        "environment": {"python": _platform.python_version(), "jax": _compat.JAX_VERSION,
+                        "jaxlib": _compat.JAXLIB_VERSION, "numpy": np.__version__,
+                        "scipy": scipy.__version__, "ml_dtypes": ml_dtypes.__version__,
+                        "hypothesis": hypothesis.__version__, "pytest": pytest.__version__,
+                        "os": _platform.platform()},
+        "hypothesis": {"profile": hypothesis.settings._current_profile,
+                       "max_examples": prof.max_examples, "derandomize": prof.derandomize},
+        "known_failures": [{"pattern": e.pattern, "requirement": e.requirement,
+                            "reason": e.reason, "source": e.source, "matched": e.matched,
+                            "active": e.applies()} for e in state.known],
+        "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]),
+        "cpu_devices": state.cpu_devices,
+        "started_utc": state.started.isoformat(timespec="seconds"),
+        "duration_s": round(time.monotonic() - state.t0, 2),
+    }
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = _state(session.config)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # pytest-xdist worker: hand facts to the controller
+        workeroutput["pjrt_platform_info"] = state.platform_info
+        return
+    out = session.config.getoption("report_dir")
+    if not out:
+        return
+    doc = report.build(list(state.collector.results.values()),
+                       collected=session.testscollected, header=header(state))
+    json_path, _ = report.write(doc, Path(out))
+    state.written = (doc, json_path)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    written = getattr(state, "written", None)
+    if written:
+        doc, path = written
+        terminalreporter.write_line(f"pjrt-conformance verdict: {doc['verdict']} "
+                                    f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'})"
+                                    f" -- report: {path}")
+    unmatched = [e for e in (state.known if state else []) if e.applies() and not e.matched]
+    for e in unmatched:
+        terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
+                                    f"({e.source})")

@@ -1,0 +1,210 @@
+"""Result collection and certification report writing (report.json, report.md).
+
+Schema ``schema_version`` 1: see ``docs/report-schema.md``.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",
+            "skipped", "waived")
+#: Statuses that deny certification wherever they occur.
+FATAL = ("fail_wrong_result", "fail_error", "crash", "timeout")
+CERTIFIED, NOT_CERTIFIED = "certified", "not certified"
+
+
+@dataclasses.dataclass
+class Result:
+    """Outcome of one test id."""
+
+    nodeid: str
+    area: str
+    status: str
+    message: str = ""
+    reproduction: str = ""
+    duration_s: float = 0.0
+    known_failure: str = ""
+
+
+def area_of(nodeid: str) -> str:
+    """'conformance/test_transfer.py::test_x[..]' -> 'transfer'."""
+    m = re.search(r"test_([A-Za-z0-9_]+)\.py", nodeid.split("::")[0])
+    return m.group(1) if m else "other"
+
+
+def _failure_status(text: str) -> str:
+    if "BackendCrash" in text or re.search(r"worker '.*' crashed", text):
+        return "crash"
+    if "Timeout" in text and ("pytest-timeout" in text or "BackendHang" in text) or (
+            "BackendHang" in text):
+        return "timeout"
+    if text.startswith("AssertionError") or "AssertionError" in text.split("\n", 1)[0] or (
+            "Falsifying example" in text and "AssertionError" in text):
+        return "fail_wrong_result"
+    return "fail_error"
+
+
+def classify(report: Any) -> str:
+    """Certification status of one pytest phase report."""
+    longrepr = str(getattr(report, "longrepr", "") or "")
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    headline = f"{crash.message}" if crash is not None else longrepr
+    if getattr(report, "wasxfail", None) is not None and report.skipped:
+        return _failure_status(headline + "\n" + longrepr)
+    if report.passed:
+        return "pass"
+    if report.skipped:
+        reason = longrepr if isinstance(report.longrepr, str) else (
+            report.longrepr[2] if isinstance(report.longrepr, tuple) else longrepr)
+        return "not_supported" if "not_supported" in str(reason) else "skipped"
+    if report.when != "call":
+        return "crash" if "crashed" in longrepr else "fail_error"
+    return _failure_status(headline + "\n" + longrepr)
+
+
+def _message(report: Any) -> str:
+    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    if crash is not None:
+        return crash.message
+    if isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2])
+    return str(report.longrepr or "")[:2000]
+
+
+def _reproduction(longrepr: str) -> str:
+    keep = []
+    for marker in ("Reproduction:", "Falsifying example", "@reproduce_failure"):
+        i = longrepr.find(marker)
+        if i >= 0:
+            keep.append(longrepr[i:i + 3000].split("\n\n")[0])
+    return "\n".join(keep)
+
+
+class Collector:
+    """Accumulates one ``Result`` per test id from pytest phase reports."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def add(self, report: Any, *, repro_command: str = "") -> None:
+        status = classify(report)
+        nodeid = report.nodeid
+        prev = self.results.get(nodeid)
+        if prev is not None and prev.status not in ("pass",) and status == "pass":
+            return  # a passing teardown does not hide a failing call
+        if prev is not None and report.when == "teardown" and status == "pass":
+            return
+        longrepr = str(report.longrepr or "")
+        known = getattr(report, "wasxfail", "") or ""
+        result = Result(nodeid, area_of(nodeid), status, duration_s=round(report.duration, 4),
+                        known_failure=known)
+        if status not in ("pass",):
+            result.message = _message(report)
+            if status in FATAL:
+                repro = _reproduction(longrepr)
+                result.reproduction = "\n".join(x for x in (repro, repro_command) if x)
+        self.results[nodeid] = result
+
+
+def summarize(results: list[Result], collected: int) -> dict[str, Any]:
+    by_status = {s: 0 for s in STATUSES}
+    areas: dict[str, dict[str, int]] = collections.defaultdict(lambda: {s: 0 for s in STATUSES})
+    for r in results:
+        by_status[r.status] += 1
+        areas[r.area][r.status] += 1
+    return {"collected": collected, "reported": len(results), "by_status": by_status,
+            "areas": dict(sorted(areas.items()))}
+
+
+def verdict(summary: dict[str, Any]) -> tuple[str, list[str]]:
+    """(verdict, reasons). Certified only if tests ran, all were reported, none fatal."""
+    reasons = []
+    if summary["collected"] == 0:
+        reasons.append("no test was collected")
+    if summary["reported"] < summary["collected"]:
+        reasons.append(f"{summary['collected'] - summary['reported']} collected tests "
+                       "have no result")
+    for status in FATAL:
+        n = summary["by_status"][status]
+        if n:
+            reasons.append(f"{n} test(s) with status {status}")
+    return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
+
+
+def build(results: list[Result], *, collected: int, header: dict[str, Any]) -> dict[str, Any]:
+    """The report.json document."""
+    summary = summarize(results, collected)
+    decision, reasons = verdict(summary)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        **header,
+        "summary": {k: summary[k] for k in ("collected", "reported", "by_status")},
+        "areas": summary["areas"],
+        "failures": [dataclasses.asdict(r) for r in results if r.status in FATAL],
+        "not_supported": [{"nodeid": r.nodeid, "message": r.message} for r in results
+                          if r.status == "not_supported"],
+        "verdict": decision,
+        "verdict_reasons": reasons,
+    }
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    p, env, s = doc["platform"], doc["environment"], doc["summary"]
+    lines = [
+        f"# PJRT conformance report: {p.get('name', '?')}",
+        "",
+        f"**Verdict: {doc['verdict']}**" + (
+            "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
+        "",
+        f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
+        f"- Platform: {p.get('name')} `{p.get('platform_version')}`, "
+        f"{p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
+        f"- Environment: python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, "
+        f"numpy {env['numpy']}",
+        f"- Hypothesis profile: {doc['hypothesis']['profile']} "
+        f"(max_examples={doc['hypothesis']['max_examples']}, "
+        f"derandomize={doc['hypothesis']['derandomize']})",
+        f"- Command: `{doc['command']}`",
+        f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
+        "",
+        "## Summary",
+        "",
+        f"Collected {s['collected']}, reported {s['reported']}.",
+        "",
+        "| status | count |",
+        "|---|---|",
+    ] + [f"| {k} | {v} |" for k, v in s["by_status"].items()] + [
+        "",
+        "## Areas",
+        "",
+        "| area | " + " | ".join(STATUSES) + " |",
+        "|---|" + "---|" * len(STATUSES),
+    ] + [f"| {a} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
+         for a, c in doc["areas"].items()]
+    if doc["failures"]:
+        lines += ["", "## Failures", ""]
+        for f in doc["failures"]:
+            lines += [f"### `{f['nodeid']}`", "", f"Status: **{f['status']}**"
+                      + (f" (known: {f['known_failure']})" if f["known_failure"] else ""),
+                      "", "```", f["message"].strip()[:2000], "```"]
+            if f["reproduction"]:
+                lines += ["", "Reproduction:", "", "```", f["reproduction"].strip(), "```"]
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def write(doc: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
+    """Write report.json and report.md into ``out_dir`` (created); return their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out_dir / "report.json", out_dir / "report.md"
+    json_path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n")
+    md_path.write_text(render_markdown(doc))
+    return json_path, md_path

@@ -1,0 +1,138 @@
+"""Area execute: StableHLO elementwise programs compiled and run through runtime vs NumPy.
+
+Programs are lowered from ``jax.lax`` functions for the platform under test,
+compiled with ``Client.compile_and_load`` and run with
+``LoadedExecutable.execute`` (seed 000/003), never through ``jax.jit`` dispatch.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import shape_helpers as sh
+from conformance import strategies as hh
+from conformance.programs import ELEMENTWISE, Elementwise
+from conformance.reproduction import reproduction
+
+CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
+                      marks=[pytest.mark.capability(dt.capability)] if dt.capability else [])
+         for op in ELEMENTWISE.values()
+         for dt in dh.BOOL + dh.NUMERIC_DTYPES if dt.kind in op.kinds]
+
+
+def _safe_divisors(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Replace divisors whose result is implementation-defined: integer 0 and MIN/-1,
+    complex 0 (C99 Annex G and NumPy disagree on the infinities)."""
+    b = b.copy()
+    b[b == 0] = 1
+    if a.dtype.kind == "i":
+        b[(a == np.iinfo(a.dtype).min) & (b == -1)] = 1
+    return b
+
+
+def _reference(op: Elementwise, dt: dh.DType, args: list[np.ndarray]) -> np.ndarray:
+    if dt.kind in ("int", "uint", "bool"):
+        fn = op.int_reference or op.reference
+        with np.errstate(over="ignore"):
+            out = fn(*args)
+    else:
+        wide = [a.astype(dh.reference_dtype(dt)) for a in args]
+        with np.errstate(all="ignore"):
+            out = op.reference(*wide)
+    if op.returns_bool:
+        return np.asarray(out, dtype=np.bool_)
+    if op.name == "abs" and dt.kind == "complex":
+        return np.asarray(out).astype(dh.real_dtype(dt))
+    with np.errstate(over="ignore"):  # overflow to inf is the IEEE result
+        return np.asarray(out).astype(dt.dtype)
+
+
+def _check(op: Elementwise, dt: dh.DType, out: np.ndarray, expected: np.ndarray, call: str):
+    __tracebackhide__ = True
+    if dt.kind in ("int", "uint", "bool") or op.returns_bool:
+        ph.assert_exact(out, expected, call=call)
+    elif op.exact and not (dt.kind == "complex" and op.name in ("multiply", "divide")):
+        tiny = float(ml_dtypes.finfo(dh.real_dtype(dt)).tiny)  # allow flush-to-zero of subnormals
+        ph.assert_allclose(out, expected, rtol=0.0, atol=tiny, call=call)
+    else:
+        rtol = dh.tolerance(dt)
+        ph.assert_allclose(out, expected, rtol=rtol, atol=rtol * op.atol_scale, call=call)
+
+
+@pytest.mark.parametrize("op,dt", CASES)
+@given(data=st.data())
+def test_elementwise(client, device, program_cache, op, dt, data):
+    shape = data.draw(st.sampled_from(sh.EXECUTE_SHAPES), label="shape")
+    lo, hi = op.domain if op.domain else (None, None)
+    args = [data.draw(hh.finite_arrays(dt, shape, min_value=lo, max_value=hi),
+                      label=f"arg{i}") for i in range(op.arity)]
+    if op.name == "divide" and dt.kind in ("int", "uint", "complex"):
+        args[1] = _safe_divisors(args[0], args[1])
+    call = f"execute({op.name}, {dt.name}{list(shape)}) on {device}"
+    with capabilities.gated(dt, call):
+        program = program_cache.get(op.name, op.fn, args, device)[1]
+        outs, _ = program_cache.run(op.name, op.fn, args, device)
+    with reproduction(call, program=program, inputs=args):
+        assert len(outs) == 1, f"len(outputs)={len(outs)}, but should be 1 [{call}]"
+        _check(op, dt, outs[0], _reference(op, dt, args), call)
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.BOOL + dh.NUMERIC_DTYPES])
+@given(data=st.data())
+def test_select(client, device, program_cache, dt, data):
+    shape = data.draw(st.sampled_from(sh.EXECUTE_SHAPES), label="shape")
+    pred = data.draw(hh.finite_arrays(dh.BY_NAME["bool"], shape), label="pred")
+    a = data.draw(hh.bit_patterns(dt, shape), label="on_true")
+    b = data.draw(hh.bit_patterns(dt, shape), label="on_false")
+    call = f"execute(select, {dt.name}{list(shape)}) on {device}"
+    with capabilities.gated(dt, call):
+        outs, program = program_cache.run("select", lax.select, [pred, a, b], device)
+    with reproduction(call, program=program, inputs=[pred, a, b]):
+        # select moves data; XLA may quiet signaling NaNs, so payloads are not compared.
+        ph.assert_bitwise_equal(outs[0], np.where(pred, a, b), call=call, nan_payloads=False)
+
+
+def _sum_and_product(x, y):
+    return lax.add(x, y), lax.mul(x, y)
+
+
+def test_multiple_outputs_are_a_list(client, device, program_cache):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    y = np.full((2, 3), 3, np.int32)
+    call = f"execute(add and multiply, int32[2, 3]) on {device}"
+    exe, _ = program_cache.get("sum_and_product", _sum_and_product, [x, y], device)
+    outs = exe.execute([client.buffer_from_pyval(x, device), client.buffer_from_pyval(y, device)])
+    assert isinstance(outs, list) and len(outs) == 2, (
+        f"execute() returned {type(outs).__name__} of {len(outs)}, but should be a list of 2 "
+        f"[{call}]")
+    for out in outs:
+        assert out.devices() == {device}, f"output on {out.devices()}, but should be on " \
+                                          f"{{{device}}} [{call}]"
+    ph.assert_exact(np.asarray(outs[0]), x + y, call=call + " output 0")
+    ph.assert_exact(np.asarray(outs[1]), x * y, call=call + " output 1")
+
+
+def test_executable_cache_reuses_compilations(client, device, program_cache):
+    args = [np.ones(5, np.float32), np.ones(5, np.float32)]
+    op = ELEMENTWISE["add"]
+    program_cache.run(op.name, op.fn, args, device)
+    before = program_cache.compiles
+    for _ in range(3):
+        program_cache.run(op.name, op.fn, [a * 2 for a in args], device)
+    assert program_cache.compiles == before, (
+        f"{program_cache.compiles - before} recompilations for one signature, but should be 0")
+
+
+def test_inputs_not_mutated_by_execute(client, device, program_cache):
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    keep = x.copy()
+    program_cache.run("negate", ELEMENTWISE["negate"].fn, [x], device)
+    ph.assert_bitwise_equal(x, keep, call=f"caller's input after execute(negate) on {device}")
