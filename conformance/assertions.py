@@ -44,9 +44,9 @@ def _comparable_bits(a: np.ndarray) -> np.ndarray:
         return a.view(np.uint8)
     if dh.is_subbyte(a.dtype):  # 4-bit codes live in the low nibble of each byte
         return a.view(np.uint8) & np.uint8(0x0F)
-    if a.dtype.kind == "c":
+    if a.dtype.kind == "c":  # .real/.imag are views: the bits are untouched
         comp = np.dtype(f"u{a.dtype.itemsize // 2}")
-        return a.copy(order="C").view(comp)
+        return np.stack([a.real, a.imag], axis=-1).view(comp)
     return a.copy(order="C").view(dh.uint_view_dtype(a.dtype))
 
 

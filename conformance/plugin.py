@@ -57,6 +57,7 @@ class SessionState:
         self._client: Any = None
         self._cache: ProgramCache | None = None
         self.written: tuple[dict, Path] | None = None
+        self.collected_here = False
 
     def client(self) -> Any:
         if self._client is None:
@@ -131,7 +132,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    known_failures.apply(items, _state(config).known)
+    state = _state(config)
+    state.collected_here = True  # not on a pytest-xdist controller
+    known_failures.apply(items, state.known)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -261,7 +264,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(f"pjrt-conformance verdict: {doc['verdict']} "
                                     f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'})"
                                     f" -- report: {path}")
-    unmatched = [e for e in (state.known if state else []) if e.applies() and not e.matched]
+    if state is None or not state.collected_here:
+        return
+    unmatched = [e for e in state.known if e.applies() and not e.matched]
     for e in unmatched:
         terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                     f"({e.source})")

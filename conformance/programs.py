@@ -16,9 +16,10 @@ from typing import Any
 import jax
 import numpy as np
 from jax import lax
+from jax.sharding import Mesh, PartitionSpec
 
 from runtime import _compat
-from runtime.xla_client import HostBufferSemantics
+from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
 
 def _trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -121,3 +122,29 @@ class ProgramCache:
             for a in args]
         outs = exe.execute(buffers)
         return [np.asarray(o) for o in outs], text
+
+    def run_replicated(self, name: str, fn: Callable[..., Any], args: list[np.ndarray]
+                       ) -> tuple[list[list[tuple[Any, np.ndarray]]], str]:
+        """Run ``fn`` on every local device at once; return per-output (device, host) lists.
+
+        One SPMD executable over all local devices (compiled once per signature) takes
+        inputs replicated with ``batched_device_put``, so every device computes the whole
+        program on its own copy and each device's result is checked separately.
+        """
+        devices = self.client.local_devices()
+        avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
+        text = lowered_text(name, fn, avals, self.client.platform)
+        key = (name, avals, "replicated", tuple(d.id for d in devices))
+        exe = self._executables.get(key)
+        if exe is None:
+            exe = self.client.compile_and_load(text, devices)
+            self.compiles += 1
+            self._executables[key] = exe
+        sharding = NamedSharding(Mesh(np.array(devices), ("devices",)), PartitionSpec())
+        arrays = [batched_device_put(
+            _compat.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,
+            False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, **_compat.device_put_kwargs())
+            for a in args]
+        results = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
+        return [[(next(iter(o.devices())), np.asarray(o)) for o in per_output]
+                for per_output in results], text

@@ -67,37 +67,64 @@ def _check(op: Elementwise, dt: dh.DType, out: np.ndarray, expected: np.ndarray,
         ph.assert_allclose(out, expected, rtol=rtol, atol=rtol * op.atol_scale, call=call)
 
 
+def _run_everywhere(client, program_cache, name, fn, args, dt, call):
+    """Outputs of ``fn`` on every local device: [(device, host array)] for output 0."""
+    with capabilities.gated(dt, call):
+        per_output, program = program_cache.run_replicated(name, fn, args)
+    n = client.local_device_count()
+    assert len(per_output) == 1 and len(per_output[0]) == n, (
+        f"execute_sharded returned {len(per_output)} outputs x "
+        f"{[len(p) for p in per_output]} devices, but should be 1 x {n} [{call}]")
+    return per_output[0], program
+
+
 @pytest.mark.parametrize("op,dt", CASES)
 @given(data=st.data())
-def test_elementwise(client, device, program_cache, op, dt, data):
+def test_elementwise(client, program_cache, op, dt, data):
+    """Each example runs on every local device (one SPMD executable, replicated inputs)."""
     shape = data.draw(st.sampled_from(sh.EXECUTE_SHAPES), label="shape")
     lo, hi = op.domain if op.domain else (None, None)
     args = [data.draw(hh.finite_arrays(dt, shape, min_value=lo, max_value=hi),
                       label=f"arg{i}") for i in range(op.arity)]
     if op.name == "divide" and dt.kind in ("int", "uint", "complex"):
         args[1] = _safe_divisors(args[0], args[1])
-    call = f"execute({op.name}, {dt.name}{list(shape)}) on {device}"
-    with capabilities.gated(dt, call):
-        program = program_cache.get(op.name, op.fn, args, device)[1]
-        outs, _ = program_cache.run(op.name, op.fn, args, device)
+    call = f"execute({op.name}, {dt.name}{list(shape)})"
+    outs, program = _run_everywhere(client, program_cache, op.name, op.fn, args, dt, call)
+    expected = _reference(op, dt, args)
     with reproduction(call, program=program, inputs=args):
-        assert len(outs) == 1, f"len(outputs)={len(outs)}, but should be 1 [{call}]"
-        _check(op, dt, outs[0], _reference(op, dt, args), call)
+        for device, out in outs:
+            _check(op, dt, out, expected, f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.BOOL + dh.NUMERIC_DTYPES])
 @given(data=st.data())
-def test_select(client, device, program_cache, dt, data):
+def test_select(client, program_cache, dt, data):
     shape = data.draw(st.sampled_from(sh.EXECUTE_SHAPES), label="shape")
     pred = data.draw(hh.finite_arrays(dh.BY_NAME["bool"], shape), label="pred")
     a = data.draw(hh.bit_patterns(dt, shape), label="on_true")
     b = data.draw(hh.bit_patterns(dt, shape), label="on_false")
-    call = f"execute(select, {dt.name}{list(shape)}) on {device}"
-    with capabilities.gated(dt, call):
-        outs, program = program_cache.run("select", lax.select, [pred, a, b], device)
+    call = f"execute(select, {dt.name}{list(shape)})"
+    outs, program = _run_everywhere(client, program_cache, "select", lax.select, [pred, a, b],
+                                    dt, call)
     with reproduction(call, program=program, inputs=[pred, a, b]):
-        # select moves data; XLA may quiet signaling NaNs, so payloads are not compared.
-        ph.assert_bitwise_equal(outs[0], np.where(pred, a, b), call=call, nan_payloads=False)
+        for device, out in outs:
+            # select moves data; XLA may quiet signaling NaNs, so payloads are not compared.
+            ph.assert_bitwise_equal(out, np.where(pred, a, b), call=f"{call} on {device}",
+                                    nan_payloads=False)
+
+
+@pytest.mark.parametrize("op", [ELEMENTWISE[n] for n in ("add", "tanh", "compare_lt")],
+                         ids=lambda op: op.name)
+@given(x=hh.finite_arrays(dh.BY_NAME["float32"], st.sampled_from(sh.EXECUTE_SHAPES),
+                          min_value=-5, max_value=5))
+def test_single_device_executable(client, device, program_cache, op, x):
+    """An executable compiled for one device runs there (every device, one at a time)."""
+    args = [x] * op.arity
+    call = f"execute({op.name}, float32{list(x.shape)}) compiled for {device}"
+    outs, program = program_cache.run(op.name, op.fn, args, device)
+    with reproduction(call, program=program, inputs=args):
+        _check(op, dh.BY_NAME["float32"], outs[0], _reference(op, dh.BY_NAME["float32"], args),
+               call)
 
 
 def _sum_and_product(x, y):

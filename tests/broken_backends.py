@@ -1,0 +1,68 @@
+"""Deliberately broken backends: the suite must fail on each of them.
+
+Loaded as a conftest by ``test_broken_backend.py``; each registers itself
+through ``runtime.xla_bridge.register_backend_factory``.
+"""
+
+import numpy as np
+
+from runtime import xla_bridge, xla_client
+from runtime._client import Client
+from runtime._compat import native
+
+
+class FlipOneElement(Client):
+    """buffer_from_pyval stores a copy whose first element has its lowest bit flipped."""
+
+    def buffer_from_pyval(self, argument, device=None, force_copy=False,
+                          host_buffer_semantics=None):
+        host = np.array(argument, copy=True)
+        if host.size and host.dtype.itemsize in (1, 2, 4, 8) and host.dtype != np.bool_:
+            flat = host.reshape(-1).view(f"u{host.dtype.itemsize}")
+            flat[0] ^= 1
+        elif host.size and host.dtype == np.bool_:
+            host.reshape(-1)[0] = ~host.reshape(-1)[0]
+        return super().buffer_from_pyval(host, device, force_copy, host_buffer_semantics)
+
+
+class WrongDtype(Client):
+    """buffer_from_pyval silently converts every array to float32."""
+
+    def buffer_from_pyval(self, argument, device=None, force_copy=False,
+                          host_buffer_semantics=None):
+        host = np.asarray(argument).astype(np.float32)
+        return super().buffer_from_pyval(host, device, force_copy, host_buffer_semantics)
+
+
+class _OffByOneExecutable:
+    def __init__(self, exe, client):
+        self._exe, self._client = exe, client
+
+    def execute(self, arguments):
+        outs = self._exe.execute(arguments)
+        bad = []
+        for out in outs:
+            host = np.array(out)
+            if host.size and host.dtype.kind in "iuf":
+                host.reshape(-1)[0] += 1
+            bad.append(Client.buffer_from_pyval(self._client, host, list(out.devices())[0]))
+        return bad
+
+
+class OffByOneExecute(Client):
+    """Executables add 1 to the first element of every numeric output."""
+
+    def compile_and_load(self, computation, executable_devices, compile_options=None,
+                         host_callbacks=()):
+        exe = super().compile_and_load(computation, executable_devices, compile_options,
+                                       host_callbacks)
+        return _OffByOneExecutable(exe, self)
+
+
+BROKEN = {"broken-flip": FlipOneElement, "broken-dtype": WrongDtype,
+          "broken-execute": OffByOneExecute, "healthy-control": Client}
+
+for _name, _cls in BROKEN.items():
+    xla_bridge.register_backend_factory(
+        _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
+        priority=-1)

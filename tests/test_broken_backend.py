@@ -1,0 +1,49 @@
+"""The suite catches deliberately broken backends (and passes on a healthy one)."""
+
+import pytest
+
+TRANSFER = ("-k", "test_round_trip_bit_exact and (int32 or float32)")
+EXECUTE = ("-k", "test_elementwise and (add-int32 or multiply-float32)")
+
+
+def _statuses(doc):
+    return {k: v for k, v in doc["summary"]["by_status"].items() if v}
+
+
+def test_healthy_control_passes_same_selection(run_suite):
+    result, doc = run_suite("healthy-control", "-k",
+                            "(test_round_trip_bit_exact and (int32 or float32)) or "
+                            "(test_elementwise and (add-int32 or multiply-float32))")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    assert doc["verdict"] == "certified", doc["verdict_reasons"]
+    assert doc["summary"]["collected"] == 8
+
+
+@pytest.mark.parametrize("platform,select", [
+    ("broken-flip", TRANSFER),
+    ("broken-dtype", TRANSFER),
+    ("broken-execute", EXECUTE),
+])
+def test_suite_fails_on_broken_backend(run_suite, platform, select):
+    result, doc = run_suite(platform, *select)
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    assert doc["verdict"] == "not certified"
+    statuses = _statuses(doc)
+    assert statuses.get("fail_wrong_result", 0) >= 1, statuses
+    assert all(f["status"] == "fail_wrong_result" for f in doc["failures"]), doc["failures"]
+    failure = doc["failures"][0]
+    assert "but should be" in failure["message"] or "differs from expected" in failure["message"]
+    assert "pytest " in failure["reproduction"] and f"--platform={platform}" in \
+        failure["reproduction"]
+
+
+def test_wrong_dtype_message_names_both_dtypes(run_suite):
+    result, doc = run_suite("broken-dtype", "-k", "test_round_trip_bit_exact and int32")
+    messages = " ".join(f["message"] for f in doc["failures"])
+    assert "out.dtype=float32, but should be int32" in messages, messages
+
+
+def test_execute_failure_carries_program_text(run_suite):
+    result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
+    repro = doc["failures"][0]["reproduction"]
+    assert "stablehlo.add" in repro and "Reproduction: execute(add, int32" in repro, repro
