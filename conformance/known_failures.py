@@ -30,6 +30,7 @@ class Entry:
     reason: str
     source: str
     matched: int = 0
+    file_collected: bool = False
 
     def matches(self, nodeid: str) -> bool:
         """``*`` is the only wildcard; brackets of parametrized ids are literal."""
@@ -70,6 +71,9 @@ def parse(path: Path) -> list[Entry]:
 def apply(items: list[pytest.Item], entries: list[Entry]) -> None:
     """Mark matching items strict-xfail (a fixed bug then fails loudly as XPASS)."""
     active = [e for e in entries if e.applies()]
+    files = {item.nodeid.split("::")[0] for item in items}
+    for e in active:
+        e.file_collected = e.pattern.split("::")[0] in files
     for item in items:
         for e in active:
             if e.matches(item.nodeid):

@@ -48,6 +48,7 @@ def default_compile_options(devices: Any) -> Any:
         np.array([[d.id for d in devices]], dtype=np.int64))
     if len(devices) > 1:
         opts.executable_build_options.use_spmd_partitioning = True
+        opts.executable_build_options.use_shardy_partitioner = True  # jax's default
     return opts
 
 

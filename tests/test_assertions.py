@@ -1,0 +1,112 @@
+"""Each assertion helper, strategy and gate fails when it should, with a readable message."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import shape_helpers as sh
+from conformance import strategies as hh
+
+
+def test_bitwise_equal_passes_on_identical_bits():
+    x = np.array([0.0, -0.0, np.nan, np.inf], np.float32)
+    ph.assert_bitwise_equal(x.copy(), x, call="c")
+
+
+@pytest.mark.parametrize("out,expected,fragment", [
+    (np.array([0.0], np.float32), np.array([-0.0], np.float32), "1 of 1 elements (bitwise)"),
+    (np.array([1.0], np.float64), np.array([1.0], np.float32),
+     "out.dtype=float64, but should be float32 [call(x)]"),
+    (np.zeros((2, 3), np.int8), np.zeros((3, 2), np.int8),
+     "out.shape=(2, 3), but should be (3, 2) [call(x)]"),
+    (np.array([True, False]), np.array([True, True]), "at (1,): out=np.False_"),
+    (np.array([1 + 2j], np.complex64), np.array([1 + 3j], np.complex64), "1 of 1 elements"),
+    (np.array(3, np.int32), np.array(4, np.int32), "at (): out=np.int32(3), expected=np.int32(4)"),
+])
+def test_bitwise_equal_fails_with_message(out, expected, fragment):
+    with pytest.raises(AssertionError) as info:
+        ph.assert_bitwise_equal(out, expected, call="call(x)")
+    assert fragment in str(info.value), str(info.value)
+
+
+def test_bitwise_equal_nan_payloads():
+    quiet = np.array([np.nan], np.float32)
+    payload = (quiet.view(np.uint32) | np.uint32(1)).view(np.float32)
+    with pytest.raises(AssertionError):
+        ph.assert_bitwise_equal(payload, quiet, call="c")
+    ph.assert_bitwise_equal(payload, quiet, call="c", nan_payloads=False)
+    with pytest.raises(AssertionError):  # NaN where a number is expected still fails
+        ph.assert_bitwise_equal(quiet, np.array([1.0], np.float32), call="c", nan_payloads=False)
+
+
+def test_bitwise_equal_bfloat16_and_int4():
+    b = np.array([1.5, -0.0], ml_dtypes.bfloat16)
+    ph.assert_bitwise_equal(b.copy(), b, call="c")
+    with pytest.raises(AssertionError):
+        ph.assert_bitwise_equal(np.array([1.5, 0.0], ml_dtypes.bfloat16), b, call="c")
+    i4 = np.array([-8, 7], ml_dtypes.int4)
+    with pytest.raises(AssertionError):
+        ph.assert_bitwise_equal(np.array([-8, 6], ml_dtypes.int4), i4, call="c")
+
+
+def test_allclose_tolerance_nan_inf():
+    want = np.array([1.0, np.nan, np.inf, 0.0], np.float32)
+    ph.assert_allclose(want + np.float32(1e-7), want, rtol=1e-6, atol=1e-6, call="c")
+    for got in ([1.1, np.nan, np.inf, 0.0], [1.0, 0.0, np.inf, 0.0], [1.0, np.nan, -np.inf, 0.0]):
+        with pytest.raises(AssertionError, match=r"\[c\]"):
+            ph.assert_allclose(np.array(got, np.float32), want, rtol=1e-6, atol=1e-6, call="c")
+
+
+def test_allclose_complex_components():
+    want = np.array([complex(np.nan, np.inf)], np.complex64)
+    ph.assert_allclose(want.copy(), want, rtol=0, atol=0, call="c")
+    with pytest.raises(AssertionError):
+        ph.assert_allclose(np.array([complex(np.nan, -np.inf)], np.complex64), want, rtol=0,
+                           atol=0, call="c")
+
+
+def test_exact_fails_on_integer_difference():
+    with pytest.raises(AssertionError, match="1 of 3 elements"):
+        ph.assert_exact(np.array([1, 2, 3]), np.array([1, 2, 4]), call="c")
+
+
+def test_strategies_validate_arguments():
+    with pytest.raises(ValueError, match="min_dims"):
+        hh.shapes(min_dims=3, max_dims=1)
+    with pytest.raises(ValueError, match="min_value"):
+        hh.finite_arrays(dh.BY_NAME["float32"], (2,), min_value=2, max_value=1)
+    with pytest.raises(TypeError, match="argument 'dt'"):
+        hh.bit_patterns(np.float32, (2,))
+    with pytest.raises(ValueError, match="layout"):
+        sh.with_layout(np.zeros(3), "diagonal")
+
+
+@given(x=hh.finite_arrays(dh.BY_NAME["bfloat16"], (4,), min_value=-2.0, max_value=3.0))
+def test_finite_arrays_respect_dtype_and_bounds(x):
+    assert x.dtype == ml_dtypes.bfloat16
+    assert np.all(x.astype(np.float32) >= -2.0) and np.all(x.astype(np.float32) <= 3.0)
+
+
+@pytest.mark.parametrize("layout", sh.LAYOUTS)
+def test_layouts_keep_values(layout):
+    x = np.arange(24, dtype=np.int16).reshape(4, 6)
+    y = sh.with_layout(x, layout)
+    assert np.array_equal(x, y)
+    if layout != "c":
+        assert not y.flags.c_contiguous
+
+
+def test_gate_skips_capability_but_not_core():
+    with pytest.raises(pytest.skip.Exception, match="not_supported: capability bf16"):
+        with capabilities.gated(dh.BY_NAME["bfloat16"], "call"):
+            raise ValueError("no bf16 here")
+    with pytest.raises(ValueError):
+        with capabilities.gated(dh.BY_NAME["float32"], "call"):
+            raise ValueError("core dtypes are mandatory")
+    with pytest.raises(AssertionError):  # wrong results are never gated
+        with capabilities.gated(dh.BY_NAME["bfloat16"], "call"):
+            raise AssertionError("wrong result")

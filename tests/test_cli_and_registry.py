@@ -1,0 +1,79 @@
+"""``pjrt-conformance`` exit codes, ``--platform`` errors and the backend registry."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from runtime import xla_bridge
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=600)
+
+
+def test_cli_certifies_a_passing_selection(tmp_path):
+    proc = _cli("run", "--platform", "cpu", "--cpu-devices", "2", "--output", "out", "--",
+                "-k", "test_device_counts or test_device_ids_unique", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert doc["verdict"] == "certified" and doc["summary"]["collected"] == 2
+    assert doc["platform"]["device_count"] == 2
+    assert "CERTIFIED" in proc.stdout and "report:" in proc.stdout
+
+
+def test_cli_default_output_dir(tmp_path):
+    proc = _cli("run", "--cpu-devices", "1", "--", "-k", "test_device_ids_unique", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    (report,) = (tmp_path / "reports" / "cpu").glob("*/report.json")
+    assert json.loads(report.read_text())["verdict"] == "certified"
+
+
+def test_cli_not_certified_exit_1(tmp_path):
+    proc = _cli("run", "--cpu-devices", "1", "--output", "o", "--", "-k", "no_such_test_xyz",
+                cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout[-2000:]
+    assert "no test was collected" in proc.stdout
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["run", "--platform", "nope"], "Unknown platform 'nope'. Available: ['cpu']"),
+    (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
+    (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_cli_usage_errors_exit_2(tmp_path, args, fragment):
+    proc = _cli(*args, cwd=tmp_path)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-1000:], proc.stderr[-1000:])
+    assert fragment in proc.stdout + proc.stderr
+
+
+def test_pytest_unknown_platform_fails_clearly(pytester):
+    pytester.makepyfile(test_a="def test_a(client):\n    pass\n")
+    result = pytester.runpytest_subprocess("--platform=cuda", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*Unknown platform 'cuda'. Available: *Install jax-cuda13-pjrt*"])
+
+
+def test_registry_validation_and_errors():
+    with pytest.raises(TypeError, match="argument 'factory'"):
+        xla_bridge.register_backend_factory("x-bad", 42)
+    with pytest.raises(TypeError, match="argument 'name'"):
+        xla_bridge.register_backend_factory("", lambda: None)
+    with pytest.raises(RuntimeError, match=r"Unknown platform 'nope'\. Available: \["):
+        xla_bridge.get_backend("nope")
+
+
+def test_registry_factory_failure_and_reregistration():
+    def boom():
+        raise OSError("no device node")
+    xla_bridge.register_backend_factory("x-boom", boom, fail_quietly=True, priority=-100)
+    with pytest.raises(RuntimeError, match="Unable to initialize backend 'x-boom': no device"):
+        xla_bridge.get_backend("x-boom")
+    assert "no device node" in xla_bridge.backend_errors()["x-boom"]
+    live = xla_bridge.backends()  # a quiet failure does not stop the others
+    assert "x-boom" not in live and "cpu" in live
+    with pytest.raises(RuntimeError, match="already initialized"):
+        xla_bridge.register_backend_factory("cpu", lambda: None)

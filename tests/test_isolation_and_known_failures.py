@@ -1,0 +1,52 @@
+"""Crash isolation and known-failure files behave as documented."""
+
+import pytest
+
+from conformance import isolation, known_failures
+from conformance.assertions import BackendCrash
+
+
+def _run(snippet, **kw):
+    return isolation.run_snippet(snippet, platform="cpu", cpu_devices=1, device_index=0,
+                                 call="snippet", **kw)
+
+
+def test_crash_is_reported_not_fatal():
+    with pytest.raises(BackendCrash, match="SIGSEGV"):
+        _run("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+
+
+def test_hang_is_reported():
+    with pytest.raises(isolation.BackendHang, match="no result within 3 s"):
+        _run("import time; time.sleep(60)", timeout=3)
+
+
+def test_error_exit_carries_stderr():
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        _run("1/0")
+
+
+def test_snippet_output_is_returned():
+    assert "cpu" in _run("print(device.platform)")
+
+
+def test_known_failures_parse_and_match(tmp_path):
+    f = tmp_path / "k.txt"
+    f.write_text("# comment\nconformance/test_x.py::test_a[is_ready] | jaxlib>=0 | bug 1\n"
+                 "conformance/test_x.py::test_b* | * | bug 2\n")
+    a, b = known_failures.parse(f)
+    assert a.matches("conformance/test_x.py::test_a[is_ready]")
+    assert not a.matches("conformance/test_x.py::test_a[i]")  # brackets are literal
+    assert b.matches("conformance/test_x.py::test_b[cpu:0-x]") and a.applies() and b.applies()
+
+
+@pytest.mark.parametrize("line,fragment", [
+    ("just a test id", "expected '<test id glob> | <requirement> | <reason>'"),
+    ("t | numpy>=1 | r", "requirement must name one of"),
+    ("t | jaxlib>>1 | r", "bad requirement"),
+])
+def test_known_failures_reject_malformed(tmp_path, line, fragment):
+    f = tmp_path / "k.txt"
+    f.write_text(line + "\n")
+    with pytest.raises(ValueError, match=f"k.txt:1: .*{fragment[:20]}"):
+        known_failures.parse(f)

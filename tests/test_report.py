@@ -1,0 +1,85 @@
+"""Statuses, verdict and report files from real pytest runs of synthetic tests."""
+
+import json
+
+import pytest
+
+SYNTHETIC = '''
+import pytest
+from conformance.assertions import BackendCrash
+
+def test_pass():
+    assert 1 + 1 == 2
+
+def test_wrong_result():
+    assert [1, 2] == [1, 3], "out differs from expected"
+
+def test_error():
+    raise RuntimeError("backend exploded")
+
+def test_not_supported():
+    pytest.skip("not_supported: capability fp8 (float8_e4m3fn): put raised ValueError")
+
+def test_skipped():
+    pytest.skip("needs two devices")
+
+def test_crash():
+    raise BackendCrash("process killed by SIGSEGV [x.is_ready()]")
+'''
+
+
+def _run(pytester, *args):
+    out = pytester.path / "rep"
+    result = pytester.runpytest_subprocess(f"--report-dir={out}", "-p", "no:cacheprovider",
+                                           *args)
+    return result, json.loads((out / "report.json").read_text()), (out / "report.md").read_text()
+
+
+def test_statuses_and_verdict(pytester):
+    pytester.makepyfile(test_synthetic=SYNTHETIC)
+    result, doc, md = _run(pytester)
+    assert doc["schema_version"] == 1
+    by_status = doc["summary"]["by_status"]
+    assert by_status == {"pass": 1, "fail_wrong_result": 1, "fail_error": 1, "crash": 1,
+                         "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0}, by_status
+    assert doc["summary"]["collected"] == 6
+    assert doc["areas"]["synthetic"]["pass"] == 1
+    assert doc["verdict"] == "not certified"
+    assert {f["nodeid"].split("::")[1] for f in doc["failures"]} == {
+        "test_wrong_result", "test_error", "test_crash"}
+    for key in ("suite", "platform", "environment", "hypothesis", "command", "started_utc"):
+        assert key in doc, key
+    assert doc["environment"]["jaxlib"] and doc["suite"]["version"]
+    assert "**Verdict: not certified**" in md and "test_wrong_result" in md
+
+
+def test_all_pass_is_certified(pytester):
+    pytester.makepyfile(test_ok="def test_a():\n    assert True\n")
+    result, doc, md = _run(pytester)
+    assert doc["verdict"] == "certified" and doc["verdict_reasons"] == []
+
+
+def test_nothing_collected_is_not_certified(pytester):
+    pytester.makepyfile(test_empty="X = 1\n")
+    result, doc, md = _run(pytester)
+    assert doc["summary"]["collected"] == 0
+    assert doc["verdict"] == "not certified"
+    assert "no test was collected" in doc["verdict_reasons"]
+
+
+def test_timeout_status(pytester):
+    pytester.makepyfile(test_slow="import time\ndef test_hang():\n    time.sleep(30)\n")
+    result, doc, md = _run(pytester, "--timeout=2")
+    assert doc["summary"]["by_status"]["timeout"] == 1, doc["summary"]
+    assert doc["verdict"] == "not certified"
+
+
+def test_known_crash_keeps_its_status(pytester):
+    pytester.makepyfile(test_synthetic=SYNTHETIC)
+    known = pytester.path / "known.txt"
+    known.write_text("test_synthetic.py::test_crash | * | upstream bug\n")
+    result, doc, md = _run(pytester, f"--known-failures={known}", "-k", "crash")
+    assert result.ret == 0  # pytest is green: the crash is known (strict xfail)
+    (failure,) = doc["failures"]
+    assert failure["status"] == "crash" and "upstream bug" in failure["known_failure"]
+    assert doc["verdict"] == "not certified"  # but a crash never certifies
