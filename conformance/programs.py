@@ -90,7 +90,7 @@ def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[tuple[tuple[int
 
 
 class ProgramCache:
-    """Compiled executables of one client, keyed by (program, avals, device id).
+    """Compiled executables of one client, keyed by (program, avals, device ids).
 
     ``compiles`` counts compilations, so tests can check that the cache works.
     """
@@ -100,18 +100,23 @@ class ProgramCache:
         self.compiles = 0
         self._executables: dict[tuple, Any] = {}
 
-    def get(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
-            device: Any) -> tuple[Any, str]:
-        """The loaded executable and its StableHLO text for ``fn`` on ``args``."""
+    def _load(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
+              devices: list[Any]) -> tuple[Any, str]:
+        """Lowered text and executable for ``fn`` on ``args`` over ``devices`` (cached)."""
         avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
         text = lowered_text(name, fn, avals, self.client.platform)
-        key = (name, avals, device.id)
+        key = (name, avals, tuple(d.id for d in devices))
         exe = self._executables.get(key)
         if exe is None:
-            exe = self.client.compile_and_load(text, [device])
+            exe = self.client.compile_and_load(text, devices)
             self.compiles += 1
             self._executables[key] = exe
         return exe, text
+
+    def get(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
+            device: Any) -> tuple[Any, str]:
+        """The loaded executable and its StableHLO text for ``fn`` on ``args``."""
+        return self._load(name, fn, args, [device])
 
     def run(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
             device: Any) -> tuple[list[np.ndarray], str]:
@@ -132,14 +137,7 @@ class ProgramCache:
         program on its own copy and each device's result is checked separately.
         """
         devices = self.client.local_devices()
-        avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
-        text = lowered_text(name, fn, avals, self.client.platform)
-        key = (name, avals, "replicated", tuple(d.id for d in devices))
-        exe = self._executables.get(key)
-        if exe is None:
-            exe = self.client.compile_and_load(text, devices)
-            self.compiles += 1
-            self._executables[key] = exe
+        exe, text = self._load(name, fn, args, devices)
         sharding = NamedSharding(Mesh(np.array(devices), ("devices",)), PartitionSpec())
         arrays = [batched_device_put(
             _compat.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,

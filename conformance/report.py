@@ -42,8 +42,7 @@ def area_of(nodeid: str) -> str:
 def _failure_status(text: str) -> str:
     if "BackendCrash" in text or re.search(r"worker '.*' crashed", text):
         return "crash"
-    if "Timeout" in text and ("pytest-timeout" in text or "BackendHang" in text) or (
-            "BackendHang" in text):
+    if "BackendHang" in text or ("Timeout" in text and "pytest-timeout" in text):
         return "timeout"
     if text.startswith("AssertionError") or "AssertionError" in text.split("\n", 1)[0] or (
             "Falsifying example" in text and "AssertionError" in text):
@@ -97,10 +96,9 @@ class Collector:
         status = classify(report)
         nodeid = report.nodeid
         prev = self.results.get(nodeid)
-        if prev is not None and prev.status not in ("pass",) and status == "pass":
-            return  # a passing teardown does not hide a failing call
-        if prev is not None and report.when == "teardown" and status == "pass":
-            return
+        if prev is not None and status == "pass" and (prev.status != "pass"
+                                                      or report.when == "teardown"):
+            return  # a passing later phase neither hides a failure nor replaces the call
         longrepr = str(report.longrepr or "")
         known = getattr(report, "wasxfail", "") or ""
         result = Result(nodeid, area_of(nodeid), status, duration_s=round(report.duration, 4),

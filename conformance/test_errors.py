@@ -11,9 +11,6 @@ from conformance import assertions as ph
 from conformance import programs
 from runtime import xla_bridge, xla_client
 
-ADD_F32 = None
-
-
 def _add_text(client):
     return programs.lowered_text("add", programs.ELEMENTWISE["add"].fn,
                                  (((3,), "float32"), ((3,), "float32")), client.platform)
