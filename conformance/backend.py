@@ -1,48 +1,141 @@
-"""Obtain the client under test from ``runtime.xla_bridge``, the one way in."""
+"""Obtain the client under test from ``runtime.xla_bridge``, the one way in.
+
+:class:`BackendSpec` is everything needed to build that client again (in a
+pytest-xdist worker or an isolation child process): the platform, the CPU
+device count and, for a plugin given as a shared library, its path and
+create options. :meth:`BackendSpec.open` refuses a client that is not the
+requested platform, so a run that silently fell back to CPU cannot pass.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
+import os
+from pathlib import Path
 from typing import Any
 
-from runtime import xla_bridge, xla_client
+from runtime import _compat, xla_bridge, xla_client
 
 
-def configure_registry(cpu_devices: int) -> None:
-    """Make the registry's ``cpu`` factory create ``cpu_devices`` CPU devices.
+class PlatformMismatchError(RuntimeError):
+    """The client obtained is not the platform (or plugin) that was requested."""
 
-    Raises ValueError for ``cpu_devices < 1``.
+
+def load_plugin_options(value: str | None) -> dict[str, Any] | None:
+    """``--plugin-options``: a JSON object given inline or as a file path.
+
+    Raises ValueError naming the option when neither parses to a JSON object.
     """
-    if isinstance(cpu_devices, bool) or not isinstance(cpu_devices, int) or cpu_devices < 1:
-        raise ValueError(f"argument 'cpu_devices' must be an int >= 1, got {cpu_devices!r}")
-    xla_bridge.clear_backends()
-    xla_bridge.register_backend_factory(
-        "cpu", functools.partial(xla_client.make_cpu_client, num_devices=cpu_devices),
-        priority=0, fail_quietly=False)
+    if value is None or value == "":
+        return None
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            text = Path(value).read_text(encoding="utf-8")
+        except OSError as err:
+            raise ValueError(f"--plugin-options: {value!r} is neither a JSON object nor a "
+                             f"readable file ({err.strerror or err})") from err
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--plugin-options: not valid JSON ({err})") from err
+    if not isinstance(options, dict):
+        raise ValueError(f"--plugin-options: expected a JSON object, got "
+                         f"{type(options).__name__}")
+    return options
 
 
-def check_platform(platform: str) -> None:
-    """Raise RuntimeError naming the available platforms if ``platform`` is unknown."""
-    if platform not in xla_bridge.registered_platforms():
-        raise xla_bridge.unknown_platform_error(platform)
+@dataclasses.dataclass(frozen=True)
+class BackendSpec:
+    """The backend under test: ``platform`` name, ``cpu_devices`` (>= 1) of the
+    built-in CPU client, and optionally a plugin ``plugin_library`` path with
+    ``plugin_options`` (its create options)."""
+
+    platform: str
+    cpu_devices: int = 8
+    plugin_library: str | None = None
+    plugin_options: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.platform, str) or not self.platform:
+            raise ValueError(f"argument 'platform' must be a non-empty str, got "
+                             f"{self.platform!r}")
+        if isinstance(self.cpu_devices, bool) or not isinstance(self.cpu_devices, int) \
+                or self.cpu_devices < 1:
+            raise ValueError(f"argument 'cpu_devices' must be an int >= 1, got "
+                             f"{self.cpu_devices!r}")
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> BackendSpec:
+        return cls(**json.loads(text))
+
+    def configure(self) -> None:
+        """Set up the registry: CPU with ``cpu_devices`` devices, the plugin library
+        (if any) registered under ``platform``, and ``platform`` as the only one
+        to initialize (so every failure is loud).
+
+        Raises PluginLoadError (with path and cause) for a plugin that cannot
+        load, RuntimeError naming the available platforms for an unknown one.
+        """
+        _compat.confine_jax_to_cpu()
+        xla_bridge.clear_backends()
+        xla_bridge.register_backend_factory(
+            "cpu", functools.partial(xla_client.make_cpu_client, num_devices=self.cpu_devices),
+            priority=0, fail_quietly=False)
+        if self.plugin_library is not None:
+            xla_bridge.register_plugin(self.platform, priority=1000,
+                                       library_path=self.plugin_library,
+                                       options=self.plugin_options,
+                                       source="--plugin-library")
+        xla_bridge.set_platforms([self.platform])
+        known = [p for name in [self.platform] for p in xla_bridge.expand_platform_alias(name)]
+        if not any(p in xla_bridge.registered_platforms() for p in known):
+            raise xla_bridge.unknown_platform_error(self.platform)
+
+    def open(self) -> Any:
+        """The client under test, checked to be the requested platform.
+
+        Raises RuntimeError with the cause if it cannot start, and
+        PlatformMismatchError if the client reports another platform or, for
+        ``plugin_library``, is not the PJRT C API client of that library.
+        """
+        client = xla_bridge.get_backend(self.platform)
+        expected = xla_bridge.expand_platform_alias(self.platform)
+        if client.platform not in expected:
+            raise PlatformMismatchError(
+                f"--platform={self.platform}: the client obtained reports platform "
+                f"{client.platform!r} ({client.platform_version!r}); refusing to certify "
+                f"{self.platform} with it")
+        if self.plugin_library is not None:
+            loaded = xla_bridge.plugin_registrations().get(self.platform)
+            if not xla_bridge.using_pjrt_c_api(client) or loaded is None or \
+                    loaded.library is None or \
+                    os.path.abspath(self.plugin_library) != loaded.library.path:
+                raise PlatformMismatchError(
+                    f"--plugin-library={self.plugin_library}: the client under test is not "
+                    f"the PJRT C API client of that library (platform_version "
+                    f"{client.platform_version!r}, registered: {loaded})")
+        return client
 
 
-def open_backend(platform: str) -> Any:
-    """The client for ``platform``; RuntimeError with the cause if it cannot start."""
-    check_platform(platform)
-    return xla_bridge.get_backend(platform)
+def describe(client: Any, spec: BackendSpec) -> dict[str, Any]:
+    """Platform facts recorded in the report header (see docs/report-schema.md)."""
+    from conformance import plugin_info
 
-
-def describe(client: Any) -> dict[str, Any]:
-    """Platform facts recorded in the report header."""
     devices = client.local_devices()
-    kinds = sorted({d.device_kind for d in devices})
-    return {
+    info = {
         "name": client.platform,
         "platform_version": client.platform_version,
         "runtime_type": client.runtime_type,
-        "device_kinds": kinds,
+        "device_kinds": sorted({d.device_kind for d in devices}),
         "device_count": client.device_count(),
         "local_device_count": client.local_device_count(),
         "process_index": client.process_index(),
     }
+    info.update(plugin_info.describe_plugin(client, spec))
+    return info

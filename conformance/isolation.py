@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 from conformance.assertions import BackendCrash
 
@@ -17,8 +18,9 @@ import sys
 import numpy as np
 from conformance import backend
 from runtime import xla_client
-backend.configure_registry({cpu_devices})
-client = backend.open_backend({platform!r})
+spec = backend.BackendSpec.from_json({spec_json!r})
+spec.configure()
+client = spec.open()
 device = client.local_devices()[{device_index}]
 """
 
@@ -27,15 +29,18 @@ class BackendHang(AssertionError):
     """The child process did not finish within its timeout."""
 
 
-def run_snippet(snippet: str, *, platform: str, cpu_devices: int, device_index: int,
-                call: str, timeout: float = 120.0) -> str:
+def run_snippet(snippet: str, *, spec: Any, device_index: int, call: str,
+                timeout: float = 120.0) -> str:
     """Run ``snippet`` with ``client`` and ``device`` bound; return its stdout.
+
+    ``spec`` is the :class:`conformance.backend.BackendSpec` of the backend
+    under test; ``device_index`` indexes its local devices.
 
     Raises BackendCrash if the child dies from a signal (SIGSEGV, SIGABRT...),
     BackendHang after ``timeout`` seconds, AssertionError on any other non-zero
     exit (with the child's stderr).
     """
-    code = _PRELUDE.format(platform=platform, cpu_devices=cpu_devices,
+    code = _PRELUDE.format(spec_json=spec.to_json(),
                            device_index=device_index) + textwrap.dedent(snippet)
     try:
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

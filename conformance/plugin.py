@@ -1,7 +1,10 @@
 """pytest plugin of the conformance suite (loaded through the ``pytest11`` entry point).
 
-Options: ``--platform`` (default cpu), ``--cpu-devices N`` (default 8),
-``--report-dir DIR``, ``--known-failures FILE``. Registers the Hypothesis
+Options: ``--platform`` (default cpu; any registered or discoverable platform),
+``--cpu-devices N`` (default 8), ``--plugin-library PATH`` and
+``--plugin-options JSON-or-FILE`` (certify a PJRT plugin given as a shared
+library, registered under ``--platform``), ``--report-dir DIR``,
+``--known-failures FILE``. Registers the Hypothesis
 profiles ``ci`` (the default), ``dev`` and ``nightly``; choose one with
 Hypothesis' own ``--hypothesis-profile``. Provides the fixtures ``client``,
 ``platform``, ``program_cache`` and ``isolated``, and parametrizes every test
@@ -11,6 +14,7 @@ that takes ``device`` over all addressable devices.
 from __future__ import annotations
 
 import datetime
+import json
 import platform as _platform
 import shlex
 import subprocess
@@ -45,10 +49,11 @@ _STATE = pytest.StashKey["SessionState"]()
 class SessionState:
     """Per-session state: the one client, results, header facts."""
 
-    def __init__(self, config: pytest.Config):
+    def __init__(self, config: pytest.Config, spec: backend.BackendSpec):
         self.config = config
-        self.platform: str = config.getoption("platform")
-        self.cpu_devices: int = config.getoption("cpu_devices")
+        self.spec: backend.BackendSpec = spec
+        self.platform: str = spec.platform
+        self.cpu_devices: int = spec.cpu_devices
         self.collector = report.Collector()
         self.known: list[known_failures.Entry] = []
         self.platform_info: dict[str, Any] = {}
@@ -62,10 +67,10 @@ class SessionState:
     def client(self) -> Any:
         if self._client is None:
             try:
-                self._client = backend.open_backend(self.platform)
+                self._client = self.spec.open()
             except RuntimeError as err:
                 raise pytest.UsageError(f"--platform={self.platform}: {err}") from err
-            self.platform_info = backend.describe(self._client)
+            self.platform_info = backend.describe(self._client, self.spec)
         return self._client
 
     def program_cache(self) -> ProgramCache:
@@ -80,6 +85,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="platform of runtime.xla_bridge to certify (default: cpu)")
     group.addoption("--cpu-devices", type=int, default=8,
                     help="number of devices of the CPU client (default: 8)")
+    group.addoption("--plugin-library", default=None,
+                    help="path of a PJRT plugin shared library to certify; registered under "
+                         "--platform")
+    group.addoption("--plugin-options", default=None,
+                    help="create options of --plugin-library: a JSON object or a JSON file")
     group.addoption("--report-dir", default=None,
                     help="write report.json and report.md into this directory")
     group.addoption("--known-failures", action="append", default=[],
@@ -97,13 +107,15 @@ def pytest_configure(config: pytest.Config) -> None:
     cpu_devices = config.getoption("cpu_devices")
     if cpu_devices < 1:
         raise pytest.UsageError(f"--cpu-devices must be >= 1, got {cpu_devices}")
-    backend.configure_registry(cpu_devices)
-    platform = config.getoption("platform")
     try:
-        backend.check_platform(platform)
-    except RuntimeError as err:
-        raise pytest.UsageError(str(err)) from err
-    state = SessionState(config)
+        spec = backend.BackendSpec(
+            platform=config.getoption("platform"), cpu_devices=cpu_devices,
+            plugin_library=config.getoption("plugin_library"),
+            plugin_options=backend.load_plugin_options(config.getoption("plugin_options")))
+        spec.configure()
+    except (RuntimeError, ValueError, TypeError) as err:
+        raise pytest.UsageError(f"--platform={config.getoption('platform')}: {err}") from err
+    state = SessionState(config, spec)
     for path in config.getoption("known_failures"):
         try:
             state.known += known_failures.parse(Path(path))
@@ -159,6 +171,12 @@ def platform(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture(scope="session")
+def backend_spec(request: pytest.FixtureRequest) -> backend.BackendSpec:
+    """The :class:`conformance.backend.BackendSpec` of the backend under test."""
+    return _state(request.config).spec
+
+
+@pytest.fixture(scope="session")
 def program_cache(request: pytest.FixtureRequest) -> ProgramCache:
     """Executables compiled through runtime, cached per (program, avals, device)."""
     return _state(request.config).program_cache()
@@ -171,17 +189,22 @@ def isolated(request: pytest.FixtureRequest):
 
     def run(snippet: str, *, device: Any, call: str, timeout: float = 120.0) -> str:
         index = [d.id for d in s.client().local_devices()].index(device.id)
-        return isolation.run_snippet(snippet, platform=s.platform, cpu_devices=s.cpu_devices,
-                                     device_index=index, call=call, timeout=timeout)
+        return isolation.run_snippet(snippet, spec=s.spec, device_index=index, call=call,
+                                     timeout=timeout)
     return run
 
 
 def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
     name = nodeid.split("::", 1)[1] if "::" in nodeid else ""
     target = f"{item_path}::{name}" if name else item_path
-    s = _state(config)
+    s = _state(config).spec
+    plugin = ""
+    if s.plugin_library:
+        plugin = f" --plugin-library={shlex.quote(s.plugin_library)}"
+        if s.plugin_options:
+            plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
     return (f"pytest {shlex.quote(target)} --platform={s.platform} "
-            f"--cpu-devices={s.cpu_devices} -p no:cacheprovider")
+            f"--cpu-devices={s.cpu_devices}{plugin} -p no:cacheprovider")
 
 
 class _Recorder:

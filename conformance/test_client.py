@@ -69,7 +69,7 @@ def test_default_memory_is_addressable(device):
         f"{kinds} [{device}]")
 
 
-def test_describe_matches_client(client):
-    info = backend.describe(client)
+def test_describe_matches_client(client, backend_spec):
+    info = backend.describe(client, backend_spec)
     assert info["device_count"] == client.device_count()
     assert info["name"] == client.platform

@@ -61,3 +61,13 @@ def lower_to_stablehlo(fn: Any, avals: tuple[Any, ...], platform: str) -> str:
         traced = jax.jit(fn).trace(*avals)
         lowered = traced.lower(lowering_platforms=(platform,))
     return lowered.as_text()
+
+
+def confine_jax_to_cpu() -> None:
+    """Make jax (used only to lower programs) start its CPU backend alone.
+
+    Lowering initializes jax's own backends; with a GPU plugin installed that
+    would be a second GPU client beside the one under test, holding its own
+    preallocated memory. No effect once jax's backends are initialized.
+    """
+    jax.config.update("jax_platforms", "cpu")

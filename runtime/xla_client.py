@@ -40,8 +40,42 @@ batched_device_put = native.batched_device_put
 reorder_shards = native.reorder_shards
 
 
-class GpuLibNotLinkedError(Exception):
-    """Raised when the GPU library is not linked (seed 000)."""
+# Plugin system (seed 000): checked wrappers, never a segfault on bad input.
+from runtime._gpu import (  # noqa: E402
+    GpuLibNotLinkedError, generate_pjrt_gpu_plugin_options, make_gpu_client)
+from runtime._plugin_library import PluginLoadError  # noqa: E402
+from runtime._plugins import (  # noqa: E402
+    initialize_pjrt_plugin, load_pjrt_plugin_dynamically, load_pjrt_plugin_with_c_api,
+    make_c_api_client, pjrt_plugin_initialized, pjrt_plugin_loaded)
+
+DeviceTopology = native.DeviceTopology
+get_topology_for_devices = native.get_topology_for_devices
+
+
+def make_c_api_device_topology(c_api: Any, topology_name: str = "", **kwargs: Any) -> Any:
+    """A ``DeviceTopology`` from a plugin's ``PJRT_Api`` capsule (seed 000).
+
+    Raises PluginLoadError when the plugin does not support topologies (the
+    plugin's message, e.g. ``UNIMPLEMENTED`` on CPU).
+    """
+    if c_api is None:
+        raise TypeError("make_c_api_device_topology: argument 'c_api' must be a PJRT_Api "
+                        "capsule, got None")
+    try:
+        return native.make_c_api_device_topology(c_api, topology_name, **kwargs)
+    except native.XlaRuntimeError as err:
+        raise PluginLoadError("<c_api>", None, f"topology {topology_name!r}: {err}") from err
+
+
+def make_tfrt_tpu_c_api_device_topology(topology_name: str = "", **kwargs: Any) -> Any:
+    """TPU ``DeviceTopology`` of the loaded ``tpu`` plugin (seed 000).
+
+    Raises PluginLoadError when no ``tpu`` plugin is loaded and initialized.
+    """
+    if not pjrt_plugin_initialized("tpu"):
+        raise PluginLoadError("tpu", None, "not loaded and initialized; load libtpu with "
+                              "load_pjrt_plugin_dynamically('tpu', path) first")
+    return native.make_tfrt_tpu_c_api_device_topology(topology_name, **kwargs)
 
 
 def make_cpu_client(asynchronous: bool = True, distributed_client: Any = None, node_id: int = 0,

@@ -2,13 +2,13 @@
 
 import pytest
 
-from conformance import isolation, known_failures
+from conformance import backend, isolation, known_failures
 from conformance.assertions import BackendCrash
 
 
 def _run(snippet, **kw):
-    return isolation.run_snippet(snippet, platform="cpu", cpu_devices=1, device_index=0,
-                                 call="snippet", **kw)
+    return isolation.run_snippet(snippet, spec=backend.BackendSpec("cpu", cpu_devices=1),
+                                 device_index=0, call="snippet", **kw)
 
 
 def test_crash_is_reported_not_fatal():

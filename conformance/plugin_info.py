@@ -1,0 +1,109 @@
+"""How the backend under test was loaded, and the PJRT C API versions on both sides.
+
+jaxlib exposes the plugin's C API version on the client
+(``pjrt_c_api_major_version``/``minor``) but not its own; it logs both when it
+initializes a plugin ("The PJRT plugin has PJRT API version X.Y. The framework
+PJRT API version is A.B."). :func:`framework_api_version` reads that line from a
+child process that loads the library, so the report can state both.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+from typing import Any
+
+from runtime import _compat, plugin_support, xla_bridge
+from runtime._gpu import GPU_PLUGINS, find_plugin_library
+from runtime._plugin_library import sha256_of
+
+_LOG_LINE = re.compile(r"plugin has PJRT API version (\d+)\.(\d+)\. The framework PJRT API "
+                       r"version is (\d+)\.(\d+)")
+_CHILD = """
+import sys
+from jaxlib import xla_client as xc
+xc.load_pjrt_plugin_dynamically("probe", sys.argv[1])
+xc.initialize_pjrt_plugin("probe")
+"""
+#: Python distributions of known plugins (checked with check_plugin_version).
+PLUGIN_DISTRIBUTIONS = {"cuda": ("jax-cuda13-pjrt", "jax-cuda12-pjrt"),
+                        "rocm": ("jax-rocm7-pjrt", "jax-rocm60-pjrt")}
+
+
+@functools.lru_cache(maxsize=None)
+def framework_api_version(library_path: str, timeout: float = 120.0) -> tuple[int, int] | None:
+    """``(major, minor)`` C API version jaxlib was built with, read from jaxlib's log
+    while it initializes ``library_path`` in a child process; None when the line
+    is absent (log format changed, library failed before initialization)."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CHILD, library_path], capture_output=True,
+                              text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    match = _LOG_LINE.search(proc.stderr)
+    return (int(match.group(3)), int(match.group(4))) if match else None
+
+
+def version_findings(plugin: tuple[int, int] | None,
+                     framework: tuple[int, int] | None) -> list[str]:
+    """Warnings about a plugin/framework C API version pair (empty when equal or unknown).
+
+    A different major version is an error (jaxlib refuses to initialize the
+    plugin); an older plugin minor means newer API functions are missing; a
+    newer plugin minor means the plugin offers functions jaxlib cannot use.
+    """
+    if plugin is None or framework is None or plugin == framework:
+        return []
+    if plugin[0] != framework[0]:
+        return [f"error: plugin PJRT C API major version {plugin[0]} differs from the "
+                f"framework's {framework[0]}"]
+    side = "older" if plugin[1] < framework[1] else "newer"
+    return [f"warning: plugin PJRT C API {plugin[0]}.{plugin[1]} is {side} than the "
+            f"framework's {framework[0]}.{framework[1]}"]
+
+
+def _package_version_check(platform: str) -> dict[str, Any] | None:
+    for dist in PLUGIN_DISTRIBUTIONS.get(platform, ()):
+        try:
+            version = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        return {"distribution": dist, "version": version,
+                "compatible": plugin_support.check_plugin_version(dist, _compat.JAXLIB_VERSION,
+                                                                  version)}
+    return None
+
+
+def describe_plugin(client: Any, spec: Any) -> dict[str, Any]:
+    """Report fields on how the backend was loaded (see docs/report-schema.md)."""
+    plugin_version = xla_bridge.backend_pjrt_c_api_version(client)
+    reg = xla_bridge.plugin_registrations().get(spec.platform)
+    loaded: dict[str, Any] = {"how": "built-in factory", "source": None}
+    framework = None
+    if reg is not None:
+        loaded = {"how": "PJRT C API plugin", "source": reg.source, "options": reg.options,
+                  "library_path": reg.library.path if reg.library else None,
+                  "library_sha256": reg.library.sha256 if reg.library else None,
+                  "library_size_bytes": reg.library.size_bytes if reg.library else None}
+        if reg.library is not None:
+            framework = framework_api_version(reg.library.path)
+    elif plugin_version is not None:
+        path = find_plugin_library(spec.platform) if spec.platform in GPU_PLUGINS else None
+        loaded = {"how": "PJRT C API plugin", "source": "built-in factory",
+                  "library_path": path, "library_sha256": sha256_of(path) if path else None}
+        framework = framework_api_version(path) if path else None
+    return {
+        "loaded": loaded,
+        "using_pjrt_c_api": xla_bridge.using_pjrt_c_api(client),
+        "pjrt_c_api_version": list(plugin_version) if plugin_version else None,
+        "framework_pjrt_c_api_version": list(framework) if framework else None,
+        "version_findings": version_findings(plugin_version, framework),
+        "plugin_package": _package_version_check(spec.platform),
+        "plugin_errors": xla_bridge.plugin_errors(),
+        "platform_list": xla_bridge.platforms(),
+    }

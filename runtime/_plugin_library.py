@@ -1,0 +1,111 @@
+"""Checks on a PJRT plugin shared library before jaxlib loads it (seed 000 plugin system).
+
+jaxlib's loader segfaults on a library whose ``GetPjrtApi`` returns NULL and
+reports other problems as ``INTERNAL``/``NOT_FOUND`` status strings. Here every
+problem becomes :class:`PluginLoadError` naming the plugin, the path and the
+cause, and the header (``PJRT_Api`` struct size and C API version) is read in a
+child process first, so a crashing library cannot take the caller down.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+_HEADER_SCRIPT = Path(__file__).with_name("_pjrt_header.py")
+#: Seconds the header probe may take (dlopen of a large plugin takes ~1 s).
+HEADER_PROBE_TIMEOUT_S = 120.0
+
+
+class PluginLoadError(RuntimeError):
+    """A PJRT plugin could not be loaded, initialized or configured.
+
+    Attributes: ``plugin_name``, ``path`` (or None) and ``cause`` (text).
+    """
+
+    def __init__(self, plugin_name: str, path: str | None, cause: str):
+        where = f" from {path!r}" if path else ""
+        super().__init__(f"PJRT plugin {plugin_name!r}{where}: {cause}")
+        self.plugin_name, self.path, self.cause = plugin_name, path, cause
+
+
+@dataclasses.dataclass(frozen=True)
+class PluginLibrary:
+    """What is known about a plugin library file before loading it.
+
+    ``path`` is absolute, ``sha256`` the hex digest of the file, ``size_bytes``
+    its size, ``api_version`` the ``(major, minor)`` PJRT C API version its
+    ``GetPjrtApi`` reports and ``api_struct_size`` the size of its ``PJRT_Api``
+    struct in bytes.
+    """
+
+    path: str
+    sha256: str
+    size_bytes: int
+    api_version: tuple[int, int]
+    api_struct_size: int
+
+
+def check_path(plugin_name: str, library_path: str | os.PathLike) -> str:
+    """Absolute path of an existing, readable regular file; else PluginLoadError."""
+    path = Path(library_path).expanduser()
+    text = str(path)
+    if not path.exists():
+        raise PluginLoadError(plugin_name, text, "the library path does not exist")
+    if path.is_dir():
+        raise PluginLoadError(plugin_name, text, "the library path is a directory, "
+                              "expected a shared library file (.so)")
+    if not path.is_file():
+        raise PluginLoadError(plugin_name, text, "the library path is not a regular file")
+    if not os.access(path, os.R_OK):
+        raise PluginLoadError(plugin_name, text, "the library file is not readable "
+                              "(permission denied)")
+    return str(path.absolute())
+
+
+def sha256_of(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def probe(plugin_name: str, library_path: str | os.PathLike) -> PluginLibrary:
+    """Check the path and read the library's PJRT C API header in a child process.
+
+    Raises PluginLoadError (naming plugin, path and cause) when the path is
+    missing, a directory or unreadable, the file is not a shared library, has no
+    ``GetPjrtApi``, ``GetPjrtApi`` returns NULL or kills the child (signal), or
+    the probe takes longer than ``HEADER_PROBE_TIMEOUT_S`` seconds.
+    """
+    path = check_path(plugin_name, library_path)
+    try:
+        proc = subprocess.run([sys.executable, str(_HEADER_SCRIPT), path], capture_output=True,
+                              text=True, timeout=HEADER_PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired as err:
+        raise PluginLoadError(plugin_name, path, f"reading the PJRT_Api header took more than "
+                              f"{HEADER_PROBE_TIMEOUT_S:g} s") from err
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = f"signal {-proc.returncode}"
+        raise PluginLoadError(plugin_name, path, f"GetPjrtApi() crashed the probe process "
+                              f"({sig}); the library would crash the caller too")
+    try:
+        head = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raise PluginLoadError(plugin_name, path, f"header probe failed (exit {proc.returncode})"
+                              f": {proc.stderr.strip()[-500:]}") from None
+    if not head["ok"]:
+        raise PluginLoadError(plugin_name, path, head["error"])
+    return PluginLibrary(path=path, sha256=sha256_of(path), size_bytes=os.path.getsize(path),
+                         api_version=(head["major"], head["minor"]),
+                         api_struct_size=head["struct_size"])
