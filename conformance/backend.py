@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from runtime import _compat, xla_bridge, xla_client
+from runtime._gpu import GPU_PLUGINS, gpu_plugin_installed
 
 
 class PlatformMismatchError(RuntimeError):
@@ -49,14 +50,17 @@ def load_plugin_options(value: str | None) -> dict[str, Any] | None:
 
 @dataclasses.dataclass(frozen=True)
 class BackendSpec:
-    """The backend under test: ``platform`` name, ``cpu_devices`` (>= 1) of the
-    built-in CPU client, and optionally a plugin ``plugin_library`` path with
-    ``plugin_options`` (its create options)."""
+    """The backend under test: ``platform`` (registry name), ``cpu_devices``
+    (>= 1) of the built-in CPU client, optionally a plugin ``plugin_library``
+    path with ``plugin_options`` (its create options), and ``expect_platform``:
+    the platform string the client must report (default: ``platform``; for a
+    registry entry whose name is not its platform, such as a test double)."""
 
     platform: str
     cpu_devices: int = 8
     plugin_library: str | None = None
     plugin_options: dict[str, Any] | None = None
+    expect_platform: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.platform, str) or not self.platform:
@@ -93,9 +97,15 @@ class BackendSpec:
                                        options=self.plugin_options,
                                        source="--plugin-library")
         xla_bridge.set_platforms([self.platform])
-        known = [p for name in [self.platform] for p in xla_bridge.expand_platform_alias(name)]
+        known = xla_bridge.expand_platform_alias(self.platform)
         if not any(p in xla_bridge.registered_platforms() for p in known):
             raise xla_bridge.unknown_platform_error(self.platform)
+        if self.plugin_library is None and all(p in GPU_PLUGINS for p in known) and \
+                not any(gpu_plugin_installed(p) for p in known):
+            raise xla_client.GpuLibNotLinkedError(
+                f"no {'/'.join(known)} PJRT plugin is installed. Available: "
+                f"{xla_bridge.available_platforms()}. "
+                f"{xla_bridge.INSTALL_HINTS[known[0]]}, or pass --platform=cpu.")
 
     def open(self) -> Any:
         """The client under test, checked to be the requested platform.
@@ -105,7 +115,7 @@ class BackendSpec:
         ``plugin_library``, is not the PJRT C API client of that library.
         """
         client = xla_bridge.get_backend(self.platform)
-        expected = xla_bridge.expand_platform_alias(self.platform)
+        expected = xla_bridge.expand_platform_alias(self.expect_platform or self.platform)
         if client.platform not in expected:
             raise PlatformMismatchError(
                 f"--platform={self.platform}: the client obtained reports platform "

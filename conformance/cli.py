@@ -1,6 +1,7 @@
 """``pjrt-conformance``: run the suite and write a certification report.
 
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
+                         [--plugin-library PATH [--plugin-options JSON-or-FILE]]
                          [--known-failures FILE] [-- extra pytest args]
 
 Exit status: 0 certified, 1 not certified, 2 usage error (unknown platform,
@@ -36,6 +37,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
     run.add_argument("--cpu-devices", type=int, default=8,
                      help="devices of the CPU client (default: 8)")
+    run.add_argument("--plugin-library", default=None,
+                     help="PJRT plugin shared library to certify, registered under --platform")
+    run.add_argument("--plugin-options", default=None,
+                     help="create options of --plugin-library: a JSON object or a JSON file")
+    run.add_argument("--expect-platform", default=None,
+                     help="platform string the client must report (default: --platform)")
     run.add_argument("-n", "--workers", default="0",
                      help="pytest-xdist workers ('auto' or a number; default 0: in-process)")
     run.add_argument("--known-failures", action="append", default=[], type=Path,
@@ -53,6 +60,9 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
             f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-q",
             "-o", "addopts=", "-o", "testpaths="]
     args += [f"--known-failures={p}" for p in ns.known_failures]
+    for flag in ("plugin_library", "plugin_options", "expect_platform"):
+        if getattr(ns, flag) is not None:
+            args.append(f"--{flag.replace('_', '-')}={getattr(ns, flag)}")
     if ns.workers not in ("0", 0):
         args += ["-n", str(ns.workers)]
     extra = list(ns.pytest_args)

@@ -30,7 +30,7 @@ import pytest
 import conformance
 from conformance import backend, isolation, known_failures, report
 from conformance.programs import ProgramCache
-from runtime import _compat
+from runtime import _compat, xla_client
 
 PROFILES = {
     # The explain phase traces every line after a failure; in long runs it left the
@@ -69,7 +69,8 @@ class SessionState:
             try:
                 self._client = self.spec.open()
             except RuntimeError as err:
-                raise pytest.UsageError(f"--platform={self.platform}: {err}") from err
+                raise pytest.UsageError(str(err) if str(err).startswith("--platform")
+                                        else f"--platform={self.platform}: {err}") from err
             self.platform_info = backend.describe(self._client, self.spec)
         return self._client
 
@@ -90,6 +91,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "--platform")
     group.addoption("--plugin-options", default=None,
                     help="create options of --plugin-library: a JSON object or a JSON file")
+    group.addoption("--expect-platform", default=None,
+                    help="platform string the client must report (default: --platform); a "
+                         "client reporting another platform stops the run")
     group.addoption("--report-dir", default=None,
                     help="write report.json and report.md into this directory")
     group.addoption("--known-failures", action="append", default=[],
@@ -111,11 +115,14 @@ def pytest_configure(config: pytest.Config) -> None:
         spec = backend.BackendSpec(
             platform=config.getoption("platform"), cpu_devices=cpu_devices,
             plugin_library=config.getoption("plugin_library"),
-            plugin_options=backend.load_plugin_options(config.getoption("plugin_options")))
+            plugin_options=backend.load_plugin_options(config.getoption("plugin_options")),
+            expect_platform=config.getoption("expect_platform"))
         spec.configure()
-    except (RuntimeError, ValueError, TypeError) as err:
+    except (RuntimeError, ValueError, TypeError, xla_client.GpuLibNotLinkedError) as err:
         raise pytest.UsageError(f"--platform={config.getoption('platform')}: {err}") from err
     state = SessionState(config, spec)
+    if not _is_xdist_controller(config):
+        state.client()  # fail fast: a backend that cannot start is a usage error
     for path in config.getoption("known_failures"):
         try:
             state.known += known_failures.parse(Path(path))
@@ -123,6 +130,12 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--known-failures={path}: {err}") from err
     config.stash[_STATE] = state
     config.pluginmanager.register(_Recorder(state), "pjrt-conformance-recorder")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    """True in the pytest-xdist controller, which runs no tests and opens no client."""
+    workers = getattr(config.option, "numprocesses", None)
+    return not hasattr(config, "workerinput") and workers not in (None, 0)
 
 
 def _state(config: pytest.Config) -> SessionState:
@@ -203,6 +216,8 @@ def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
         plugin = f" --plugin-library={shlex.quote(s.plugin_library)}"
         if s.plugin_options:
             plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
+    if s.expect_platform:
+        plugin += f" --expect-platform={s.expect_platform}"
     return (f"pytest {shlex.quote(target)} --platform={s.platform} "
             f"--cpu-devices={s.cpu_devices}{plugin} -p no:cacheprovider")
 

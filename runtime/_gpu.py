@@ -104,6 +104,17 @@ def find_plugin_library(platform_name: str) -> str | None:
     return None
 
 
+def gpu_plugin_installed(platform_name: str) -> bool:
+    """True when a plugin for ``cuda``/``rocm`` is loaded, or its package or library
+    is installed (a cheap check: nothing is imported or loaded)."""
+    if _plugins.pjrt_plugin_loaded(platform_name) or find_plugin_library(platform_name):
+        return True
+    modules = GPU_PLUGINS[platform_name][0]
+    if importlib.util.find_spec(modules[0].split(".")[0]) is None:
+        return False
+    return any(importlib.util.find_spec(m) is not None for m in modules)
+
+
 def _load_gpu_plugin(platform_name: str) -> None:
     """Load the plugin under ``platform_name`` unless already loaded."""
     if _plugins.pjrt_plugin_loaded(platform_name):

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from runtime import _platforms, _plugin_discovery, _plugins, xla_client
-from runtime._gpu import GPU_PLUGINS
+from runtime._gpu import GPU_PLUGINS, gpu_plugin_installed
 from runtime._plugin_library import PluginLibrary, PluginLoadError
 from runtime._platforms import expand_platform_alias, is_gpu
 
@@ -39,7 +39,7 @@ __all__ = [
     "device_count", "devices", "discover_pjrt_plugins", "expand_platform_alias", "get_backend",
     "get_device_backend", "host_count", "host_id", "host_ids", "is_gpu", "is_known_platform",
     "local_device_count", "local_devices", "make_pjrt_topology", "make_pjrt_tpu_topology",
-    "platforms", "plugin_errors", "plugin_registrations", "process_count", "process_index",
+    "available_platforms", "platforms", "plugin_errors", "plugin_registrations", "process_count", "process_index",
     "register_backend_factory", "register_pjrt_plugin_factories_from_env", "register_plugin",
     "registered_platforms", "set_platforms", "unregister_backend_factory", "using_pjrt_c_api",
 ]
@@ -152,6 +152,14 @@ def registered_platforms() -> list[str]:
     """Names with a registered factory, highest priority first."""
     with _lock:
         return sorted(_factories, key=lambda n: -_factories[n].priority)
+
+
+def available_platforms() -> list[str]:
+    """Registered platforms that could start here, highest priority first: the
+    built-in ``cuda``/``rocm`` factories count only when their plugin is installed."""
+    return [p for p in registered_platforms()
+            if p not in GPU_PLUGINS or gpu_plugin_installed(p)
+            or p in plugin_registrations()]
 
 
 def set_platforms(platforms: str | Sequence[str] | None) -> None:
@@ -428,7 +436,7 @@ def canonicalize_platform(platform: str) -> str:
 
 def unknown_platform_error(platform: str) -> RuntimeError:
     """The error for a platform nobody registered: what is available and what to install."""
-    available = registered_platforms()
+    available = available_platforms()
     hint = INSTALL_HINTS.get(platform, "Register it with register_backend_factory() or "
                              "register_plugin(), or load it with --plugin-library")
     msg = (f"Unknown platform {platform!r}. Available: {available}. {hint} or pass "
@@ -456,6 +464,14 @@ def get_backend(platform: None | str | Any = None) -> Any:
     if platform in live:
         return live[platform]
     with _lock:
+        if platform in _factories and platform not in _errors:
+            # Registered after backends() ran: initialize it alone, loudly.
+            try:
+                _backends[platform] = _init_backend(platform)
+            except Exception as err:  # a factory may raise anything
+                _errors[platform] = f"{type(err).__name__}: {err}"
+                raise RuntimeError(f"Unable to initialize backend '{platform}': {err}") from err
+            return _backends[platform]
         if platform in _errors:
             raise RuntimeError(f"Backend '{platform}' failed to initialize: {_errors[platform]}."
                                f" Available backends are {list(live)}")

@@ -20,6 +20,7 @@ def run_suite(pytester):
         out = pytester.path / "report"
         result = pytester.runpytest_subprocess(
             "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2",
+            "--expect-platform=cpu",
             f"--report-dir={out}", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None

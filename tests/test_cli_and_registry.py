@@ -40,6 +40,7 @@ def test_cli_not_certified_exit_1(tmp_path):
 
 @pytest.mark.parametrize("args,fragment", [
     (["run", "--platform", "nope"], "Unknown platform 'nope'. Available: ['cpu']"),
+    (["run", "--platform", "cuda"], "no cuda PJRT plugin is installed. Available: ['cpu']"),
     (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
     (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
     (["frobnicate"], "invalid choice"),
@@ -54,7 +55,8 @@ def test_pytest_unknown_platform_fails_clearly(pytester):
     pytester.makepyfile(test_a="def test_a(client):\n    pass\n")
     result = pytester.runpytest_subprocess("--platform=cuda", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*Unknown platform 'cuda'. Available: *Install jax-cuda13-pjrt*"])
+    result.stderr.fnmatch_lines(["*--platform=cuda: no cuda PJRT plugin is installed. "
+                                 "Available: ?'cpu'?. Install jax-cuda13-pjrt*"])
 
 
 def test_registry_validation_and_errors():
