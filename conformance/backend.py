@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from runtime import _compat, xla_bridge, xla_client
-from runtime._gpu import GPU_PLUGINS, gpu_plugin_installed
 
 
 class PlatformMismatchError(RuntimeError):
@@ -100,8 +99,7 @@ class BackendSpec:
         known = xla_bridge.expand_platform_alias(self.platform)
         if not any(p in xla_bridge.registered_platforms() for p in known):
             raise xla_bridge.unknown_platform_error(self.platform)
-        if self.plugin_library is None and all(p in GPU_PLUGINS for p in known) and \
-                not any(gpu_plugin_installed(p) for p in known):
+        if not any(p in xla_bridge.available_platforms() for p in known):
             raise xla_client.GpuLibNotLinkedError(
                 f"no {'/'.join(known)} PJRT plugin is installed. Available: "
                 f"{xla_bridge.available_platforms()}. "

@@ -100,6 +100,7 @@ _platform_list_set = False
 _plugins_registered = False
 _plugin_errors: dict[str, str] = {}
 _plugin_registrations: dict[str, PluginRegistration] = {}
+_builtin_gpu_factories: dict[str, Callable[[], Any]] = {}
 
 
 # -- registration ---------------------------------------------------------------------------
@@ -157,9 +158,10 @@ def registered_platforms() -> list[str]:
 def available_platforms() -> list[str]:
     """Registered platforms that could start here, highest priority first: the
     built-in ``cuda``/``rocm`` factories count only when their plugin is installed."""
-    return [p for p in registered_platforms()
-            if p not in GPU_PLUGINS or gpu_plugin_installed(p)
-            or p in plugin_registrations()]
+    with _lock:
+        builtin = {p for p, f in _builtin_gpu_factories.items()
+                   if p in _factories and _factories[p].factory is f}
+    return [p for p in registered_platforms() if p not in builtin or gpu_plugin_installed(p)]
 
 
 def set_platforms(platforms: str | Sequence[str] | None) -> None:
@@ -611,9 +613,9 @@ def make_pjrt_tpu_topology(topology_name: str = "", **kwargs: Any) -> Any:
 def _register_builtin_factories() -> None:
     register_backend_factory("cpu", xla_client.make_cpu_client, priority=0, fail_quietly=False)
     for gpu in GPU_PLUGINS:
-        register_backend_factory(gpu, functools.partial(xla_client.make_gpu_client,
-                                                        platform_name=gpu),
-                                 priority=200, fail_quietly=True)
+        factory = functools.partial(xla_client.make_gpu_client, platform_name=gpu)
+        _builtin_gpu_factories[gpu] = factory
+        register_backend_factory(gpu, factory, priority=200, fail_quietly=True)
 
 
 _register_builtin_factories()

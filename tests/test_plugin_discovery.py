@@ -1,0 +1,141 @@
+"""Plugin discovery (``jax_plugins`` modules and entry points), PJRT_NAMES_AND_LIBRARY_PATHS
+and JSON plugin configs, with real throwaway packages on ``sys.path``."""
+
+import json
+import sys
+import textwrap
+
+import pytest
+
+from runtime import _plugin_discovery as pd
+from runtime import xla_bridge as xb
+from runtime._plugin_library import PluginLoadError
+
+_INIT = """
+from runtime import xla_bridge
+from runtime._client import Client
+from runtime._compat import native
+
+def initialize():
+    xla_bridge.register_backend_factory(
+        {name!r}, lambda: Client(native.make_cpu_client(num_devices={devices})),
+        priority={priority})
+"""
+
+
+@pytest.fixture
+def plugin_path(tmp_path, monkeypatch):
+    """A fresh ``sys.path`` entry for throwaway plugins; forgets imported ``jax_plugins``."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for mod in [m for m in sys.modules if m == "jax_plugins" or m.startswith("jax_plugins.")
+                or m.startswith("t_ep_")]:
+        monkeypatch.delitem(sys.modules, mod)
+    return tmp_path
+
+
+def _namespace_plugin(root, module, body):
+    pkg = root / "jax_plugins" / module
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(textwrap.dedent(body))
+
+
+def _entry_point_plugin(root, dist, module, body):
+    (root / f"{module}.py").write_text(textwrap.dedent(body))
+    info = root / f"{dist}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[jax_plugins]\n{dist} = {module}\n")
+
+
+def test_namespace_and_entry_point_plugins_register_in_priority_order(registry, plugin_path):
+    _namespace_plugin(plugin_path, "t_ns", _INIT.format(name="t-ns", devices=2, priority=50))
+    _entry_point_plugin(plugin_path, "t_ep_dist", "t_ep_mod",
+                        _INIT.format(name="t-ep", devices=3, priority=60))
+    assert {"jax_plugins.t_ns", "t_ep_mod"} <= set(pd.discover_plugin_modules())
+    registry.discover_pjrt_plugins()
+    assert {"t-ns", "t-ep"} <= set(registry.registered_platforms())
+    live = registry.backends()
+    assert live["t-ns"].device_count() == 2 and live["t-ep"].device_count() == 3
+    assert registry.get_backend() is live["t-ep"]            # priority 60 beats 50
+    assert registry.plugin_errors() == {}
+
+
+@pytest.mark.parametrize("body,fragment", [
+    ("raise ImportError('libfoo.so.1: cannot open shared object file')",
+     "import failed: ImportError: libfoo.so.1"),
+    ("def initialize():\n    raise RuntimeError('no device found')",
+     "initialize() raised RuntimeError: no device found"),
+    ("VERSION = 1\n", "has no initialize() function"),
+])
+def test_broken_plugin_is_reported_loudly(registry, plugin_path, body, fragment):
+    _namespace_plugin(plugin_path, "t_broken", body)
+    with pytest.warns(xb.PluginWarning, match="jax_plugins.t_broken"):
+        registry.discover_pjrt_plugins()
+    assert fragment in registry.plugin_errors()["jax_plugins.t_broken"]
+    with pytest.raises(RuntimeError, match="Plugins that failed to load: .*t_broken"):
+        registry.get_backend("t-broken")
+
+
+def test_env_names_and_paths():
+    assert pd.parse_names_and_paths("") == {}
+    assert pd.parse_names_and_paths("a:/x/a.so,b:/y/b.json") == {"a": "/x/a.so",
+                                                                  "b": "/y/b.json"}
+
+
+@pytest.mark.parametrize("value,fragment", [
+    ("a", "invalid entry 'a'"),
+    ("a:/x.so:/y.so", "invalid entry"),
+    (":/x.so", "invalid entry"),
+    ("a:", "invalid entry"),
+    ("a:/x.so,a:/y.so", "named twice"),
+])
+def test_env_bad_entries_are_errors(value, fragment):
+    with pytest.raises(PluginLoadError, match=fragment):
+        pd.parse_names_and_paths(value)
+
+
+def test_env_registration_reports_each_failure(registry, monkeypatch, tmp_path):
+    monkeypatch.setenv("PJRT_NAMES_AND_LIBRARY_PATHS",
+                       f"t-missing:{tmp_path}/nope.so,t-json:{tmp_path}/bad.json")
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.warns(xb.PluginWarning):
+        registry.register_pjrt_plugin_factories_from_env()
+    errors = registry.plugin_errors()
+    assert "nope.so" in errors["t-missing"] and "does not exist" in errors["t-missing"]
+    assert "needs a string 'library_path'" in errors["t-json"]
+    monkeypatch.setenv("PJRT_NAMES_AND_LIBRARY_PATHS", "garbage")
+    with pytest.warns(xb.PluginWarning, match="invalid entry 'garbage'"):
+        registry.register_pjrt_plugin_factories_from_env()
+
+
+def test_json_config_every_value_type(tmp_path):
+    options = {"s": "x", "i": 3, "f": 0.5, "b": True, "li": [0, 1, 2]}
+    cfg = tmp_path / "p.json"
+    cfg.write_text(json.dumps({"library_path": "lib/p.so", "create_options": options}))
+    path, opts = pd.read_plugin_config("p", str(cfg))
+    assert path == str(tmp_path / "lib" / "p.so") and opts == options
+    cfg.write_text(json.dumps({"library_path": "/abs/p.so"}))
+    assert pd.read_plugin_config("p", str(cfg)) == ("/abs/p.so", None)
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "must be a JSON object, got list"),
+    ('{"create_options": {}}', "needs a string 'library_path'"),
+    ('{"library_path": 7}', "needs a string 'library_path'"),
+    ('{"library_path": "p.so", "create_options": [1]}', "'create_options' must be a JSON object"),
+    ('{"library_path": "p.so", "create_options": {"k": ["a"]}}', "options['k']"),
+    ('{"library_path": "p.so", "create_options": {"k": {"x": 1}}}', "options['k']"),
+    ('{"library_path": "p.so", "create_options": {"k": null}}', "options['k']"),
+])
+def test_json_config_errors_name_plugin_and_file(tmp_path, content, fragment):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text(content)
+    with pytest.raises(PluginLoadError, match="PJRT plugin 'p' from .*bad.json") as info:
+        pd.read_plugin_config("p", str(cfg))
+    assert fragment in str(info.value)
+
+
+def test_json_config_missing_file(tmp_path):
+    with pytest.raises(PluginLoadError, match="cannot read the plugin config"):
+        pd.read_plugin_config("p", str(tmp_path / "none.json"))
