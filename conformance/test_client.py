@@ -50,12 +50,12 @@ def test_device_counts(client):
     assert client.local_device_count() <= client.device_count()
 
 
-def test_cpu_device_count_option(client, request):
-    if client.platform != "cpu":
+def test_cpu_device_count_option(client, backend_spec):
+    if client.platform != "cpu" or backend_spec.plugin_library is not None:
         import pytest
 
-        pytest.skip("--cpu-devices applies to the cpu platform only")
-    want = request.config.getoption("cpu_devices")
+        pytest.skip("--cpu-devices applies to the built-in cpu client only")
+    want = backend_spec.cpu_devices
     assert client.local_device_count() == want, (
         f"client.local_device_count()={client.local_device_count()}, but should be {want} "
         f"[make_cpu_client(num_devices={want})]")

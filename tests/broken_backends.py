@@ -84,8 +84,16 @@ class OffByOneExecute(Client):
         return _OffByOneExecutable(exe, self)
 
 
+class WrongProcessIndex(Client):
+    """Claims to be process 1 of a single-process client (its devices say process 0)."""
+
+    def process_index(self):
+        return 1
+
+
 BROKEN = {"broken-flip": FlipOneElement, "broken-dtype": WrongDtype,
-          "broken-execute": OffByOneExecute, "healthy-control": Client}
+          "broken-execute": OffByOneExecute, "broken-process-index": WrongProcessIndex,
+          "healthy-control": Client}
 
 for _name, _cls in BROKEN.items():
     xla_bridge.register_backend_factory(

@@ -16,11 +16,11 @@ def run_suite(pytester):
     """
     pytester.makeconftest(BROKEN_BACKENDS.read_text())
 
-    def run(platform: str, *select: str):
+    def run(platform: str, *select: str, expect_platform: str | None = "cpu"):
         out = pytester.path / "report"
+        expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
         result = pytester.runpytest_subprocess(
-            "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2",
-            "--expect-platform=cpu",
+            "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2", *expect,
             f"--report-dir={out}", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None

@@ -47,3 +47,28 @@ def test_execute_failure_carries_program_text(run_suite):
     result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
     repro = doc["failures"][0]["reproduction"]
     assert "stablehlo.add" in repro and "Reproduction: execute(add, int32" in repro, repro
+
+
+REGISTRY = ("-k", "test_registry")
+
+
+def test_registry_area_fails_on_wrong_process_index(run_suite):
+    result, doc = run_suite("broken-process-index", *REGISTRY)
+    assert result.ret == 1 and doc["verdict"] == "not certified", result.stdout.str()[-3000:]
+    failed = {f["nodeid"].split("::")[-1] for f in doc["failures"]}
+    assert "test_local_devices_partition_the_global_list" in failed, failed
+
+
+def test_registry_area_passes_on_healthy_control(run_suite):
+    result, doc = run_suite("healthy-control", *REGISTRY)
+    assert result.ret == 0 and doc["verdict"] == "certified", result.stdout.str()[-3000:]
+    assert doc["summary"]["collected"] == 5
+
+
+def test_client_reporting_another_platform_stops_the_run(run_suite):
+    # A registry entry named like a platform that hands out a CPU client: the classic
+    # silent fallback. Without --expect-platform=cpu the suite must refuse it.
+    result, doc = run_suite("healthy-control", *REGISTRY, expect_platform=None)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and doc is None
+    result.stderr.fnmatch_lines(["*--platform=healthy-control: the client obtained reports "
+                                 "platform 'cpu'*refusing to certify healthy-control*"])
