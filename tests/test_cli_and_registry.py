@@ -59,7 +59,7 @@ def test_pytest_unknown_platform_fails_clearly(pytester):
                                  "Available: ?'cpu'?. Install jax-cuda13-pjrt*"])
 
 
-def test_registry_validation_and_errors():
+def test_registry_validation_and_errors(registry):
     with pytest.raises(TypeError, match="argument 'factory'"):
         xla_bridge.register_backend_factory("x-bad", 42)
     with pytest.raises(TypeError, match="argument 'name'"):
@@ -68,7 +68,7 @@ def test_registry_validation_and_errors():
         xla_bridge.get_backend("nope")
 
 
-def test_registry_factory_failure_and_reregistration():
+def test_registry_factory_failure_and_reregistration(registry):
     def boom():
         raise OSError("no device node")
     xla_bridge.register_backend_factory("x-boom", boom, fail_quietly=True, priority=-100)
