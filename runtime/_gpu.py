@@ -17,6 +17,7 @@ from typing import Any
 from runtime import _plugin_discovery, _plugins
 from runtime._client import Client
 from runtime._plugin_library import PluginLoadError
+from runtime._validate import check_node
 
 #: platform -> (jax_plugins modules newest first, library file name, pip package)
 GPU_PLUGINS = {
@@ -158,11 +159,7 @@ def make_gpu_client(distributed_client: Any = None, node_id: int = 0, num_nodes:
     if platform not in GPU_PLUGINS:
         raise ValueError(f"{call}: argument 'platform_name' must be one of "
                          f"{sorted(GPU_PLUGINS)} or None, got {platform_name!r}")
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
-        raise ValueError(f"{call}: argument 'num_nodes' must be an int >= 1, got {num_nodes!r}")
-    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < num_nodes:
-        raise ValueError(f"{call}: argument 'node_id' must be an int in [0, {num_nodes}), "
-                         f"got {node_id!r}")
+    check_node(call, node_id, num_nodes)
     if allowed_devices is not None and (
             not isinstance(allowed_devices, (set, frozenset, list, tuple))
             or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0

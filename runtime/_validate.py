@@ -22,3 +22,12 @@ def bad_type(arg: str, expected: str, value: Any, call: str) -> TypeError:
 def bad_value(arg: str, expected: str, value: Any, call: str, fix: str = "") -> ValueError:
     msg = f"{call}: argument '{arg}' must be {expected}, got {describe(value)}"
     return ValueError(f"{msg}. {fix}" if fix else msg)
+
+
+def check_node(call: str, node_id: Any, num_nodes: Any) -> None:
+    """Raise ValueError unless ``num_nodes`` is an int >= 1 and ``node_id`` an int in
+    ``[0, num_nodes)`` (the process index and count of a multi-process client)."""
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        raise bad_value("num_nodes", "an int >= 1", num_nodes, call)
+    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < num_nodes:
+        raise bad_value("node_id", f"an int in [0, {num_nodes})", node_id, call)

@@ -11,6 +11,7 @@ from typing import Any
 
 from runtime._client import Client
 from runtime._compat import native
+from runtime._validate import check_node
 
 # Native types and functions the seeds name (re-exported, not rewritten).
 ArrayCopySemantics = native.ArrayCopySemantics
@@ -95,11 +96,7 @@ def make_cpu_client(asynchronous: bool = True, distributed_client: Any = None, n
                                     or not isinstance(num_devices, int) or num_devices < 1):
         raise ValueError(f"{call}: argument 'num_devices' must be an int >= 1 or None, "
                          f"got {num_devices!r}")
-    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
-        raise ValueError(f"{call}: argument 'num_nodes' must be an int >= 1, got {num_nodes!r}")
-    if isinstance(node_id, bool) or not isinstance(node_id, int) or not 0 <= node_id < num_nodes:
-        raise ValueError(f"{call}: argument 'node_id' must be an int in [0, {num_nodes}), "
-                         f"got {node_id!r}")
+    check_node(call, node_id, num_nodes)
     for name, value in [("get_local_topology_timeout_minutes", get_local_topology_timeout_minutes),
                         ("get_global_topology_timeout_minutes",
                          get_global_topology_timeout_minutes)]:
