@@ -153,6 +153,34 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any]) -> d
     }
 
 
+def _version(v: list[int] | None) -> str:
+    return "unknown" if not v else ".".join(map(str, v))
+
+
+def _backend_lines(p: dict[str, Any]) -> list[str]:
+    """How the backend was loaded: plugin library, options, PJRT C API versions."""
+    loaded = p.get("loaded")
+    if not loaded:
+        return []
+    lines = [f"- Loaded: {loaded['how']}" + (f" ({loaded['source']})" if loaded.get("source")
+                                             else "")]
+    if loaded.get("library_path"):
+        lines.append(f"- Plugin library: `{loaded['library_path']}` sha256 "
+                     f"`{loaded.get('library_sha256')}`, options "
+                     f"`{json.dumps(loaded.get('options') or {}, sort_keys=True)}`")
+    if p.get("using_pjrt_c_api"):
+        lines.append(f"- PJRT C API: plugin {_version(p.get('pjrt_c_api_version'))}, framework "
+                     f"(jaxlib) {_version(p.get('framework_pjrt_c_api_version'))}")
+    lines += [f"- Version check: {f}" for f in p.get("version_findings") or []]
+    if p.get("plugin_package"):
+        pkg = p["plugin_package"]
+        lines.append(f"- Plugin package: {pkg['distribution']} {pkg['version']} "
+                     f"({'compatible' if pkg['compatible'] else 'INCOMPATIBLE'} with jaxlib)")
+    lines += [f"- Plugin error: {name}: {err}"
+              for name, err in (p.get("plugin_errors") or {}).items()]
+    return lines
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
     lines = [
@@ -162,8 +190,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
             "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
         "",
         f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
-        f"- Platform: {p.get('name')} `{p.get('platform_version')}`, "
-        f"{p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
+        f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
+        f", {p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
+    ] + _backend_lines(p) + [
         f"- Environment: python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, "
         f"numpy {env['numpy']}",
         f"- Hypothesis profile: {doc['hypothesis']['profile']} "

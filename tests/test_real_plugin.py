@@ -72,6 +72,8 @@ def test_cli_certifies_a_selection_through_the_plugin(tmp_path):
     assert p["loaded"]["options"] == {"cpu_device_count": 2}
     assert p["local_device_count"] == 2 and p["using_pjrt_c_api"] is True
     assert len(p["pjrt_c_api_version"]) == 2 and len(p["framework_pjrt_c_api_version"]) == 2
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert f"sha256 `{digest}`" in md and "- PJRT C API: plugin 0." in md
 
 
 def test_plugin_reporting_another_platform_is_refused(tmp_path):

@@ -51,6 +51,8 @@ def test_statuses_and_verdict(pytester):
         assert key in doc, key
     assert doc["environment"]["jaxlib"] and doc["suite"]["version"]
     assert "**Verdict: not certified**" in md and "test_wrong_result" in md
+    assert doc["platform"]["loaded"] == {"how": "built-in factory", "source": None}
+    assert doc["platform"]["using_pjrt_c_api"] is False and "- Loaded: built-in factory" in md
 
 
 def test_all_pass_is_certified(pytester):
