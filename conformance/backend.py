@@ -86,6 +86,7 @@ class BackendSpec:
         load, RuntimeError naming the available platforms for an unknown one.
         """
         _compat.confine_jax_to_cpu()
+        xla_bridge.discover_and_register_pjrt_plugins()
         xla_bridge.clear_backends()
         xla_bridge.register_backend_factory(
             "cpu", functools.partial(xla_client.make_cpu_client, num_devices=self.cpu_devices),

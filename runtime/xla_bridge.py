@@ -36,7 +36,8 @@ __all__ = [
     "BackendRegistration", "ExperimentalPlatformWarning", "PluginLoadError", "PluginWarning",
     "PluginRegistration", "backend_errors", "backend_pjrt_c_api_version", "backends",
     "backends_are_initialized", "canonicalize_platform", "clear_backends", "default_backend",
-    "device_count", "devices", "discover_pjrt_plugins", "expand_platform_alias", "get_backend",
+    "device_count", "devices", "discover_and_register_pjrt_plugins", "discover_pjrt_plugins",
+    "expand_platform_alias", "get_backend",
     "get_device_backend", "host_count", "host_id", "host_ids", "is_gpu", "is_known_platform",
     "local_device_count", "local_devices", "make_pjrt_topology", "make_pjrt_tpu_topology",
     "available_platforms", "platforms", "plugin_errors", "plugin_registrations", "process_count", "process_index",
@@ -282,7 +283,10 @@ def register_pjrt_plugin_factories_from_env() -> None:
                                  else PluginLoadError(name, path, str(err)))
 
 
-def _discover_and_register_pjrt_plugins() -> None:
+def discover_and_register_pjrt_plugins() -> None:
+    """Run :func:`discover_pjrt_plugins` and
+    :func:`register_pjrt_plugin_factories_from_env` once per process (they also
+    run on the first :func:`backends` call)."""
     global _plugins_registered
     with _lock:
         if _plugins_registered:
@@ -356,7 +360,7 @@ def backends() -> dict[str, Any]:
     platform list only those platforms are initialized and every failure raises.
     """
     global _default_platform
-    _discover_and_register_pjrt_plugins()
+    discover_and_register_pjrt_plugins()
     with _lock:
         if _backends:
             return dict(_backends)
@@ -582,7 +586,7 @@ def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) ->
 
     Raises NotImplementedError when the platform registered none.
     """
-    _discover_and_register_pjrt_plugins()
+    discover_and_register_pjrt_plugins()
     actual = canonicalize_platform(platform) if platform in _platforms.ALIAS_TO_PLATFORMS \
         else platform
     with _lock:

@@ -139,3 +139,15 @@ def test_json_config_errors_name_plugin_and_file(tmp_path, content, fragment):
 def test_json_config_missing_file(tmp_path):
     with pytest.raises(PluginLoadError, match="cannot read the plugin config"):
         pd.read_plugin_config("p", str(tmp_path / "none.json"))
+
+
+def test_suite_certifies_a_discovered_platform(pytester):
+    # `pytest --platform=NAME` for a platform that only a jax_plugins module registers.
+    _namespace_plugin(pytester.path, "t_cli", _INIT.format(name="t-cli", devices=2, priority=5))
+    out = pytester.path / "rep"
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "conformance", "--platform=t-cli", "--expect-platform=cpu",
+        f"--report-dir={out}", "-p", "no:cacheprovider", "-k", "test_registry")
+    assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["verdict"] == "certified" and doc["platform"]["device_count"] == 2
