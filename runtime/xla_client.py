@@ -11,6 +11,12 @@ from typing import Any
 
 from runtime._client import Client
 from runtime._compat import native
+# Plugin system (seed 000): checked wrappers, never a segfault on bad input.
+from runtime._gpu import GpuLibNotLinkedError, generate_pjrt_gpu_plugin_options, make_gpu_client
+from runtime._plugin_library import PluginLoadError
+from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamically,
+                              load_pjrt_plugin_with_c_api, make_c_api_client,
+                              pjrt_plugin_initialized, pjrt_plugin_loaded)
 from runtime._validate import check_node
 
 # Native types and functions the seeds name (re-exported, not rewritten).
@@ -40,14 +46,6 @@ batched_copy_array_to_devices_with_sharding = native.batched_copy_array_to_devic
 batched_device_put = native.batched_device_put
 reorder_shards = native.reorder_shards
 
-
-# Plugin system (seed 000): checked wrappers, never a segfault on bad input.
-from runtime._gpu import (  # noqa: E402
-    GpuLibNotLinkedError, generate_pjrt_gpu_plugin_options, make_gpu_client)
-from runtime._plugin_library import PluginLoadError  # noqa: E402
-from runtime._plugins import (  # noqa: E402
-    initialize_pjrt_plugin, load_pjrt_plugin_dynamically, load_pjrt_plugin_with_c_api,
-    make_c_api_client, pjrt_plugin_initialized, pjrt_plugin_loaded)
 
 DeviceTopology = native.DeviceTopology
 get_topology_for_devices = native.get_topology_for_devices
