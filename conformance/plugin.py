@@ -30,7 +30,7 @@ import pytest
 import conformance
 from conformance import backend, isolation, known_failures, report
 from conformance.programs import ProgramCache
-from runtime import _compat, xla_client
+from runtime import _compat, xla_bridge, xla_client
 
 PROFILES = {
     # The explain phase traces every line after a failure; in long runs it left the
@@ -144,7 +144,9 @@ def _state(config: pytest.Config) -> SessionState:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     s = _state(config)
-    return [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
+    errors = [f"PJRT plugin failed to load: {cause}" for cause in
+              xla_bridge.plugin_errors().values()]
+    return errors + [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
             f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
             f"jax {_compat.JAX_VERSION}, jaxlib {_compat.JAXLIB_VERSION}"]
 

@@ -144,6 +144,7 @@ def test_json_config_missing_file(tmp_path):
 def test_suite_certifies_a_discovered_platform(pytester):
     # `pytest --platform=NAME` for a platform that only a jax_plugins module registers.
     _namespace_plugin(pytester.path, "t_cli", _INIT.format(name="t-cli", devices=2, priority=5))
+    _namespace_plugin(pytester.path, "t_bad", "raise ImportError('libvendor.so: not found')")
     out = pytester.path / "rep"
     result = pytester.runpytest_subprocess(
         "--pyargs", "conformance", "--platform=t-cli", "--expect-platform=cpu",
@@ -151,3 +152,6 @@ def test_suite_certifies_a_discovered_platform(pytester):
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
     doc = json.loads((out / "report.json").read_text())
     assert doc["verdict"] == "certified" and doc["platform"]["device_count"] == 2
+    result.stdout.fnmatch_lines(["PJRT plugin failed to load: PJRT plugin 'jax_plugins.t_bad': "
+                                 "import failed: ImportError: libvendor.so: not found"])
+    assert "libvendor.so" in doc["platform"]["plugin_errors"]["jax_plugins.t_bad"]
