@@ -1,11 +1,18 @@
-"""``pjrt-conformance``: run the suite and write a certification report.
+"""``pjrt-conformance``: run the suite, write a report bundle, verify and compare bundles.
 
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
-                         [--known-failures FILE] [-- extra pytest args]
+                         [--profile v1|FILE|none] [--declare CAPS] [--declare-file FILE]
+                         [--waivers FILE] [--known-failures FILE] [-- extra pytest args]
+    pjrt-conformance verify DIR
+    pjrt-conformance diff OLD NEW
+    pjrt-conformance profile (--write FILE | --check NAME)
 
-Exit status: 0 certified, 1 not certified, 2 usage error (unknown platform,
-bad option, no report written).
+Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
+platform, bad option, no report written). ``verify``: 0 intact and certified
+against a shipped profile, 1 intact but not certified (or no profile), 3 the
+bundle is not intact or not consistent. ``diff``: 0. ``profile --check``: 0 the
+shipped profile matches the collected tests, 1 it does not.
 """
 
 from __future__ import annotations
@@ -16,9 +23,13 @@ import json
 import sys
 from pathlib import Path
 
+import tempfile
+
 import pytest
 
-EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE = 0, 1, 2
+from conformance import bundle, diff, profiles
+
+EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 
 
 def default_output(platform: str) -> Path:
@@ -43,6 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="create options of --plugin-library: a JSON object or a JSON file")
     run.add_argument("--expect-platform", default=None,
                      help="platform string the client must report (default: --platform)")
+    run.add_argument("--profile", default=None,
+                     help="certification profile: shipped name (default v1), a .json, or none")
+    run.add_argument("--declare", action="append", default=[],
+                     help="declared capabilities, comma-separated (repeatable)")
+    run.add_argument("--declare-file", default=None, help="declared capabilities, one a line")
+    run.add_argument("--waivers", default=None, help="TOML file of waivers")
     run.add_argument("-n", "--workers", default="0",
                      help="pytest-xdist workers ('auto' or a number; default 0: in-process)")
     run.add_argument("--known-failures", action="append", default=[], type=Path,
@@ -51,6 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="per-test timeout in seconds (default: 600)")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
+    ver = sub.add_parser("verify", help="check a report bundle and print its verdict")
+    ver.add_argument("bundle", type=Path)
+    dif = sub.add_parser("diff", help="compare two report bundles")
+    dif.add_argument("old", type=Path)
+    dif.add_argument("new", type=Path)
+    prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
+    group = prof.add_mutually_exclusive_group(required=True)
+    group.add_argument("--write", type=Path, help="write the profile of the collected tests")
+    group.add_argument("--check", help="compare a shipped profile with the collected tests")
     return parser
 
 
@@ -60,7 +86,9 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
             f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-q",
             "-o", "addopts=", "-o", "testpaths="]
     args += [f"--known-failures={p}" for p in ns.known_failures]
-    for flag in ("plugin_library", "plugin_options", "expect_platform"):
+    args += [f"--declare={d}" for d in ns.declare]
+    for flag in ("plugin_library", "plugin_options", "expect_platform", "profile",
+                 "declare_file", "waivers"):
         if getattr(ns, flag) is not None:
             args.append(f"--{flag.replace('_', '-')}={getattr(ns, flag)}")
     if ns.workers not in ("0", 0):
@@ -91,15 +119,77 @@ def run(ns: argparse.Namespace) -> int:
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:
         print(f"  - {reason}")
-    print(f"report: {report_json} and {output / 'report.md'}")
+    print(f"report bundle: {output}/ (report.json, report.md, report.html, junit.xml, "
+          f"MANIFEST.sha256); check it with: pjrt-conformance verify {output}")
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED
+
+
+def verify_bundle(ns: argparse.Namespace) -> int:
+    result = bundle.verify(ns.bundle)
+    for problem in result.problems:
+        print(f"  - {problem}")
+    if not result.valid:
+        print(f"{ns.bundle}: NOT INTACT ({len(result.problems)} problem(s)); stated verdict "
+              f"{result.verdict!r} cannot be trusted")
+        return EXIT_INVALID
+    print(f"{ns.bundle}: intact; verdict {result.verdict.upper()} (profile "
+          f"{result.profile or 'none: not a certification'})")
+    return EXIT_CERTIFIED if result.verdict == "certified" and result.profile \
+        else EXIT_NOT_CERTIFIED
+
+
+def diff_bundles(ns: argparse.Namespace) -> int:
+    try:
+        changes = diff.compare(diff.load(ns.old), diff.load(ns.new))
+    except ValueError as err:
+        print(f"pjrt-conformance diff: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(diff.render(changes), end="")
+    return 0
+
+
+def collected_profile(target: Path) -> int:
+    """Collect the suite (1 CPU device) and write its profile to ``target``."""
+    return int(pytest.main(["--pyargs", "conformance", "--collect-only", "-q",
+                            "-p", "no:cacheprovider", "-o", "addopts=", "-o", "testpaths=",
+                            "--cpu-devices=1", "--profile=none", f"--write-profile={target}"]))
+
+
+def profile_command(ns: argparse.Namespace) -> int:
+    if ns.write:
+        return EXIT_USAGE if collected_profile(ns.write) else 0
+    try:
+        shipped = profiles.load(ns.check)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return EXIT_USAGE
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / f"{shipped.name}.json"
+        if collected_profile(target):
+            return EXIT_USAGE
+        current = profiles.load(str(target))
+    added = sorted(set(current.tests) - set(shipped.tests))
+    removed = sorted(set(shipped.tests) - set(current.tests))
+    moved = sorted(t for t in set(current.tests) & set(shipped.tests)
+                   if current.tests[t] != shipped.tests[t])
+    for title, items in (("not in the profile", added), ("in the profile, not collected",
+                                                         removed), ("tier changed", moved)):
+        for t in items:
+            print(f"{title}: {t}")
+    if added or removed or moved:
+        print(f"profile {shipped.name} is out of date: regenerate with "
+              f"'pjrt-conformance profile --write conformance/profiles/{shipped.name}.json' "
+              "and bump its version if core tests changed")
+        return EXIT_NOT_CERTIFIED
+    print(f"profile {shipped.name}: {len(shipped.tests)} test ids match the collected suite")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    if ns.command == "run":
-        return run(ns)
-    return EXIT_USAGE  # pragma: no cover - argparse enforces the subcommand
+    commands = {"run": run, "verify": verify_bundle, "diff": diff_bundles,
+                "profile": profile_command}
+    return commands[ns.command](ns)
 
 
 if __name__ == "__main__":

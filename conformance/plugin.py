@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 
 import conformance
-from conformance import backend, isolation, known_failures, report
+from conformance import backend, bundle, isolation, known_failures, profiles, report, waivers
 from conformance.programs import ProgramCache
 from runtime import _compat, xla_bridge, xla_client
 
@@ -63,6 +63,31 @@ class SessionState:
         self._cache: ProgramCache | None = None
         self.written: tuple[dict, Path] | None = None
         self.collected_here = False
+        self.profile: profiles.Profile | None = None
+        self.declared: list[str] = []
+        self.waivers: list[waivers.Waiver] = []
+
+    def configure_certification(self) -> None:
+        """Load --profile, --declare/--declare-file and --waivers (ValueError if bad)."""
+        opt = self.config.getoption
+        if opt("profile") != "none":
+            self.profile = profiles.load(opt("profile"))
+        declared = list(opt("declare"))
+        self.declared = profiles.parse_declared(declared)
+        if opt("declare_file"):
+            try:
+                extra = profiles.read_declare_file(Path(opt("declare_file")))
+            except OSError as err:
+                raise ValueError(f"--declare-file: {err}") from err
+            self.declared += [c for c in extra if c not in self.declared]
+        if opt("waivers"):
+            self.waivers = waivers.parse(Path(opt("waivers")))
+
+    def tier(self, item: pytest.Item) -> str:
+        own = profiles.tier_of(list(item.iter_markers()))
+        if self.profile is None:
+            return own
+        return self.profile.tier(profiles.profile_id(item.nodeid)) or own
 
     def client(self) -> Any:
         if self._client is None:
@@ -95,7 +120,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="platform string the client must report (default: --platform); a "
                          "client reporting another platform stops the run")
     group.addoption("--report-dir", default=None,
-                    help="write report.json and report.md into this directory")
+                    help="write the report bundle (report.json, report.md, report.html, "
+                         "junit.xml, MANIFEST.sha256) into this directory")
+    group.addoption("--profile", default=profiles.DEFAULT_PROFILE,
+                    help=f"certification profile: a shipped name ({profiles.DEFAULT_PROFILE}), "
+                         "a profile .json, or 'none' (completeness not checked)")
+    group.addoption("--declare", action="append", default=[],
+                    help="declared capabilities, comma-separated and repeatable: "
+                         + ", ".join(profiles.CAPABILITIES))
+    group.addoption("--declare-file", default=None,
+                    help="file of declared capabilities, one a line")
+    group.addoption("--waivers", default=None,
+                    help="TOML file of waivers (test glob, issue URL, expiry date, reason)")
+    group.addoption("--write-profile", default=None,
+                    help="write the collected test ids and tiers as a profile to this path")
     group.addoption("--known-failures", action="append", default=[],
                     help="file of known failures (test id glob | requirement | reason); "
                          "repeatable")
@@ -108,6 +146,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("hypothesis_profile", None):
         hypothesis.settings.load_profile(DEFAULT_PROFILE)
     config.addinivalue_line("markers", "capability(name): test needs a capability module")
+    config.addinivalue_line("markers", "informational: the result never blocks certification "
+                                       "(except crash, timeout, wrong result)")
     cpu_devices = config.getoption("cpu_devices")
     if cpu_devices < 1:
         raise pytest.UsageError(f"--cpu-devices must be >= 1, got {cpu_devices}")
@@ -121,6 +161,10 @@ def pytest_configure(config: pytest.Config) -> None:
     except (RuntimeError, ValueError, TypeError, xla_client.GpuLibNotLinkedError) as err:
         raise pytest.UsageError(f"--platform={config.getoption('platform')}: {err}") from err
     state = SessionState(config, spec)
+    try:
+        state.configure_certification()
+    except ValueError as err:
+        raise pytest.UsageError(str(err)) from err
     if not _is_xdist_controller(config):
         state.client()  # fail fast: a backend that cannot start is a usage error
     for path in config.getoption("known_failures"):
@@ -162,6 +206,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = _state(config)
     state.collected_here = True  # not on a pytest-xdist controller
     known_failures.apply(items, state.known)
+    for item in items:
+        item.user_properties.append((report.TIER_PROPERTY, state.tier(item)))
+    target = config.getoption("write_profile")
+    if target:
+        tests = {profiles.profile_id(i.nodeid): profiles.tier_of(list(i.iter_markers()))
+                 for i in items}
+        name = Path(target).stem
+        version = int("".join(c for c in name if c.isdigit()) or 1)
+        Path(target).write_text(profiles.canonical_text(name, version, tests))
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -291,9 +344,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not out:
         return
     doc = report.build(list(state.collector.results.values()),
-                       collected=session.testscollected, header=header(state))
-    json_path, _ = report.write(doc, Path(out))
-    state.written = (doc, json_path)
+                       collected=session.testscollected, header=header(state),
+                       profile=state.profile, declared=tuple(state.declared),
+                       waivers=tuple(state.waivers),
+                       device_count=state.platform_info.get("local_device_count", 1))
+    state.written = (doc, bundle.write(doc, Path(out)))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -1,23 +1,33 @@
-"""Result collection and certification report writing (report.json, report.md).
+"""Result collection and the report document (report.json, report.md).
 
-Schema ``schema_version`` 1: see ``docs/report-schema.md``.
+Schema ``schema_version`` 2: ``docs/report-schema.md`` and the JSON Schema
+``conformance/schema/report-v2.schema.json``. The verdict comes from
+:func:`conformance.certification.decide`; the other bundle files from
+:mod:`conformance.bundle`.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import datetime
 import json
 import re
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from conformance import certification
+from conformance import waivers as waiver_rules
+from conformance.profiles import Profile, profile_id
+from conformance.waivers import Waiver
+
+SCHEMA_VERSION = 2
 STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",
             "skipped", "waived")
-#: Statuses that deny certification wherever they occur.
+#: Statuses whose results carry a message and a reproduction in ``failures``.
 FATAL = ("fail_wrong_result", "fail_error", "crash", "timeout")
-CERTIFIED, NOT_CERTIFIED = "certified", "not certified"
+#: user_properties key under which the plugin hands a test's tier to the controller.
+TIER_PROPERTY = "pjrt_tier"
 
 
 @dataclasses.dataclass
@@ -27,10 +37,29 @@ class Result:
     nodeid: str
     area: str
     status: str
+    tier: str = "core"
     message: str = ""
     reproduction: str = ""
+    command: str = ""
     duration_s: float = 0.0
     known_failure: str = ""
+
+    @property
+    def test_id(self) -> str:
+        return profile_id(self.nodeid)
+
+    def record(self) -> dict[str, Any]:
+        """The compact entry of ``report.json["results"]``."""
+        return {"nodeid": self.nodeid, "test_id": self.test_id, "area": self.area,
+                "tier": self.tier, "status": self.status, "duration_s": self.duration_s}
+
+    def failure(self) -> dict[str, Any]:
+        """The detailed entry of ``report.json["failures"]``: message (observed vs
+        expected), the drawn input, the Hypothesis blob, the program text and the
+        command that reproduces it."""
+        return {**self.record(), "message": self.message, "reproduction": self.reproduction,
+                "command": self.command, "known_failure": self.known_failure,
+                **reproduction_parts(self.reproduction)}
 
 
 def area_of(nodeid: str) -> str:
@@ -77,9 +106,22 @@ def _message(report: Any) -> str:
     return str(report.longrepr or "")[:2000]
 
 
+def reproduction_parts(text: str) -> dict[str, str | None]:
+    """``falsifying_example``, ``hypothesis_blob`` and ``program_text`` found in a
+    reproduction text (None where absent)."""
+    example = re.search(r"(?:Falsifying example|Failing test case): (.*?)(?:\n\n|\nYou can"
+                        r"|$)", text, re.S)
+    blob = re.search(r"@reproduce_failure\([^)]*\)", text)
+    program = re.search(r"(module @\S+.*?^})", text, re.S | re.M)
+    return {"falsifying_example": example.group(1).strip() if example else None,
+            "hypothesis_blob": blob.group(0) if blob else None,
+            "program_text": program.group(1) if program else None}
+
+
 def _reproduction(longrepr: str) -> str:
     keep = []
-    for marker in ("Reproduction:", "Falsifying example", "@reproduce_failure"):
+    for marker in ("Reproduction:", "Falsifying example", "Failing test case",
+                   "@reproduce_failure"):
         i = longrepr.find(marker)
         if i >= 0:
             keep.append(longrepr[i:i + 3000].split("\n\n")[0])
@@ -101,51 +143,62 @@ class Collector:
             return  # a passing later phase neither hides a failure nor replaces the call
         longrepr = str(report.longrepr or "")
         known = getattr(report, "wasxfail", "") or ""
-        result = Result(nodeid, area_of(nodeid), status, duration_s=round(report.duration, 4),
-                        known_failure=known)
+        tier = dict(getattr(report, "user_properties", ()) or ()).get(TIER_PROPERTY, "core")
+        result = Result(nodeid, area_of(nodeid), status, tier=tier,
+                        duration_s=round(report.duration, 4), known_failure=known)
         if status not in ("pass",):
             result.message = _message(report)
             if status in FATAL:
-                repro = _reproduction(longrepr)
-                result.reproduction = "\n".join(x for x in (repro, repro_command) if x)
+                result.reproduction = _reproduction(longrepr)
+                result.command = repro_command
         self.results[nodeid] = result
 
 
-def summarize(results: list[Result], collected: int) -> dict[str, Any]:
+def summarize(records: list[dict[str, Any]], collected: int) -> dict[str, Any]:
+    """Status counts overall, per area and per tier."""
+    def table(key: str) -> dict[str, dict[str, int]]:
+        rows: dict[str, dict[str, int]] = collections.defaultdict(
+            lambda: {s: 0 for s in STATUSES})
+        for r in records:
+            rows[r[key]][r["status"]] += 1
+        return dict(sorted(rows.items()))
+
     by_status = {s: 0 for s in STATUSES}
-    areas: dict[str, dict[str, int]] = collections.defaultdict(lambda: {s: 0 for s in STATUSES})
-    for r in results:
-        by_status[r.status] += 1
-        areas[r.area][r.status] += 1
-    return {"collected": collected, "reported": len(results), "by_status": by_status,
-            "areas": dict(sorted(areas.items()))}
+    for r in records:
+        by_status[r["status"]] += 1
+    return {"collected": collected, "reported": len(records), "by_status": by_status,
+            "areas": table("area"), "tiers": table("tier")}
 
 
-def verdict(summary: dict[str, Any]) -> tuple[str, list[str]]:
-    """(verdict, reasons). Certified only if tests ran, all were reported, none fatal."""
-    reasons = []
-    if summary["collected"] == 0:
-        reasons.append("no test was collected")
-    if summary["reported"] < summary["collected"]:
-        reasons.append(f"{summary['collected'] - summary['reported']} collected tests "
-                       "have no result")
-    for status in FATAL:
-        n = summary["by_status"][status]
-        if n:
-            reasons.append(f"{n} test(s) with status {status}")
-    return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
-
-
-def build(results: list[Result], *, collected: int, header: dict[str, Any]) -> dict[str, Any]:
-    """The report.json document."""
-    summary = summarize(results, collected)
-    decision, reasons = verdict(summary)
+def build(results: list[Result], *, collected: int, header: dict[str, Any],
+          profile: Profile | None = None, declared: tuple[str, ...] = (),
+          waivers: tuple[Waiver, ...] = (), device_count: int = 1,
+          today: datetime.date | None = None) -> dict[str, Any]:
+    """The report.json document (schema 2): results with waivers applied, the
+    verdict and its reasons."""
+    records = [r.record() for r in results]
+    errors = waiver_rules.apply(list(waivers), records, today or datetime.date.today())
+    by_id = {r["nodeid"]: r for r in records}
+    summary = summarize(records, collected)
+    decision, reasons = certification.decide(records, collected=collected, profile=profile,
+                                             declared=list(declared),
+                                             device_count=device_count, errors=errors)
+    counts = profile.expected_counts(device_count) if profile else None
     return {
         "schema_version": SCHEMA_VERSION,
         **header,
-        "summary": {k: summary[k] for k in ("collected", "reported", "by_status")},
+        "profile": profile.header() if profile else None,
+        "declared_capabilities": list(declared),
+        "waivers": [w.as_dict() for w in waivers],
+        "report_errors": errors,
+        "summary": {"collected": collected, "reported": summary["reported"],
+                    "expected": sum(counts.values()) if counts else None,
+                    "by_status": summary["by_status"]},
         "areas": summary["areas"],
-        "failures": [dataclasses.asdict(r) for r in results if r.status in FATAL],
+        "tiers": summary["tiers"],
+        "results": records,
+        "failures": [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
+                     if r.status in FATAL],
         "not_supported": [{"nodeid": r.nodeid, "message": r.message} for r in results
                           if r.status == "not_supported"],
         "verdict": decision,
@@ -198,12 +251,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"- Hypothesis profile: {doc['hypothesis']['profile']} "
         f"(max_examples={doc['hypothesis']['max_examples']}, "
         f"derandomize={doc['hypothesis']['derandomize']})",
+        f"- Profile: " + (f"{doc['profile']['name']} (sha256 {doc['profile']['sha256'][:12]}, "
+                          f"{doc['profile']['tests']} test ids)" if doc.get("profile")
+                          else "none (completeness not checked; not a certification)"),
+        f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
         f"- Command: `{doc['command']}`",
         f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
         "",
         "## Summary",
         "",
-        f"Collected {s['collected']}, reported {s['reported']}.",
+        f"Collected {s['collected']}, reported {s['reported']}"
+        + (f", expected by the profile {s['expected']}." if s.get("expected") is not None
+           else "."),
         "",
         "| status | count |",
         "|---|---|",
@@ -214,7 +273,20 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "| area | " + " | ".join(STATUSES) + " |",
         "|---|" + "---|" * len(STATUSES),
     ] + [f"| {a} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
-         for a, c in doc["areas"].items()]
+         for a, c in doc["areas"].items()] + [
+        "",
+        "## Tiers (core, capabilities, informational)",
+        "",
+        "| tier | " + " | ".join(STATUSES) + " |",
+        "|---|" + "---|" * len(STATUSES),
+    ] + [f"| {t} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
+         for t, c in doc.get("tiers", {}).items()]
+    if doc.get("report_errors"):
+        lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
+    if doc.get("waivers"):
+        lines += ["", "## Waivers", ""] + [f"- `{w['test']}` until {w['expires']}: "
+                                           f"{w['reason']} ({w['issue']})"
+                                           for w in doc["waivers"]]
     if doc["failures"]:
         lines += ["", "## Failures", ""]
         for f in doc["failures"]:
@@ -223,6 +295,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
                       "", "```", f["message"].strip()[:2000], "```"]
             if f["reproduction"]:
                 lines += ["", "Reproduction:", "", "```", f["reproduction"].strip(), "```"]
+            if f.get("command"):
+                lines += ["", f"Reproduce: `{f['command']}`"]
             lines.append("")
     return "\n".join(lines) + "\n"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conformance import backend
 
 
@@ -50,10 +52,9 @@ def test_device_counts(client):
     assert client.local_device_count() <= client.device_count()
 
 
+@pytest.mark.informational
 def test_cpu_device_count_option(client, backend_spec):
     if client.platform != "cpu" or backend_spec.plugin_library is not None:
-        import pytest
-
         pytest.skip("--cpu-devices applies to the built-in cpu client only")
     want = backend_spec.cpu_devices
     assert client.local_device_count() == want, (

@@ -21,6 +21,7 @@ def run_suite(pytester):
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
         result = pytester.runpytest_subprocess(
             "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2", *expect,
+            "--profile=none",
             f"--report-dir={out}", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None

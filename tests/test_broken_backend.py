@@ -33,8 +33,10 @@ def test_suite_fails_on_broken_backend(run_suite, platform, select):
     assert all(f["status"] == "fail_wrong_result" for f in doc["failures"]), doc["failures"]
     failure = doc["failures"][0]
     assert "but should be" in failure["message"] or "differs from expected" in failure["message"]
-    assert "pytest " in failure["reproduction"] and f"--platform={platform}" in \
-        failure["reproduction"]
+    assert failure["command"].startswith("pytest ") and f"--platform={platform}" in \
+        failure["command"]
+    assert failure["falsifying_example"] and failure["hypothesis_blob"].startswith(
+        "@reproduce_failure(")
 
 
 def test_wrong_dtype_message_names_both_dtypes(run_suite):

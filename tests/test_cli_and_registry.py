@@ -15,17 +15,18 @@ def _cli(*args, cwd):
 
 
 def test_cli_certifies_a_passing_selection(tmp_path):
-    proc = _cli("run", "--platform", "cpu", "--cpu-devices", "2", "--output", "out", "--",
+    proc = _cli("run", "--platform", "cpu", "--cpu-devices", "2", "--output", "out", "--profile", "none", "--",
                 "-k", "test_device_counts or test_device_ids_unique", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     assert doc["verdict"] == "certified" and doc["summary"]["collected"] == 2
     assert doc["platform"]["device_count"] == 2
-    assert "CERTIFIED" in proc.stdout and "report:" in proc.stdout
+    assert "CERTIFIED" in proc.stdout and "report bundle:" in proc.stdout
 
 
 def test_cli_default_output_dir(tmp_path):
-    proc = _cli("run", "--cpu-devices", "1", "--", "-k", "test_device_ids_unique", cwd=tmp_path)
+    proc = _cli("run", "--cpu-devices", "1", "--profile", "none", "--", "-k",
+                "test_device_ids_unique", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout[-2000:]
     (report,) = (tmp_path / "reports" / "cpu").glob("*/report.json")
     assert json.loads(report.read_text())["verdict"] == "certified"

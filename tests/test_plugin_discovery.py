@@ -148,7 +148,7 @@ def test_suite_certifies_a_discovered_platform(pytester):
     out = pytester.path / "rep"
     result = pytester.runpytest_subprocess(
         "--pyargs", "conformance", "--platform=t-cli", "--expect-platform=cpu",
-        f"--report-dir={out}", "-p", "no:cacheprovider", "-k", "test_registry")
+        f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "-k", "test_registry")
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
     doc = json.loads((out / "report.json").read_text())
     assert doc["verdict"] == "certified" and doc["platform"]["device_count"] == 2

@@ -2,6 +2,10 @@
 
 import json
 
+import jsonschema
+
+from conformance import bundle
+
 import pytest
 
 SYNTHETIC = '''
@@ -31,14 +35,15 @@ def test_crash():
 def _run(pytester, *args):
     out = pytester.path / "rep"
     result = pytester.runpytest_subprocess(f"--report-dir={out}", "-p", "no:cacheprovider",
-                                           *args)
+                                           "--profile=none", *args)
     return result, json.loads((out / "report.json").read_text()), (out / "report.md").read_text()
 
 
 def test_statuses_and_verdict(pytester):
     pytester.makepyfile(test_synthetic=SYNTHETIC)
     result, doc, md = _run(pytester)
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == 2
+    jsonschema.validate(doc, bundle.schema())     # the written report matches its schema
     by_status = doc["summary"]["by_status"]
     assert by_status == {"pass": 1, "fail_wrong_result": 1, "fail_error": 1, "crash": 1,
                          "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0}, by_status

@@ -1,0 +1,189 @@
+"""The report bundle of a run, and its verification.
+
+A bundle directory holds ``report.json`` (schema 2), ``report.md``,
+``report.html`` (self-contained), ``junit.xml`` and ``MANIFEST.sha256``
+(``sha256sum`` format over every other file). :func:`verify` checks all of it
+and recomputes the verdict; ``pjrt-conformance verify DIR`` prints the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import xml.etree.ElementTree as ET
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+import conformance
+from conformance import certification, profiles, report, report_html
+from conformance.waivers import WAIVABLE
+
+MANIFEST = "MANIFEST.sha256"
+FILES = ("report.json", "report.md", "report.html", "junit.xml")
+_JUNIT_KIND = {"fail_wrong_result": "failure", "fail_error": "error", "crash": "error",
+               "timeout": "error", "not_supported": "skipped", "skipped": "skipped",
+               "waived": "skipped"}
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of report.json version 2."""
+    text = resources.files("conformance").joinpath("schema", "report-v2.schema.json")
+    return json.loads(text.read_text())
+
+
+def render_junit(doc: dict[str, Any]) -> str:
+    """JUnit XML: one testcase per result; wrong results are failures, errors,
+    crashes and timeouts are errors, not_supported/skipped/waived are skipped."""
+    failures = {f["nodeid"]: f for f in doc["failures"]}
+    counts = {k: sum(1 for r in doc["results"] if _JUNIT_KIND.get(r["status"]) == k)
+              for k in ("failure", "error", "skipped")}
+    suite = ET.Element("testsuite", name="pjrt-conformance", tests=str(len(doc["results"])),
+                       failures=str(counts["failure"]), errors=str(counts["error"]),
+                       skipped=str(counts["skipped"]), time=str(doc.get("duration_s", 0)))
+    for r in doc["results"]:
+        file, _, name = r["nodeid"].partition("::")
+        case = ET.SubElement(suite, "testcase", classname=file, name=name or file,
+                             time=str(r["duration_s"]))
+        kind = _JUNIT_KIND.get(r["status"])
+        if kind:
+            detail = failures.get(r["nodeid"], {})
+            elem = ET.SubElement(case, kind, type=r["status"],
+                                 message=(detail.get("message") or r["status"])[:500])
+            elem.text = "\n".join(x for x in (detail.get("message"), detail.get("reproduction"),
+                                              detail.get("command")) if x)
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write(doc: dict[str, Any], out_dir: Path) -> Path:
+    """Write every bundle file and the manifest into ``out_dir``; return report.json's path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {"report.json": json.dumps(doc, indent=2) + "\n",
+             "report.md": report.render_markdown(doc),
+             "report.html": report_html.render(doc),
+             "junit.xml": render_junit(doc)}
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in FILES))
+    return out / "report.json"
+
+
+@dataclasses.dataclass
+class Verification:
+    """Outcome of :func:`verify`: ``problems`` (empty: the bundle is intact and
+    consistent), the ``verdict`` it states and whether it has a ``profile``."""
+
+    problems: list[str]
+    verdict: str | None
+    profile: str | None
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def _check_manifest(path: Path) -> list[str]:
+    manifest = path / MANIFEST
+    if not manifest.is_file():
+        return [f"{MANIFEST} is missing"]
+    problems, listed = [], set()
+    for n, line in enumerate(manifest.read_text().splitlines(), 1):
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64:
+            problems.append(f"{MANIFEST} line {n} is malformed: {line!r}")
+            continue
+        listed.add(name)
+        target = path / name
+        if not target.is_file():
+            problems.append(f"{name} is listed in {MANIFEST} but missing")
+        elif sha256_file(target) != digest:
+            problems.append(f"{name} was modified: its sha256 differs from {MANIFEST}")
+    problems += [f"{n} is required but not listed in {MANIFEST}" for n in FILES
+                 if n not in listed]
+    problems += [f"{p.name} is not listed in {MANIFEST}" for p in sorted(path.iterdir())
+                 if p.name != MANIFEST and p.name not in listed]
+    return problems
+
+
+def _check_counts(doc: dict[str, Any], prof: profiles.Profile | None) -> list[str]:
+    s, results = doc["summary"], doc["results"]
+    problems = []
+    if sum(s["by_status"].values()) != s["reported"] or s["reported"] != len(results):
+        problems.append(f"counts disagree: by_status sums to {sum(s['by_status'].values())}, "
+                        f"reported {s['reported']}, {len(results)} results")
+    for status, n in s["by_status"].items():
+        if n != sum(1 for r in results if r["status"] == status):
+            problems.append(f"by_status[{status!r}]={n} disagrees with the results")
+    if s["reported"] > s["collected"]:
+        problems.append(f"reported {s['reported']} > collected {s['collected']}")
+    for r in results:
+        if r["status"] == "waived" and (r.get("waived_from") not in WAIVABLE
+                                        or not r.get("waiver")):
+            problems.append(f"{r['nodeid']} is waived without a valid waiver")
+    if prof is not None:
+        expected = sum(prof.expected_counts(doc["platform"].get("local_device_count", 1))
+                       .values())
+        if s.get("expected") != expected:
+            problems.append(f"expected count {s.get('expected')} disagrees with profile "
+                            f"{prof.name} ({expected})")
+    return problems
+
+
+def verify(path: Path) -> Verification:
+    """Check a bundle: manifest hashes, schema, suite version, profile, counts and
+    the verdict recomputed from the results."""
+    path = Path(path)
+    if not path.is_dir():
+        return Verification([f"{path} is not a directory"], None, None)
+    problems = _check_manifest(path)
+    try:
+        doc = json.loads((path / "report.json").read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        return Verification(problems + [f"report.json is unreadable: {err}"], None, None)
+    try:
+        jsonschema.validate(doc, schema())
+    except jsonschema.ValidationError as err:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        return Verification(problems + [f"report.json does not match schema "
+                                        f"{report.SCHEMA_VERSION} at {where}: {err.message}"],
+                            doc.get("verdict"), None)
+    if doc["suite"]["version"] != conformance.__version__:
+        problems.append(f"bundle was made by suite {doc['suite']['version']}; this verifier is "
+                        f"suite {conformance.__version__}")
+    prof = None
+    if doc["profile"] is not None:
+        try:
+            prof = profiles.load(doc["profile"]["name"])
+        except ValueError as err:
+            problems.append(str(err))
+        else:
+            if prof.sha256 != doc["profile"]["sha256"]:
+                problems.append(f"profile {prof.name} of the bundle (sha256 "
+                                f"{doc['profile']['sha256'][:12]}) differs from the shipped one "
+                                f"({prof.sha256[:12]})")
+    problems += _check_counts(doc, prof)
+    verdict, reasons = certification.decide(
+        doc["results"], collected=doc["summary"]["collected"], profile=prof,
+        declared=doc["declared_capabilities"],
+        device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"])
+    if (verdict, reasons) != (doc["verdict"], doc["verdict_reasons"]):
+        problems.append(f"stated verdict {doc['verdict']!r} differs from the verdict "
+                        f"recomputed from the results: {verdict!r} ({'; '.join(reasons)})")
+    try:
+        junit = ET.parse(path / "junit.xml").getroot().find("testsuite")
+        if junit is None or int(junit.get("tests", -1)) != len(doc["results"]):
+            problems.append("junit.xml does not hold one testcase per result")
+    except (OSError, ET.ParseError) as err:
+        problems.append(f"junit.xml is unreadable: {err}")
+    return Verification(problems, doc["verdict"], doc["profile"]["name"] if prof else None)

@@ -1,0 +1,77 @@
+"""The verdict: one function, one rule a reason (DESIGN.md "Certification model").
+
+Certified only when every rule holds:
+
+1. tests were collected, and
+2. every collected test has a result;
+3. no test of any tier is ``crash``, ``timeout`` or ``fail_wrong_result``;
+4. every ``core`` test and every test of a declared capability is ``pass`` or ``waived``;
+5. tests of undeclared capabilities fail gracefully (``pass``, ``not_supported``,
+   ``skipped`` or ``waived``, never ``fail_error``);
+6. the run holds exactly the tests of its profile (a missing test is a failure);
+7. the report has no errors (invalid, expired or misapplied waivers).
+
+``verify`` recomputes the verdict with this same function.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+from conformance.profiles import CORE, Profile
+
+CERTIFIED, NOT_CERTIFIED = "certified", "not certified"
+NEVER_ALLOWED = ("crash", "timeout", "fail_wrong_result")
+MANDATORY_OK = ("pass", "waived")
+_EXAMPLES = 3
+
+
+def _counts(results: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{n} {s}" for s, n in sorted(collections.Counter(
+        r["status"] for r in results).items()))
+
+
+def _examples(items: list[str]) -> str:
+    more = f", ... (+{len(items) - _EXAMPLES})" if len(items) > _EXAMPLES else ""
+    return ", ".join(items[:_EXAMPLES]) + more
+
+
+def mandatory(tier: str, declared: list[str]) -> bool:
+    """Core tests and tests of declared capabilities must pass (or be waived)."""
+    return tier == CORE or (tier.startswith("capability:") and tier.split(":", 1)[1] in declared)
+
+
+def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | None,
+           declared: list[str], device_count: int,
+           errors: list[str]) -> tuple[str, list[str]]:
+    """(verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``, ``status``)."""
+    reasons = []
+    if collected == 0:
+        reasons.append("no test was collected")
+    if len(results) < collected:
+        reasons.append(f"{collected - len(results)} collected tests have no result")
+    for status in NEVER_ALLOWED:
+        bad = [r["nodeid"] for r in results if r["status"] == status]
+        if bad:
+            reasons.append(f"{len(bad)} test(s) with status {status}: {_examples(bad)}")
+    weak = [r for r in results if mandatory(r["tier"], declared)
+            and r["status"] not in MANDATORY_OK + NEVER_ALLOWED]
+    if weak:
+        reasons.append(f"{len(weak)} core or declared-capability test(s) neither pass nor "
+                       f"waived ({_counts(weak)}): {_examples([r['nodeid'] for r in weak])}")
+    rough = [r["nodeid"] for r in results if r["tier"].startswith("capability:")
+             and not mandatory(r["tier"], declared) and r["status"] == "fail_error"]
+    if rough:
+        reasons.append(f"{len(rough)} test(s) of undeclared capabilities raised an error "
+                       f"instead of failing gracefully (not_supported): {_examples(rough)}")
+    if profile is not None:
+        missing, unexpected = profile.completeness([r["nodeid"] for r in results], device_count)
+        if missing:
+            reasons.append(f"{len(missing)} test(s) of profile {profile.name} missing: "
+                           f"{_examples(missing)}")
+        if unexpected:
+            reasons.append(f"{len(unexpected)} test(s) not in profile {profile.name}: "
+                           f"{_examples(unexpected)}")
+    reasons += [f"report error: {e}" for e in errors]
+    return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
