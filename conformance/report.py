@@ -234,6 +234,14 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list[str]:
+    """A Markdown section with one row of status counts per area or tier."""
+    return ["", f"## {title}", "", f"| {key} | " + " | ".join(STATUSES) + " |",
+            "|---|" + "---|" * len(STATUSES)] + [
+        f"| {name} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
+        for name, c in rows.items()]
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
     lines = [
@@ -266,21 +274,9 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "",
         "| status | count |",
         "|---|---|",
-    ] + [f"| {k} | {v} |" for k, v in s["by_status"].items()] + [
-        "",
-        "## Areas",
-        "",
-        "| area | " + " | ".join(STATUSES) + " |",
-        "|---|" + "---|" * len(STATUSES),
-    ] + [f"| {a} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
-         for a, c in doc["areas"].items()] + [
-        "",
-        "## Tiers (core, capabilities, informational)",
-        "",
-        "| tier | " + " | ".join(STATUSES) + " |",
-        "|---|" + "---|" * len(STATUSES),
-    ] + [f"| {t} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
-         for t, c in doc.get("tiers", {}).items()]
+    ] + [f"| {k} | {v} |" for k, v in s["by_status"].items()]
+    lines += _status_table("Areas", "area", doc["areas"])
+    lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
     if doc.get("waivers"):
