@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import json
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -112,19 +113,44 @@ def reproduction_parts(text: str) -> dict[str, str | None]:
     example = re.search(r"(?:Falsifying example|Failing test case): (.*?)(?:\n\n|\nYou can"
                         r"|$)", text, re.S)
     blob = re.search(r"@reproduce_failure\([^)]*\)", text)
-    program = re.search(r"(module @\S+.*?^})", text, re.S | re.M)
     return {"falsifying_example": example.group(1).strip() if example else None,
             "hypothesis_blob": blob.group(0) if blob else None,
-            "program_text": program.group(1) if program else None}
+            "program_text": _program(text)}
+
+
+def _program(text: str) -> str | None:
+    """The StableHLO module in ``text``: from ``module @`` to the ``}`` at its indent,
+    with pytest's ``E`` column and the common indent removed."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        at = line.find("module @")
+        if at < 0:
+            continue
+        prefix = line[:at]
+        for j in range(i + 1, len(lines)):
+            if lines[j].rstrip() == prefix + "}":
+                return "\n".join(x[len(prefix):] for x in lines[i:j + 1])
+        return None
+    return None
 
 
 def _reproduction(longrepr: str) -> str:
-    keep = []
+    """The reproduction note, Hypothesis' failing example and its blob from a pytest
+    failure text, without pytest's ``E`` column, each block dedented."""
+    lines = [(line[1:] if line.startswith("E ") or line == "E" else line).rstrip()
+             for line in longrepr.splitlines()]
+    keep: list[str] = []
     for marker in ("Reproduction:", "Falsifying example", "Failing test case",
                    "@reproduce_failure"):
-        i = longrepr.find(marker)
-        if i >= 0:
-            keep.append(longrepr[i:i + 3000].split("\n\n")[0])
+        start = next((i for i, line in enumerate(lines) if marker in line), None)
+        if start is None or any(marker in block for block in keep):
+            continue
+        block = []
+        for line in lines[start:start + 200]:
+            if not line and block:
+                break
+            block.append(line)
+        keep.append(textwrap.dedent("\n".join(block)).strip())
     return "\n".join(keep)
 
 

@@ -47,8 +47,11 @@ def test_wrong_dtype_message_names_both_dtypes(run_suite):
 
 def test_execute_failure_carries_program_text(run_suite):
     result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
-    repro = doc["failures"][0]["reproduction"]
+    failure = doc["failures"][0]
+    repro = failure["reproduction"]
     assert "stablehlo.add" in repro and "Reproduction: execute(add, int32" in repro, repro
+    assert failure["program_text"].startswith("module @") and "stablehlo.add" in \
+        failure["program_text"]
 
 
 REGISTRY = ("-k", "test_registry")
