@@ -264,7 +264,13 @@ def isolated(request: pytest.FixtureRequest):
 
 def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
     name = nodeid.split("::", 1)[1] if "::" in nodeid else ""
-    target = f"{item_path}::{name}" if name else item_path
+    path = Path(item_path).resolve()
+    if path.parent == Path(conformance.__file__).resolve().parent:
+        # Portable: the installed suite, wherever it lives on the reader's machine.
+        module = f"conformance.{path.stem}"
+        target = f"--pyargs {shlex.quote(f'{module}::{name}' if name else module)}"
+    else:
+        target = shlex.quote(f"{item_path}::{name}" if name else item_path)
     s = _state(config).spec
     plugin = ""
     if s.plugin_library:
@@ -273,7 +279,7 @@ def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
             plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
     if s.expect_platform:
         plugin += f" --expect-platform={s.expect_platform}"
-    return (f"pytest {shlex.quote(target)} --platform={s.platform} "
+    return (f"pytest {target} --platform={s.platform} "
             f"--cpu-devices={s.cpu_devices}{plugin} -p no:cacheprovider")
 
 

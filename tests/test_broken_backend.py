@@ -1,5 +1,7 @@
 """The suite catches deliberately broken backends (and passes on a healthy one)."""
 
+import shlex
+
 import pytest
 
 TRANSFER = ("-k", "test_round_trip_bit_exact and (int32 or float32)")
@@ -33,8 +35,8 @@ def test_suite_fails_on_broken_backend(run_suite, platform, select):
     assert all(f["status"] == "fail_wrong_result" for f in doc["failures"]), doc["failures"]
     failure = doc["failures"][0]
     assert "but should be" in failure["message"] or "differs from expected" in failure["message"]
-    assert failure["command"].startswith("pytest ") and f"--platform={platform}" in \
-        failure["command"]
+    assert failure["command"].startswith("pytest --pyargs 'conformance.test_") and \
+        f"--platform={platform}" in failure["command"]
     assert failure["falsifying_example"] and failure["hypothesis_blob"].startswith(
         "@reproduce_failure(")
 
@@ -43,6 +45,14 @@ def test_wrong_dtype_message_names_both_dtypes(run_suite):
     result, doc = run_suite("broken-dtype", "-k", "test_round_trip_bit_exact and int32")
     messages = " ".join(f["message"] for f in doc["failures"])
     assert "out.dtype=float32, but should be int32" in messages, messages
+
+
+def test_failure_command_reproduces_it(run_suite, pytester):
+    result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
+    command = doc["failures"][0]["command"]
+    again = pytester.runpytest_subprocess(*shlex.split(command)[1:])
+    assert again.ret == pytest.ExitCode.TESTS_FAILED, again.stdout.str()[-2000:]
+    again.stdout.fnmatch_lines(["*1 failed*"])
 
 
 def test_execute_failure_carries_program_text(run_suite):
