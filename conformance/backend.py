@@ -53,13 +53,16 @@ class BackendSpec:
     (>= 1) of the built-in CPU client, optionally a plugin ``plugin_library``
     path with ``plugin_options`` (its create options), and ``expect_platform``:
     the platform string the client must report (default: ``platform``; for a
-    registry entry whose name is not its platform, such as a test double)."""
+    registry entry whose name is not its platform, such as a test double), and
+    ``setup_files``: Python files (the session's conftest.py files) that a child
+    process runs first, so backends they register exist there too."""
 
     platform: str
     cpu_devices: int = 8
     plugin_library: str | None = None
     plugin_options: dict[str, Any] | None = None
     expect_platform: str | None = None
+    setup_files: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.platform, str) or not self.platform:
@@ -75,7 +78,16 @@ class BackendSpec:
 
     @classmethod
     def from_json(cls, text: str) -> BackendSpec:
-        return cls(**json.loads(text))
+        fields = json.loads(text)
+        fields["setup_files"] = tuple(fields.get("setup_files", ()))
+        return cls(**fields)
+
+    def run_setup_files(self) -> None:
+        """Run ``setup_files`` (in a child process, before :meth:`configure`)."""
+        import runpy
+
+        for path in self.setup_files:
+            runpy.run_path(path)
 
     def configure(self) -> None:
         """Set up the registry: CPU with ``cpu_devices`` devices, the plugin library

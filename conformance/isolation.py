@@ -19,9 +19,11 @@ import numpy as np
 from conformance import backend
 from runtime import xla_client
 spec = backend.BackendSpec.from_json({spec_json!r})
+spec.run_setup_files()
 spec.configure()
 client = spec.open()
 device = client.local_devices()[{device_index}]
+xc = getattr(client, "xla_client", xla_client)
 """
 
 

@@ -156,7 +156,11 @@ def pytest_configure(config: pytest.Config) -> None:
             platform=config.getoption("platform"), cpu_devices=cpu_devices,
             plugin_library=config.getoption("plugin_library"),
             plugin_options=backend.load_plugin_options(config.getoption("plugin_options")),
-            expect_platform=config.getoption("expect_platform"))
+            expect_platform=config.getoption("expect_platform"),
+            setup_files=tuple(sorted(
+                str(Path(p.__file__)) for p in config.pluginmanager.get_plugins()
+                if getattr(p, "__name__", "").endswith("conftest")
+                and getattr(p, "__file__", None))))
         spec.configure()
     except (RuntimeError, ValueError, TypeError, xla_client.GpuLibNotLinkedError) as err:
         raise pytest.UsageError(f"--platform={config.getoption('platform')}: {err}") from err
@@ -230,6 +234,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def client(request: pytest.FixtureRequest) -> Any:
     """The runtime client of the platform under test (one per session)."""
     return _state(request.config).client()
+
+
+@pytest.fixture(scope="session")
+def xc(client: Any) -> Any:
+    """The seed's module-level functions for the client under test (``client.xla_client``,
+    else ``runtime.xla_client``): the areas call ``xc.reorder_shards(...)`` and so on."""
+    from runtime import xla_client
+
+    return getattr(client, "xla_client", xla_client)
 
 
 @pytest.fixture(scope="session")

@@ -92,3 +92,71 @@ def test_make_cpu_client_rejects_bad_num_devices():
     for bad in (0, -1, 2.5, "4"):
         with pytest.raises(ValueError, match="num_devices"):
             xla_client.make_cpu_client(num_devices=bad)
+
+
+def _sharded(client, xc):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    from conformance import sharding_helpers as shh
+
+    devices = client.local_devices()
+    sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
+    x = np.arange(2 * len(devices), dtype=np.float32)
+    return shh, sharding, x, shh.put_sharded(x, sharding, xc=xc)
+
+
+@pytest.mark.parametrize("case", ["dtype", "shape", "count"])
+def test_batched_device_put_rejects_mismatched_shards(client, xc, case):
+    from runtime import _compat
+
+    _, sharding, x, _ = _sharded(client, xc)
+    devices = list(sharding.devices_indices_map(x.shape))
+    shards = [np.zeros(2, np.float32) for _ in devices]
+    if case == "dtype":
+        shards[-1] = np.zeros(2, np.int32)
+    elif case == "shape":
+        shards[0] = np.zeros(3, np.float32)
+    else:
+        shards = shards[:-1]
+    expected = {"dtype": TypeError, "shape": ValueError, "count": ValueError}[case]
+    with pytest.raises(expected, match=r"batched_device_put: argument 'xs(\[\d+\])?'"):
+        xc.batched_device_put(_compat.shaped_array(x.shape, x.dtype), sharding, shards, devices)
+
+
+@pytest.fixture
+def two_devices(client):
+    """Skip (capability multi_device) on a platform with one device."""
+    if client.local_device_count() < 2:
+        pytest.skip("needs two devices")
+    return client.local_devices()
+
+
+@pytest.mark.capability("multi_device")
+def test_reorder_shards_rejects_a_destination_that_would_relabel_data(client, xc, two_devices):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    _, _, x, arr = _sharded(client, xc)
+    swapped = NamedSharding(Mesh(np.array(two_devices[::-1]), ("x",)), PartitionSpec("x"))
+    with pytest.raises(ValueError, match="argument 'dst_sharding'.*moves no data"):
+        xc.reorder_shards(arr, swapped, xc.ArrayCopySemantics.REUSE_INPUT)
+    ph.assert_bitwise_equal(np.asarray(arr), x, call="input after a rejected reorder_shards")
+    with pytest.raises(TypeError, match="argument 'array_copy_semantics'"):
+        xc.reorder_shards(arr, arr.sharding, "copy")
+
+
+@pytest.mark.capability("multi_device")
+def test_batched_copy_rejects_mismatched_arguments(client, xc, two_devices):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    shh, sharding, x, arr = _sharded(client, xc)
+    devices = two_devices
+    order = xc.DeviceList(tuple(devices[::-1]))
+    copy = xc.ArrayCopySemantics.ALWAYS_COPY
+    with pytest.raises(ValueError, match="argument 'shardings'"):
+        xc.batched_copy_array_to_devices_with_sharding([arr], [order], [], [copy])
+    relabel = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
+    with pytest.raises(ValueError, match=r"argument 'shardings\[0\]'.*would land on"):
+        xc.batched_copy_array_to_devices_with_sharding([arr], [order], [relabel], [copy])
+    arr.delete()
+    with pytest.raises(ValueError, match=r"argument 'arrays\[0\]' must be a live array"):
+        xc.batched_copy_array_to_devices_with_sharding([arr], [order], [relabel], [copy])

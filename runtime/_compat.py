@@ -71,3 +71,13 @@ def confine_jax_to_cpu() -> None:
     preallocated memory. No effect once jax's backends are initialized.
     """
     jax.config.update("jax_platforms", "cpu")
+
+
+def hlo_sharding_of(sharding: Any, ndim: int) -> Any:
+    """The ``HloSharding`` of a jax/jaxlib sharding for an array of rank ``ndim``."""
+    return sharding._to_xla_hlo_sharding(ndim)
+
+
+def device_assignment_of(sharding: Any) -> list[Any]:
+    """The devices of a sharding in its tile-assignment order."""
+    return list(sharding._device_assignment)

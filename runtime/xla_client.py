@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from runtime._array_copy import batched_copy_array_to_devices_with_sharding, reorder_shards
 from runtime._client import Client
 from runtime._compat import native
 # Plugin system (seed 000): checked wrappers, never a segfault on bad input.
@@ -17,6 +18,7 @@ from runtime._plugin_library import PluginLoadError
 from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamically,
                               load_pjrt_plugin_with_c_api, make_c_api_client,
                               pjrt_plugin_initialized, pjrt_plugin_loaded)
+from runtime._sharded_put import batched_device_put
 from runtime._validate import check_node
 
 # Native types and functions the seeds name (re-exported, not rewritten).
@@ -42,9 +44,6 @@ XlaRuntimeError = native.XlaRuntimeError
 CustomCallTargetTraits = native.CustomCallTargetTraits
 
 batched_block_until_ready = native.batched_block_until_ready
-batched_copy_array_to_devices_with_sharding = native.batched_copy_array_to_devices_with_sharding
-batched_device_put = native.batched_device_put
-reorder_shards = native.reorder_shards
 
 
 DeviceTopology = native.DeviceTopology

@@ -99,3 +99,63 @@ for _name, _cls in BROKEN.items():
     xla_bridge.register_backend_factory(
         _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
         priority=-1)
+
+
+# -- copy semantics and sharding: the module-level functions of the seed API -----------------
+
+import types  # noqa: E402
+
+from runtime import xla_client as _xc  # noqa: E402
+
+_SEM = _xc.ArrayCopySemantics
+
+
+def _namespace(**overrides):
+    """runtime.xla_client with some functions replaced."""
+    ns = types.SimpleNamespace(**{k: getattr(_xc, k) for k in dir(_xc) if not k.startswith("_")})
+    vars(ns).update(overrides)
+    return ns
+
+
+def _rolled_reorder(x, dst, semantics):
+    from conformance import sharding_helpers as shh
+
+    out = _xc.reorder_shards(x, dst, semantics)
+    return shh.put_sharded(np.roll(np.asarray(out), 1), dst)
+
+
+def _swap_semantics(old, new):
+    def reorder(x, dst, semantics):
+        return _xc.reorder_shards(x, dst, new if semantics == old else semantics)
+
+    def copy(arrays, device_lists, shardings, semantics):
+        return _xc.batched_copy_array_to_devices_with_sharding(
+            arrays, device_lists, shardings, [new if s == old else s for s in semantics])
+    return {"reorder_shards": reorder, "batched_copy_array_to_devices_with_sharding": copy}
+
+
+class WrongReorder(Client):
+    """reorder_shards returns the data rotated by one element."""
+
+    xla_client = property(lambda self: _namespace(reorder_shards=_rolled_reorder))
+
+
+class IgnoresDonation(Client):
+    """DONATE_INPUT behaves as REUSE_INPUT: the input survives."""
+
+    xla_client = property(lambda self: _namespace(**_swap_semantics(_SEM.DONATE_INPUT,
+                                                                     _SEM.REUSE_INPUT)))
+
+
+class AliasesOnAlwaysCopy(Client):
+    """ALWAYS_COPY behaves as REUSE_INPUT: the result may share the input's buffers."""
+
+    xla_client = property(lambda self: _namespace(**_swap_semantics(_SEM.ALWAYS_COPY,
+                                                                     _SEM.REUSE_INPUT)))
+
+
+for _name, _cls in {"broken-reorder": WrongReorder, "broken-donate": IgnoresDonation,
+                    "broken-always-copy": AliasesOnAlwaysCopy}.items():
+    xla_bridge.register_backend_factory(
+        _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
+        priority=-1)

@@ -87,3 +87,24 @@ def test_client_reporting_another_platform_stops_the_run(run_suite):
     assert result.ret == pytest.ExitCode.USAGE_ERROR and doc is None
     result.stderr.fnmatch_lines(["*--platform=healthy-control: the client obtained reports "
                                  "platform 'cpu'*refusing to certify healthy-control*"])
+
+
+@pytest.mark.parametrize("platform,select,failing", [
+    ("broken-reorder", "test_reorder_shards_preserves_data", "test_reorder_shards_preserves_data"),
+    ("broken-always-copy", "test_always_copy_is_independent",
+     "test_always_copy_is_independent[reorder_shards]"),
+    ("broken-donate", "test_donate_input_deletes_the_input",
+     "test_donate_input_deletes_the_input[reorder_shards]"),
+])
+def test_copy_semantics_areas_fail_on_broken_backend(run_suite, platform, select, failing):
+    result, doc = run_suite(platform, "-k", select)
+    assert doc["verdict"] == "not certified", result.stdout.str()[-3000:]
+    failed = {f["nodeid"].split("::")[-1]: f["status"] for f in doc["failures"]}
+    assert failing in failed, (failed, result.stdout.str()[-3000:])
+    assert failed[failing] == "fail_wrong_result", failed
+
+
+def test_copy_semantics_areas_pass_on_healthy_control(run_suite):
+    result, doc = run_suite("healthy-control", "-k", "test_reorder_shards_preserves_data or "
+                            "test_always_copy_is_independent or test_reuse_input")
+    assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])

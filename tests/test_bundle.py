@@ -22,8 +22,8 @@ HEADER = {
 
 
 def _crafted(tmp_path, name="b", **status):
-    """A bundle of a complete v1 run on 1 device, every test passing unless overridden."""
-    prof = profiles.load("v1")
+    """A bundle of a complete run of the default profile on 1 device, every test passing unless overridden."""
+    prof = profiles.load(profiles.DEFAULT_PROFILE)
     results = []
     for pid, tier in sorted(prof.tests.items()):
         nodeid = "conformance/" + pid.replace("{device}", "cpu:0")
@@ -53,10 +53,10 @@ def test_crafted_certified_bundle_verifies(tmp_path):
     path = _crafted(tmp_path)
     assert sorted(p.name for p in path.iterdir()) == sorted(bundle.FILES + (bundle.MANIFEST,))
     result = bundle.verify(path)
-    assert result.valid and result.verdict == "certified" and result.profile == "v1", \
-        result.problems
+    assert result.valid and result.verdict == "certified" and \
+        result.profile == profiles.DEFAULT_PROFILE, result.problems
     proc = _cli("verify", str(path))
-    assert proc.returncode == 0 and "intact; verdict CERTIFIED (profile v1)" in proc.stdout
+    assert proc.returncode == 0 and "intact; verdict CERTIFIED (profile " in proc.stdout
 
 
 def test_tampered_file_is_detected(tmp_path):

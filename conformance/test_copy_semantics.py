@@ -1,0 +1,107 @@
+"""Area copy_semantics: ``ArrayCopySemantics`` of ``reorder_shards`` and
+``batched_copy_array_to_devices_with_sharding`` (seed 001).
+
+``ALWAYS_COPY`` gives an independent array (no shared buffer, deleting one
+leaves the other intact), ``REUSE_INPUT`` leaves the input usable,
+``DONATE_INPUT`` deletes the input and using it afterwards raises a clear
+error. Donation runs in a child process: some backends crash there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import assertions as ph
+from conformance import sharding_helpers as shh
+
+OPS = ("reorder_shards", "batched_copy")
+
+
+def _pointers(arr):
+    return {s.device.id: s.data.unsafe_buffer_pointer() for s in arr.addressable_shards}
+
+
+def _draw(client, xc, data):
+    """A drawn sharded case, a device permutation, the host data and its device array."""
+    case = data.draw(shh.sharded_cases(client.local_devices(), min_block=1), label="case")
+    order = data.draw(st.permutations(client.local_devices()), label="order")
+    x = np.arange(int(np.prod(case.shape)), dtype=np.float32).reshape(case.shape)
+    return case, order, x, shh.put_sharded(x, case.sharding, xc=xc)
+
+
+def _apply(xc, op, arr, case, order, semantics):
+    """Run ``op`` on ``arr`` towards ``order``; return (result, expected sharding, call)."""
+    if op == "reorder_shards":
+        dst = shh.reordered(case.sharding, list(order), len(case.shape))
+        return xc.reorder_shards(arr, dst, semantics), dst, f"reorder_shards(x, {semantics})"
+    dst = shh.moved(case, list(order))
+    out = xc.batched_copy_array_to_devices_with_sharding(
+        [arr], [xc.DeviceList(tuple(order))], [dst], [semantics])[0]
+    return out, dst, f"batched_copy_array_to_devices_with_sharding([x], {semantics})"
+
+
+@pytest.mark.parametrize("op", OPS)
+@given(data=st.data())
+def test_always_copy_is_independent(client, xc, op, data):
+    case, order, x, arr = _draw(client, xc, data)
+    out, dst, call = _apply(xc, op, arr, case, order, xc.ArrayCopySemantics.ALWAYS_COPY)
+    assert out.sharding == dst, f"out.sharding={out.sharding}, but should be {dst} [{call}]"
+    ph.assert_bitwise_equal(np.asarray(out), x, call=call)
+    shared = {k for k, p in _pointers(out).items() if _pointers(arr).get(k) == p}
+    assert not shared, (f"out shares device buffers with the input on devices {sorted(shared)}, "
+                        f"but ALWAYS_COPY must copy [{call}]")
+    out.delete()
+    ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after deleting the result of {call}")
+
+
+@pytest.mark.parametrize("op", OPS)
+@given(data=st.data())
+def test_reuse_input_keeps_the_input_usable(client, xc, op, data):
+    case, order, x, arr = _draw(client, xc, data)
+    out, dst, call = _apply(xc, op, arr, case, order, xc.ArrayCopySemantics.REUSE_INPUT)
+    assert not arr.is_deleted(), f"input deleted by {call}, but REUSE_INPUT keeps it"
+    ph.assert_bitwise_equal(np.asarray(out), x, call=call)
+    ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
+
+
+_DONATE = """
+from conformance import sharding_helpers as shh
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+devices = client.local_devices()
+mesh = Mesh(np.array(devices), ("x",))
+sharding = NamedSharding(mesh, PartitionSpec("x"))
+x = np.arange(4 * len(devices), dtype=np.float32)
+arr = shh.put_sharded(x, sharding, xc=xc)
+order = devices[1:] + devices[:1]
+case = shh.ShardedCase(sharding, mesh, PartitionSpec("x"), x.shape)
+if {op!r} == "reorder_shards":
+    out = xc.reorder_shards(arr, shh.reordered(sharding, order, 1),
+                            xc.ArrayCopySemantics.DONATE_INPUT)
+else:
+    out = xc.batched_copy_array_to_devices_with_sharding(
+        [arr], [xc.DeviceList(tuple(order))], [shh.moved(case, order)],
+        [xc.ArrayCopySemantics.DONATE_INPUT])[0]
+print("RESULT_OK", bool(np.array_equal(np.asarray(out), x)), flush=True)
+print("CALLING input.is_deleted()", flush=True)
+print("INPUT_DELETED", arr.is_deleted(), flush=True)
+print("CALLING np.asarray(input)", flush=True)
+try:
+    np.asarray(arr)
+    print("USE_RETURNED", flush=True)
+except Exception as err:
+    print("USE_RAISED", type(err).__name__, flush=True)
+"""
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_donate_input_deletes_the_input(client, op, isolated):
+    out = isolated(_DONATE.format(op=op), device=client.local_devices()[0],
+                   call=f"{op}(x, DONATE_INPUT)")
+    assert "RESULT_OK True" in out, f"{op}(DONATE_INPUT) result differs from the input: {out}"
+    assert "INPUT_DELETED True" in out, (
+        f"input.is_deleted() is False after {op}(DONATE_INPUT), but donation deletes it: {out}")
+    assert "USE_RAISED" in out, (
+        f"np.asarray(donated input) returned instead of raising a clear error: {out}")
