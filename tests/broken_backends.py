@@ -103,6 +103,7 @@ for _name, _cls in BROKEN.items():
 
 # -- copy semantics and sharding: the module-level functions of the seed API -----------------
 
+import re  # noqa: E402
 import types  # noqa: E402
 
 from runtime import xla_client as _xc  # noqa: E402
@@ -154,8 +155,41 @@ class AliasesOnAlwaysCopy(Client):
                                                                      _SEM.REUSE_INPUT)))
 
 
+def _copy_keeping_memory_kind(arrays, device_lists, shardings, semantics):
+    kept = [s.with_memory_kind(a.sharding.memory_kind) for a, s in zip(arrays, shardings)]
+    return _xc.batched_copy_array_to_devices_with_sharding(arrays, device_lists, kept, semantics)
+
+
+class IgnoresMemoryKind(Client):
+    """Copies stay in the source's memory kind whatever the destination asks for."""
+
+    xla_client = property(lambda self: _namespace(
+        batched_copy_array_to_devices_with_sharding=_copy_keeping_memory_kind))
+
+
+def _singleton_groups(match):
+    ids = [int(v) for v in re.findall(r"\d+", match.group(1))]
+    groups = ", ".join(f"[{i}]" for i in ids)
+    return f"replica_groups = dense<[{groups}]> : tensor<{len(ids)}x1xi64>"
+
+
+class AllReduceDropsDevices(Client):
+    """all_reduce programs are rewritten so that every device reduces alone."""
+
+    def compile_and_load(self, computation, executable_devices, compile_options=None,
+                         host_callbacks=()):
+        text = computation if isinstance(computation, str) else computation.decode()
+        if "stablehlo.all_reduce" in text:
+            text = re.sub(r"replica_groups = dense<(\[\[.*?\]\])> : tensor<\d+x\d+xi64>",
+                          _singleton_groups, text)
+        return super().compile_and_load(text, executable_devices, compile_options,
+                                        host_callbacks)
+
+
 for _name, _cls in {"broken-reorder": WrongReorder, "broken-donate": IgnoresDonation,
-                    "broken-always-copy": AliasesOnAlwaysCopy}.items():
+                    "broken-always-copy": AliasesOnAlwaysCopy,
+                    "broken-memory-kind": IgnoresMemoryKind,
+                    "broken-all-reduce": AllReduceDropsDevices}.items():
     xla_bridge.register_backend_factory(
         _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
         priority=-1)
