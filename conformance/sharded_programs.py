@@ -88,12 +88,13 @@ COLLECTIVES = {c.name: c for c in [
 
 
 def lower(fn: Callable[..., Any], args: list[np.ndarray], in_shardings: list[Any],
-          out_shardings: Any, platform: str) -> str:
-    """StableHLO text of ``fn`` with the given shardings for ``platform``."""
+          out_shardings: Any, platform: str, donate: tuple[int, ...] = ()) -> str:
+    """StableHLO text of ``fn`` with the given shardings for ``platform``; arguments in
+    ``donate`` are donated (``tf.aliasing_output`` on the parameter)."""
     structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     with _compat.x64_context():
-        traced = jax.jit(fn, in_shardings=tuple(in_shardings),
-                         out_shardings=out_shardings).trace(*structs)
+        traced = jax.jit(fn, in_shardings=tuple(in_shardings), out_shardings=out_shardings,
+                         donate_argnums=donate).trace(*structs)
         return traced.lower(lowering_platforms=(platform,)).as_text()
 
 

@@ -105,3 +105,83 @@ def test_donate_input_deletes_the_input(client, op, isolated):
         f"input.is_deleted() is False after {op}(DONATE_INPUT), but donation deletes it: {out}")
     assert "USE_RAISED" in out, (
         f"np.asarray(donated input) returned instead of raising a clear error: {out}")
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("first", ["input", "result"])
+@given(data=st.data())
+def test_shared_buffers_live_until_the_last_owner(client, xc, op, first, data):
+    case, order, x, arr = _draw(client, xc, data)
+    out, _, call = _apply(xc, op, arr, case, order, xc.ArrayCopySemantics.REUSE_INPUT)
+    doomed, survivor = (arr, out) if first == "input" else (out, arr)
+    doomed.delete()
+    assert not survivor.is_deleted(), (
+        f"deleting the {first} of {call} also deleted the other array; arrays that share "
+        "buffers must stay valid until the last owner is deleted")
+    ph.assert_bitwise_equal(np.asarray(survivor), x,
+                            call=f"the other array after deleting the {first} of {call}")
+
+
+def test_live_arrays_tracks_owners(client, xc):
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    devices = client.local_devices()
+    sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
+    x = np.arange(2 * len(devices), dtype=np.float32)
+    arr = shh.put_sharded(x, sharding, xc=xc)
+    out = xc.reorder_shards(arr, shh.reordered(sharding, devices[::-1], 1),
+                            xc.ArrayCopySemantics.ALWAYS_COPY)
+
+    def live(a):
+        return any(b is a for b in client.live_arrays())
+    assert live(arr) and live(out), "live_arrays() misses an array that was just created"
+    arr.delete()
+    assert not live(arr) and live(out), (
+        f"after deleting the input: live_arrays() has input={live(arr)}, copy={live(out)}; "
+        "should be False, True")
+
+
+_ALIASING = """
+import jax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+from conformance import sharded_programs as sp
+from conformance import sharding_helpers as shh
+devices = client.local_devices()
+sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
+x = np.arange(4 * len(devices), dtype=np.float32)
+text = sp.lower(lambda a: a + 1, [x], [sharding], sharding, client.platform, donate=(0,))
+exe = client.compile_and_load(text, devices)
+arr = shh.put_sharded(x, sharding, xc=xc)
+before = [s.data.unsafe_buffer_pointer() for s in arr.addressable_shards]
+outs = exe.execute_sharded([arr]).disassemble_into_single_device_arrays()[0]
+print("RESULT_OK", bool(np.array_equal(np.concatenate([np.asarray(o) for o in outs]), x + 1)),
+      flush=True)
+hlo = " ".join(m.to_string() for m in exe.hlo_modules())
+print("ALIAS_KIND", "must" if "must-alias" in hlo else "may" if "may-alias" in hlo else "none",
+      flush=True)
+print("BUFFERS_REUSED", sorted(o.unsafe_buffer_pointer() for o in outs) == sorted(before),
+      flush=True)
+print("CALLING input.is_deleted()", flush=True)
+print("INPUT_DELETED", arr.is_deleted(), flush=True)
+print("CALLING execute_sharded with the donated input again", flush=True)
+try:
+    exe.execute_sharded([arr])
+    print("SECOND_USE_RETURNED", flush=True)
+except Exception as err:
+    print("SECOND_USE_RAISED", type(err).__name__, flush=True)
+"""
+
+
+@pytest.mark.capability("donation")
+def test_donation_through_input_output_aliasing(client, isolated):
+    out = isolated(_ALIASING, device=client.local_devices()[0],
+                   call="execute_sharded of a program donating argument 0")
+    assert "RESULT_OK True" in out, f"result of the donating program is wrong: {out}"
+    assert "INPUT_DELETED True" in out, (
+        f"the donated input is not deleted after execute_sharded: {out}")
+    assert "SECOND_USE_RAISED" in out, (
+        f"executing again with the donated input did not raise a clear error: {out}")
+    if "ALIAS_KIND must" in out:
+        assert "BUFFERS_REUSED True" in out, (
+            f"the compiled program declares a must-alias input_output_alias, but the output does "
+            f"not reuse the donated buffers: {out}")

@@ -186,10 +186,22 @@ class AllReduceDropsDevices(Client):
                                         host_callbacks)
 
 
+class DropsAliasing(Client):
+    """Programs lose their input/output aliasing: donated inputs survive execution."""
+
+    def compile_and_load(self, computation, executable_devices, compile_options=None,
+                         host_callbacks=()):
+        text = computation if isinstance(computation, str) else computation.decode()
+        text = re.sub(r",?\s*tf\.aliasing_output = \d+ : i32", "", text)
+        return super().compile_and_load(text, executable_devices, compile_options,
+                                        host_callbacks)
+
+
 for _name, _cls in {"broken-reorder": WrongReorder, "broken-donate": IgnoresDonation,
                     "broken-always-copy": AliasesOnAlwaysCopy,
                     "broken-memory-kind": IgnoresMemoryKind,
-                    "broken-all-reduce": AllReduceDropsDevices}.items():
+                    "broken-all-reduce": AllReduceDropsDevices,
+                    "broken-aliasing": DropsAliasing}.items():
     xla_bridge.register_backend_factory(
         _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
         priority=-1)

@@ -98,6 +98,8 @@ def test_client_reporting_another_platform_stops_the_run(run_suite):
     ("broken-memory-kind", "test_copy_between_memory_kinds",
      "test_copy_between_memory_kinds[device-pinned_host]"),
     ("broken-all-reduce", "test_collective", "test_collective[all_reduce]"),
+    ("broken-aliasing", "test_donation_through_input_output_aliasing",
+     "test_donation_through_input_output_aliasing"),
 ])
 def test_copy_semantics_areas_fail_on_broken_backend(run_suite, platform, select, failing):
     result, doc = run_suite(platform, "-k", select)
