@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from jax.sharding import NamedSharding, PartitionSpec
 
@@ -162,3 +162,18 @@ def test_reorder_shards_preserves_data(client, xc, data):
     assert out.sharding == dst, f"out.sharding={out.sharding}, but should be {dst} [{call}]"
     ph.assert_bitwise_equal(np.asarray(out), x, call=call)
     ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
+
+
+@given(data=st.data())
+def test_uneven_shapes_are_refused_clearly(client, xc, data):
+    case = data.draw(shh.sharded_cases(client.local_devices(), min_block=1), label="case")
+    pieces = shh.shards_per_dim(case.mesh, case.spec, len(case.shape))
+    cut = [i for i, p in enumerate(pieces) if p > 1]
+    assume(cut)  # something is partitioned, so one more element cannot divide evenly
+    shape = list(case.shape)
+    shape[cut[0]] += 1
+    x = np.zeros(shape, dtype=np.float32)
+    aval = _compat.shaped_array(tuple(shape), x.dtype)
+    with pytest.raises(ValueError, match="evenly divide"):  # not a silent partial put
+        xc.batched_device_put(aval, case.sharding, [x] * client.local_device_count(),
+                              client.local_devices())

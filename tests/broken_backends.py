@@ -135,6 +135,17 @@ def _swap_semantics(old, new):
     return {"reorder_shards": reorder, "batched_copy_array_to_devices_with_sharding": copy}
 
 
+def _rotated_put(aval, sharding, xs, devices, *args, **kwargs):
+    return _xc.batched_device_put(aval, sharding, list(xs[1:]) + list(xs[:1]), devices, *args,
+                                  **kwargs)
+
+
+class RotatedPut(Client):
+    """batched_device_put puts each shard on the next device."""
+
+    xla_client = property(lambda self: _namespace(batched_device_put=_rotated_put))
+
+
 class WrongReorder(Client):
     """reorder_shards returns the data rotated by one element."""
 
@@ -197,7 +208,8 @@ class DropsAliasing(Client):
                                         host_callbacks)
 
 
-for _name, _cls in {"broken-reorder": WrongReorder, "broken-donate": IgnoresDonation,
+for _name, _cls in {"broken-put": RotatedPut, "broken-reorder": WrongReorder,
+                    "broken-donate": IgnoresDonation,
                     "broken-always-copy": AliasesOnAlwaysCopy,
                     "broken-memory-kind": IgnoresMemoryKind,
                     "broken-all-reduce": AllReduceDropsDevices,
