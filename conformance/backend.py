@@ -12,11 +12,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from runtime import _compat, xla_bridge, xla_client
+from runtime._plugin_library import absolute_path
 
 
 class PlatformMismatchError(RuntimeError):
@@ -136,7 +136,7 @@ class BackendSpec:
             loaded = xla_bridge.plugin_registrations().get(self.platform)
             if not xla_bridge.using_pjrt_c_api(client) or loaded is None or \
                     loaded.library is None or \
-                    os.path.abspath(self.plugin_library) != loaded.library.path:
+                    absolute_path(self.plugin_library) != loaded.library.path:
                 raise PlatformMismatchError(
                     f"--plugin-library={self.plugin_library}: the client under test is not "
                     f"the PJRT C API client of that library (platform_version "

@@ -52,10 +52,16 @@ class PluginLibrary:
     api_struct_size: int
 
 
+def absolute_path(library_path: str | os.PathLike) -> str:
+    """The one spelling of a library path that loads are recorded and compared under:
+    ``~`` expanded, made absolute, ``..`` collapsed, symlinks kept."""
+    return os.path.abspath(os.path.expanduser(library_path))
+
+
 def check_path(plugin_name: str, library_path: str | os.PathLike) -> str:
-    """Absolute path of an existing, readable regular file; else PluginLoadError."""
-    path = Path(library_path).expanduser()
-    text = str(path)
+    """:func:`absolute_path` of an existing, readable regular file; else PluginLoadError."""
+    text = absolute_path(library_path)
+    path = Path(text)
     if not path.exists():
         raise PluginLoadError(plugin_name, text, "the library path does not exist")
     if path.is_dir():
@@ -66,7 +72,7 @@ def check_path(plugin_name: str, library_path: str | os.PathLike) -> str:
     if not os.access(path, os.R_OK):
         raise PluginLoadError(plugin_name, text, "the library file is not readable "
                               "(permission denied)")
-    return str(path.absolute())
+    return text
 
 
 def sha256_of(path: str) -> str:

@@ -83,3 +83,17 @@ def test_plugin_reporting_another_platform_is_refused(tmp_path):
         capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "reports platform 'cpu'" in proc.stdout + proc.stderr
+
+
+def test_plugin_path_spelled_with_dot_dot(tmp_path):
+    # The guard compares the library it loaded with --plugin-library: a path with
+    # "..", or relative to the working directory, names the same library.
+    folder = os.path.dirname(LIBRARY)
+    roundabout = os.path.join(folder, "..", os.path.basename(folder), os.path.basename(LIBRARY))
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
+         "--plugin-library", roundabout, "--output", "out", "--profile", "none", "--",
+         "-k", "test_registry"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert doc["platform"]["loaded"]["library_path"] == os.path.abspath(roundabout)
