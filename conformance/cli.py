@@ -21,13 +21,12 @@ import argparse
 import datetime
 import json
 import sys
-from pathlib import Path
-
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from conformance import bundle, diff, profiles
+from conformance import bundle, diff, options, profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 
@@ -43,27 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
                                      description="PJRT conformance suite and certification")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run the suite on a platform and write a report")
-    run.add_argument("--platform", default="cpu", help="platform to certify (default: cpu)")
+    options.add_to(run.add_argument)
     run.add_argument("--output", type=Path, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
-    run.add_argument("--cpu-devices", type=int, default=8,
-                     help="devices of the CPU client (default: 8)")
-    run.add_argument("--plugin-library", default=None,
-                     help="PJRT plugin shared library to certify, registered under --platform")
-    run.add_argument("--plugin-options", default=None,
-                     help="create options of --plugin-library: a JSON object or a JSON file")
-    run.add_argument("--expect-platform", default=None,
-                     help="platform string the client must report (default: --platform)")
-    run.add_argument("--profile", default=None,
-                     help="certification profile: shipped name (default v1), a .json, or none")
-    run.add_argument("--declare", action="append", default=[],
-                     help="declared capabilities, comma-separated (repeatable)")
-    run.add_argument("--declare-file", default=None, help="declared capabilities, one a line")
-    run.add_argument("--waivers", default=None, help="TOML file of waivers")
     run.add_argument("-n", "--workers", default="0",
                      help="pytest-xdist workers ('auto' or a number; default 0: in-process)")
-    run.add_argument("--known-failures", action="append", default=[], type=Path,
-                     help="known-failures file (repeatable)")
     run.add_argument("--timeout", type=float, default=600,
                      help="per-test timeout in seconds (default: 600)")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
@@ -81,16 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
-    args = ["--pyargs", "conformance", f"--platform={ns.platform}",
-            f"--cpu-devices={ns.cpu_devices}", f"--report-dir={output}",
-            f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-q",
-            "-o", "addopts=", "-o", "testpaths="]
-    args += [f"--known-failures={p}" for p in ns.known_failures]
-    args += [f"--declare={d}" for d in ns.declare]
-    for flag in ("plugin_library", "plugin_options", "expect_platform", "profile",
-                 "declare_file", "waivers"):
-        if getattr(ns, flag) is not None:
-            args.append(f"--{flag.replace('_', '-')}={getattr(ns, flag)}")
+    args = ["--pyargs", "conformance", f"--report-dir={output}", f"--timeout={ns.timeout:g}",
+            "-p", "no:cacheprovider", "-q", "-o", "addopts=", "-o", "testpaths="]
+    args += options.as_pytest_args(ns)
     if ns.workers not in ("0", 0):
         args += ["-n", str(ns.workers)]
     extra = list(ns.pytest_args)

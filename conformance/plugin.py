@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 
 import conformance
-from conformance import backend, bundle, isolation, known_failures, profiles, report, waivers
+from conformance import (backend, bundle, isolation, known_failures, options, profiles, report,
+                         waivers)
 from conformance.programs import ProgramCache
 from runtime import _compat, xla_bridge, xla_client
 
@@ -107,36 +108,12 @@ class SessionState:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pjrt-conformance", "PJRT conformance suite")
-    group.addoption("--platform", default="cpu",
-                    help="platform of runtime.xla_bridge to certify (default: cpu)")
-    group.addoption("--cpu-devices", type=int, default=8,
-                    help="number of devices of the CPU client (default: 8)")
-    group.addoption("--plugin-library", default=None,
-                    help="path of a PJRT plugin shared library to certify; registered under "
-                         "--platform")
-    group.addoption("--plugin-options", default=None,
-                    help="create options of --plugin-library: a JSON object or a JSON file")
-    group.addoption("--expect-platform", default=None,
-                    help="platform string the client must report (default: --platform); a "
-                         "client reporting another platform stops the run")
+    options.add_to(group.addoption)
     group.addoption("--report-dir", default=None,
                     help="write the report bundle (report.json, report.md, report.html, "
                          "junit.xml, MANIFEST.sha256) into this directory")
-    group.addoption("--profile", default=profiles.DEFAULT_PROFILE,
-                    help=f"certification profile: a shipped name ({profiles.DEFAULT_PROFILE}), "
-                         "a profile .json, or 'none' (completeness not checked)")
-    group.addoption("--declare", action="append", default=[],
-                    help="declared capabilities, comma-separated and repeatable: "
-                         + ", ".join(profiles.CAPABILITIES))
-    group.addoption("--declare-file", default=None,
-                    help="file of declared capabilities, one a line")
-    group.addoption("--waivers", default=None,
-                    help="TOML file of waivers (test glob, issue URL, expiry date, reason)")
     group.addoption("--write-profile", default=None,
                     help="write the collected test ids and tiers as a profile to this path")
-    group.addoption("--known-failures", action="append", default=[],
-                    help="file of known failures (test id glob | requirement | reason); "
-                         "repeatable")
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -7,9 +7,13 @@ import datetime
 import numpy as np
 import pytest
 
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
 from conformance import assertions as ph
 from conformance import programs
-from runtime import xla_bridge, xla_client
+from conformance import sharding_helpers as shh
+from runtime import _compat, xla_bridge, xla_client
+
 
 def _add_text(client):
     return programs.lowered_text("add", programs.ELEMENTWISE["add"].fn,
@@ -95,21 +99,16 @@ def test_make_cpu_client_rejects_bad_num_devices():
 
 
 def _sharded(client, xc):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    from conformance import sharding_helpers as shh
-
+    """(sharding, host data, device array) split along one axis over all devices."""
     devices = client.local_devices()
     sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
     x = np.arange(2 * len(devices), dtype=np.float32)
-    return shh, sharding, x, shh.put_sharded(x, sharding, xc=xc)
+    return sharding, x, shh.put_sharded(x, sharding, xc=xc)
 
 
 @pytest.mark.parametrize("case", ["dtype", "shape", "count"])
 def test_batched_device_put_rejects_mismatched_shards(client, xc, case):
-    from runtime import _compat
-
-    _, sharding, x, _ = _sharded(client, xc)
+    sharding, x, _ = _sharded(client, xc)
     devices = list(sharding.devices_indices_map(x.shape))
     shards = [np.zeros(2, np.float32) for _ in devices]
     if case == "dtype":
@@ -133,9 +132,7 @@ def two_devices(client):
 
 @pytest.mark.capability("multi_device")
 def test_reorder_shards_rejects_a_destination_that_would_relabel_data(client, xc, two_devices):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    _, _, x, arr = _sharded(client, xc)
+    _, x, arr = _sharded(client, xc)
     swapped = NamedSharding(Mesh(np.array(two_devices[::-1]), ("x",)), PartitionSpec("x"))
     with pytest.raises(ValueError, match="argument 'dst_sharding'.*moves no data"):
         xc.reorder_shards(arr, swapped, xc.ArrayCopySemantics.REUSE_INPUT)
@@ -146,15 +143,12 @@ def test_reorder_shards_rejects_a_destination_that_would_relabel_data(client, xc
 
 @pytest.mark.capability("multi_device")
 def test_batched_copy_rejects_mismatched_arguments(client, xc, two_devices):
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-    shh, sharding, x, arr = _sharded(client, xc)
-    devices = two_devices
-    order = xc.DeviceList(tuple(devices[::-1]))
+    sharding, _, arr = _sharded(client, xc)
+    order = xc.DeviceList(tuple(two_devices[::-1]))
     copy = xc.ArrayCopySemantics.ALWAYS_COPY
     with pytest.raises(ValueError, match="argument 'shardings'"):
         xc.batched_copy_array_to_devices_with_sharding([arr], [order], [], [copy])
-    relabel = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
+    relabel = sharding  # shard k would land on device n-1-k, which it gives index n-1-k
     with pytest.raises(ValueError, match=r"argument 'shardings\[0\]'.*would land on"):
         xc.batched_copy_array_to_devices_with_sharding([arr], [order], [relabel], [copy])
     arr.delete()

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from jax.sharding import NamedSharding
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance import assertions as ph
 from conformance import sharding_helpers as shh
@@ -56,8 +56,8 @@ def test_unknown_memory_kind_is_a_clear_error(client, device):
     with pytest.raises((ValueError, RuntimeError), match="no_such_memory") as info:
         device.memory("no_such_memory")
     with pytest.raises(ValueError, match="no_such_memory"):
-        mesh = shh.Mesh(np.array(client.local_devices()), ("x",))
-        NamedSharding(mesh, shh.PartitionSpec(), memory_kind="no_such_memory")
+        mesh = Mesh(np.array(client.local_devices()), ("x",))
+        NamedSharding(mesh, PartitionSpec(), memory_kind="no_such_memory")
     assert "device" in str(info.value), f"error does not list the available kinds: {info.value}"
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from jax.sharding import NamedSharding, PartitionSpec
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance import assertions as ph
 from conformance import capabilities
@@ -19,7 +19,7 @@ from conformance import dtype_helpers as dh
 from conformance import sharding_helpers as shh
 from conformance import strategies as hh
 from conformance.reproduction import reproduction
-from runtime import _compat
+from runtime import _compat, xla_client
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
 
@@ -49,23 +49,20 @@ def test_equivalent_shardings_are_equal_and_hash_equal(client, data):
     assert padded == case.sharding and hash(padded) == hash(case.sharding), (
         f"{padded} and {case.sharding} differ only by trailing None, but compare unequal or "
         "hash differently")
-    gspmd = _compat_gspmd(case)
+    gspmd = _as_gspmd(case)
     assert gspmd.is_equivalent_to(case.sharding, ndim), (
         f"GSPMDSharding from the HloSharding of {_describe(case)} is not equivalent to it")
     assert gspmd.devices_indices_map(case.shape) == case.sharding.devices_indices_map(
         case.shape), f"GSPMDSharding and NamedSharding place shards differently [{_describe(case)}]"
 
 
-def _compat_gspmd(case: shh.ShardedCase):
-    from runtime import xla_client
-
+def _as_gspmd(case: shh.ShardedCase):
+    """The GSPMDSharding with the same devices and HloSharding as ``case.sharding``."""
     hlo = _compat.hlo_sharding_of(case.sharding, len(case.shape))
     return xla_client.GSPMDSharding(_compat.device_assignment_of(case.sharding), hlo)
 
 
 def test_single_device_sharding(client, device):
-    from runtime import xla_client
-
     s = xla_client.SingleDeviceSharding(device)
     assert s == xla_client.SingleDeviceSharding(device) and hash(s) == hash(
         xla_client.SingleDeviceSharding(device)), f"SingleDeviceSharding({device}) != itself"
@@ -80,8 +77,6 @@ def test_single_device_sharding(client, device):
 
 @given(data=st.data())
 def test_hlo_sharding_round_trip_and_predicates(client, data):
-    from runtime import xla_client
-
     case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
     hlo = _compat.hlo_sharding_of(case.sharding, len(case.shape))
     again = xla_client.HloSharding.from_proto(hlo.to_proto())
@@ -135,11 +130,9 @@ def test_batched_device_put_committed_flag(client, xc, data):
 
 
 def test_force_copy_detaches_from_the_host_array(client, xc):
-    from runtime import xla_client
-
     x = np.arange(64, dtype=np.float32)
     keep = x.copy()
-    sharding = NamedSharding(shh.Mesh(np.array(client.local_devices()), ("x",)), PartitionSpec())
+    sharding = NamedSharding(Mesh(np.array(client.local_devices()), ("x",)), PartitionSpec())
     arr = shh.put_sharded(x, sharding, xc=xc, force_copy=True,
                           semantics=xla_client.HostBufferSemantics.ZERO_COPY)
     arr.block_until_ready()

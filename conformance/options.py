@@ -1,0 +1,59 @@
+"""The suite's run options, defined once for the pytest plugin and ``pjrt-conformance run``.
+
+``pjrt-conformance run`` accepts the same options and hands them to pytest
+with :func:`as_pytest_args`, so the two front ends cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from conformance import profiles
+
+SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("--platform", dict(default="cpu",
+                        help="platform of runtime.xla_bridge to certify (default: cpu)")),
+    ("--cpu-devices", dict(type=int, default=8,
+                           help="number of devices of the CPU client (default: 8)")),
+    ("--plugin-library", dict(default=None,
+                              help="path of a PJRT plugin shared library to certify; "
+                                   "registered under --platform")),
+    ("--plugin-options", dict(default=None, help="create options of --plugin-library: a JSON "
+                                                 "object or a JSON file")),
+    ("--expect-platform", dict(default=None,
+                               help="platform string the client must report (default: "
+                                    "--platform); a client reporting another platform stops "
+                                    "the run")),
+    ("--profile", dict(default=profiles.DEFAULT_PROFILE,
+                       help=f"certification profile: a shipped name "
+                            f"({profiles.DEFAULT_PROFILE}), a profile .json, or 'none' "
+                            "(completeness not checked)")),
+    ("--declare", dict(action="append", default=[],
+                       help="declared capabilities, comma-separated and repeatable: "
+                            + ", ".join(profiles.CAPABILITIES))),
+    ("--declare-file", dict(default=None, help="file of declared capabilities, one a line")),
+    ("--waivers", dict(default=None, help="TOML file of waivers (test glob, issue URL, expiry "
+                                          "date, reason)")),
+    ("--known-failures", dict(action="append", default=[],
+                              help="file of known failures (test id glob | requirement | "
+                                   "reason); repeatable")),
+]
+
+
+def add_to(add_option: Callable[..., Any]) -> None:
+    """Declare every suite option with ``add_option`` (pytest's ``group.addoption`` or
+    argparse's ``add_argument``)."""
+    for name, kwargs in SUITE_OPTIONS:
+        add_option(name, **kwargs)
+
+
+def as_pytest_args(ns: argparse.Namespace) -> list[str]:
+    """The suite options of a parsed ``pjrt-conformance run`` as pytest arguments."""
+    args = []
+    for name, kwargs in SUITE_OPTIONS:
+        value = getattr(ns, name[2:].replace("-", "_"))
+        values = value if kwargs.get("action") == "append" else [value]
+        args += [f"{name}={v}" for v in values if v is not None]
+    return args
