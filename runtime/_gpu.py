@@ -88,17 +88,25 @@ def generate_pjrt_gpu_plugin_options() -> dict[str, Any]:
     return options
 
 
-def find_plugin_library(platform_name: str) -> str | None:
-    """Path of the installed plugin library for ``cuda``/``rocm``, or None."""
-    modules, filename, _ = GPU_PLUGINS[platform_name]
-    for module in modules:
+def _installed_modules(platform_name: str) -> list[tuple[str, Any]]:
+    """(module name, import spec) of each installed ``jax_plugins`` module of the platform,
+    found without importing anything."""
+    found = []
+    for module in GPU_PLUGINS[platform_name][0]:
         try:
             spec = importlib.util.find_spec(module)
-        except (ImportError, ValueError):
+        except (ImportError, ValueError):  # no jax_plugins namespace at all
             spec = None
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for location in spec.submodule_search_locations:
+        if spec is not None:
+            found.append((module, spec))
+    return found
+
+
+def find_plugin_library(platform_name: str) -> str | None:
+    """Path of the installed plugin library for ``cuda``/``rocm``, or None."""
+    filename = GPU_PLUGINS[platform_name][1]
+    for _, spec in _installed_modules(platform_name):
+        for location in spec.submodule_search_locations or ():
             candidate = Path(location) / filename
             if candidate.is_file():
                 return str(candidate)
@@ -106,28 +114,19 @@ def find_plugin_library(platform_name: str) -> str | None:
 
 
 def gpu_plugin_installed(platform_name: str) -> bool:
-    """True when a plugin for ``cuda``/``rocm`` is loaded, or its package or library
-    is installed (a cheap check: nothing is imported or loaded)."""
-    if _plugins.pjrt_plugin_loaded(platform_name) or find_plugin_library(platform_name):
-        return True
-    modules = GPU_PLUGINS[platform_name][0]
-    if importlib.util.find_spec(modules[0].split(".")[0]) is None:
-        return False
-    return any(importlib.util.find_spec(m) is not None for m in modules)
+    """True when a plugin for ``cuda``/``rocm`` is loaded or its package is installed
+    (a cheap check: nothing is imported or loaded)."""
+    return _plugins.pjrt_plugin_loaded(platform_name) or bool(_installed_modules(platform_name))
 
 
 def _load_gpu_plugin(platform_name: str) -> None:
     """Load the plugin under ``platform_name`` unless already loaded."""
     if _plugins.pjrt_plugin_loaded(platform_name):
         return
-    modules, _, package = GPU_PLUGINS[platform_name]
+    package = GPU_PLUGINS[platform_name][2]
     causes = []
-    for module in modules:  # the package's own loader preloads the vendor libraries
-        if importlib.util.find_spec(module.split(".")[0]) is None:
-            break
-        try:
-            if importlib.util.find_spec(module) is None:
-                continue
+    for module, _ in _installed_modules(platform_name):
+        try:  # the package's own loader preloads the vendor libraries
             _plugin_discovery.initialize_plugin_module(module)
         except PluginLoadError as err:
             causes.append(str(err))

@@ -4,6 +4,7 @@ cause, never a crash. Fake plugins are built here with the system C compiler."""
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 
 import pytest
@@ -181,3 +182,31 @@ def test_gpu_plugin_options_from_environment(monkeypatch):
     monkeypatch.setenv("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.3")
     with pytest.raises(ValueError, match="together with the deprecated"):
         xla_client.generate_pjrt_gpu_plugin_options()
+
+
+@needs_cc
+def test_installed_cuda_package_is_found_and_its_library_loaded(tmp_path):
+    # A stand-in jax_plugins.xla_cuda13 package whose initialize() registers nothing:
+    # make_gpu_client falls back to the library file the package ships, and the
+    # library's C API version check fails clearly. In a child process, because a
+    # plugin loaded as "cuda" stays loaded for the whole process.
+    pkg = tmp_path / "jax_plugins" / "xla_cuda13"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("def initialize():\n    pass\n")
+    lib = _build(tmp_path, _FAKE_API.format(major=99, minor=0, ret="&api"), "cuda")
+    shutil.move(lib, pkg / "xla_cuda_plugin.so")
+    code = """
+from runtime import _gpu, xla_client
+print("FOUND", _gpu.find_plugin_library("cuda"))
+print("INSTALLED", _gpu.gpu_plugin_installed("cuda"))
+try:
+    xla_client.make_gpu_client()
+except xla_client.PluginLoadError as err:
+    print("ERROR", err)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"FOUND {pkg / 'xla_cuda_plugin.so'}" in proc.stdout
+    assert "INSTALLED True" in proc.stdout
+    assert "ERROR PJRT plugin 'cuda' from" in proc.stdout and "major version" in proc.stdout
