@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance import plugin_info
 from runtime import _compat, xla_bridge, xla_client
 from runtime._plugin_library import absolute_path
 
@@ -146,8 +147,6 @@ class BackendSpec:
 
 def describe(client: Any, spec: BackendSpec) -> dict[str, Any]:
     """Platform facts recorded in the report header (see docs/report-schema.md)."""
-    from conformance import plugin_info
-
     devices = client.local_devices()
     info = {
         "name": client.platform,

@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 
 import conformance
-from conformance import (backend, bundle, isolation, known_failures, options, profiles, report,
-                         waivers)
+from conformance import (backend, bundle, isolation, known_failures, options, plugin_info,
+                         profiles, report, waivers)
 from conformance.programs import ProgramCache
 from runtime import _compat, xla_bridge, xla_client
 
@@ -310,7 +310,8 @@ def header(state: SessionState) -> dict[str, Any]:
     return {
         "suite": {"name": "pjrt-conformance", "version": conformance.__version__,
                   "git_sha": _git_sha()},
-        "platform": state.platform_info or {"name": state.platform},
+        "platform": (plugin_info.with_framework_version(state.platform_info)
+                     if state.platform_info else {"name": state.platform}),
         "requested_platform": state.platform,
         "environment": {"python": _platform.python_version(), "jax": _compat.JAX_VERSION,
                         "jaxlib": _compat.JAXLIB_VERSION, "numpy": np.__version__,

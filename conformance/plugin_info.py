@@ -84,26 +84,31 @@ def describe_plugin(client: Any, spec: Any) -> dict[str, Any]:
     plugin_version = xla_bridge.backend_pjrt_c_api_version(client)
     reg = xla_bridge.plugin_registrations().get(spec.platform)
     loaded: dict[str, Any] = {"how": "built-in factory", "source": None}
-    framework = None
     if reg is not None:
         loaded = {"how": "PJRT C API plugin", "source": reg.source, "options": reg.options,
                   "library_path": reg.library.path if reg.library else None,
                   "library_sha256": reg.library.sha256 if reg.library else None,
                   "library_size_bytes": reg.library.size_bytes if reg.library else None}
-        if reg.library is not None:
-            framework = framework_api_version(reg.library.path)
     elif plugin_version is not None:
         path = find_plugin_library(spec.platform) if spec.platform in GPU_PLUGINS else None
         loaded = {"how": "PJRT C API plugin", "source": "built-in factory",
                   "library_path": path, "library_sha256": sha256_of(path) if path else None}
-        framework = framework_api_version(path) if path else None
     return {
         "loaded": loaded,
         "using_pjrt_c_api": xla_bridge.using_pjrt_c_api(client),
         "pjrt_c_api_version": list(plugin_version) if plugin_version else None,
-        "framework_pjrt_c_api_version": list(framework) if framework else None,
-        "version_findings": version_findings(plugin_version, framework),
         "plugin_package": _package_version_check(spec.platform),
         "plugin_errors": xla_bridge.plugin_errors(),
         "platform_list": xla_bridge.platforms(),
     }
+
+
+def with_framework_version(info: dict[str, Any]) -> dict[str, Any]:
+    """``info`` (from :func:`describe_plugin`) plus ``framework_pjrt_c_api_version`` and
+    ``version_findings``. A child process loads the plugin library for this, so it is
+    done once, by the process that writes the report, not in every xdist worker."""
+    path = (info.get("loaded") or {}).get("library_path")
+    framework = framework_api_version(path) if path else None
+    plugin = tuple(info["pjrt_c_api_version"]) if info.get("pjrt_c_api_version") else None
+    return {**info, "framework_pjrt_c_api_version": list(framework) if framework else None,
+            "version_findings": version_findings(plugin, framework)}
