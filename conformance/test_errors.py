@@ -146,10 +146,10 @@ def test_batched_copy_rejects_mismatched_arguments(client, xc, two_devices):
     sharding, _, arr = _sharded(client, xc)
     order = xc.DeviceList(tuple(two_devices[::-1]))
     copy = xc.ArrayCopySemantics.ALWAYS_COPY
-    with pytest.raises(ValueError, match="argument 'shardings'"):
+    with pytest.raises(ValueError, match="argument 'sharding'"):
         xc.batched_copy_array_to_devices_with_sharding([arr], [order], [], [copy])
     relabel = sharding  # shard k would land on device n-1-k, which it gives index n-1-k
-    with pytest.raises(ValueError, match=r"argument 'shardings\[0\]'.*would land on"):
+    with pytest.raises(ValueError, match=r"argument 'sharding\[0\]'.*would land on"):
         xc.batched_copy_array_to_devices_with_sharding([arr], [order], [relabel], [copy])
     arr.delete()
     with pytest.raises(ValueError, match=r"argument 'arrays\[0\]' must be a live array"):

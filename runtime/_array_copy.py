@@ -82,36 +82,36 @@ def reorder_shards(x: Any, dst_sharding: Any, array_copy_semantics: Any) -> Any:
 
 
 def batched_copy_array_to_devices_with_sharding(arrays: Sequence[Any],
-                                                 device_lists: Sequence[Any],
-                                                 shardings: Sequence[Any],
+                                                 devices: Sequence[Any],
+                                                 sharding: Sequence[Any],
                                                  array_copy_semantics: Sequence[Any]) -> list:
-    """Copy ``arrays[i]`` onto ``device_lists[i]`` under ``shardings[i]`` (seed 001).
+    """Copy ``arrays[i]`` onto ``devices[i]`` under ``sharding[i]`` (seed 001).
 
-    Shard *k* of ``arrays[i]`` goes to the *k*-th device of ``device_lists[i]``;
-    ``shardings[i]`` must give that device the same index (else ValueError
-    naming ``shardings[i]``). ``ALWAYS_COPY`` gives independent arrays,
+    Shard *k* of ``arrays[i]`` goes to the *k*-th device of ``devices[i]``;
+    ``sharding[i]`` must give that device the same index (else ValueError
+    naming ``sharding[i]``). ``ALWAYS_COPY`` gives independent arrays,
     ``REUSE_INPUT`` may share buffers, ``DONATE_INPUT`` deletes the input.
     Raises ValueError for sequences of different lengths, TypeError for wrong
     element types.
     """
     call = "batched_copy_array_to_devices_with_sharding"
     n = len(arrays)
-    for arg, seq in (("device_lists", device_lists), ("shardings", shardings),
+    for arg, seq in (("devices", devices), ("sharding", sharding),
                      ("array_copy_semantics", array_copy_semantics)):
         if len(seq) != n:
             raise bad_value(arg, f"one entry per array ({n})", f"{len(seq)} entries", call)
     for i in range(n):
         _check_array(call, f"arrays[{i}]", arrays[i])
         _check_semantics(call, f"array_copy_semantics[{i}]", array_copy_semantics[i])
-        if not isinstance(device_lists[i], native.DeviceList):
-            raise bad_type(f"device_lists[{i}]", "a DeviceList", device_lists[i], call)
-        devices = list(device_lists[i])
-        if len(devices) != len(arrays[i].addressable_shards):
-            raise bad_value(f"device_lists[{i}]", f"{len(arrays[i].addressable_shards)} devices "
-                            "(one per shard)", devices, call)
-        why = _positional_mismatch(arrays[i], devices, shardings[i])
+        if not isinstance(devices[i], native.DeviceList):
+            raise bad_type(f"devices[{i}]", "a DeviceList", devices[i], call)
+        targets = list(devices[i])
+        if len(targets) != len(arrays[i].addressable_shards):
+            raise bad_value(f"devices[{i}]", f"{len(arrays[i].addressable_shards)} devices "
+                            "(one per shard)", targets, call)
+        why = _positional_mismatch(arrays[i], targets, sharding[i])
         if why:
-            raise bad_value(f"shardings[{i}]", "a sharding that matches where each shard goes",
-                            shardings[i], call, why)
+            raise bad_value(f"sharding[{i}]", "a sharding that matches where each shard goes",
+                            sharding[i], call, why)
     return native.batched_copy_array_to_devices_with_sharding(
-        list(arrays), list(device_lists), list(shardings), list(array_copy_semantics))
+        list(arrays), list(devices), list(sharding), list(array_copy_semantics))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import _compile, _transfer
+from runtime import _compile, _executables, _transfer
 from runtime._compat import native
 
 
@@ -110,6 +110,51 @@ class Client:
         """
         return _compile.compile_and_load(self, computation, executable_devices,
                                          compile_options, host_callbacks)
+
+    def compile(self, computation: Any, executable_devices: Any,
+                compile_options: Any = None) -> _executables.Executable:
+        """Compile StableHLO without loading it (seed 003 ``Client.compile``).
+
+        Arguments as for ``compile_and_load``. Returns an ``Executable`` with the
+        compiled program's metadata and ``serialize()``; see
+        ``runtime._executables`` for backends without compile-only support.
+        Raises TypeError/ValueError naming the bad argument.
+        """
+        return _executables.compile(self, computation, executable_devices, compile_options)
+
+    def serialize_executable(self, executable: Any) -> bytes:
+        """Bytes of a ``LoadedExecutable`` (or ``Executable``) for
+        ``deserialize_executable`` on a client of the same platform and jaxlib."""
+        return _executables.serialize_executable(self, executable)
+
+    def deserialize_executable(self, serialized: Any, executable_devices: Any,
+                               compile_options: Any = None, host_callbacks: Any = ()) -> Any:
+        """Load an executable from ``serialize_executable`` bytes onto
+        ``executable_devices`` (a ``DeviceList`` or sequence of this client's
+        devices). Returns a ``LoadedExecutable``. Raises TypeError for non-bytes
+        and ValueError for empty or corrupt bytes, naming ``serialized``.
+        Never pass untrusted bytes: loading an executable may run its code.
+        """
+        return _executables.deserialize_executable(self, serialized, executable_devices,
+                                                   compile_options, host_callbacks)
+
+    def live_buffers(self) -> list[Any]:
+        """Device buffers alive in this client (seed 003): one entry per
+        single-device buffer, so a sharded array counts once per shard."""
+        return list(self._native.live_buffers())
+
+    def live_arrays(self) -> list[Any]:
+        """Arrays (``ArrayImpl``) alive and not deleted in this client (seed 003)."""
+        return list(self._native.live_arrays())
+
+    def live_executables(self) -> list[Any]:
+        """``LoadedExecutable``s alive in this client (seed 003)."""
+        return list(self._native.live_executables())
+
+    def heap_profile(self) -> bytes:
+        """A serialized pprof ``Profile`` protobuf (bytes, not compressed) of the
+        live device buffers (seed 003)."""
+        return self._native.heap_profile()
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name == "_native":

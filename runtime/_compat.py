@@ -12,6 +12,7 @@ from typing import Any
 
 import jax
 import jaxlib
+from jaxlib import _jax as native_jax  # classes xla_client does not re-export
 from jaxlib import xla_client as native
 
 JAXLIB_VERSION: str = jaxlib.__version__
@@ -81,3 +82,16 @@ def hlo_sharding_of(sharding: Any, ndim: int) -> Any:
 def device_assignment_of(sharding: Any) -> list[Any]:
     """The devices of a sharding in its tile-assignment order."""
     return list(sharding._device_assignment)
+
+
+def parse_stablehlo(computation: str | bytes) -> Any:
+    """An MLIR ``ir.Module`` of StableHLO text or bytecode, in jax's MLIR context.
+
+    jaxlib's ``Client.compile`` (unloaded) takes only a module object, while
+    ``compile_and_load`` also takes text and bytes.
+    """
+    from jax._src.interpreters import mlir
+    from jaxlib.mlir import ir
+
+    with mlir.make_ir_context():
+        return ir.Module.parse(computation)

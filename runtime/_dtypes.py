@@ -51,3 +51,40 @@ def is_supported_dtype(dtype: np.dtype) -> bool:
 
 def supported_dtype_names() -> list[str]:
     return sorted(d.name for d in DTYPE_TO_PRIMITIVE)
+
+
+#: XLA PrimitiveType -> numpy dtype (inverse of DTYPE_TO_PRIMITIVE).
+PRIMITIVE_TO_DTYPE: dict[object, np.dtype] = {p: d for d, p in DTYPE_TO_PRIMITIVE.items()}
+
+
+def dtype_to_etype(dtype: object) -> object:
+    """The XLA ``PrimitiveType`` of a numpy/ml_dtypes dtype (seed 000 Types).
+
+    ``dtype``: anything ``np.dtype()`` accepts (``np.float32``, ``"bfloat16"``,
+    ``ml_dtypes.float8_e4m3fn``...). Raises TypeError when it is not a dtype and
+    ValueError when XLA has no element type for it (object, str, datetime...).
+    """
+    try:
+        dt = np.dtype(dtype)  # type: ignore[call-overload]
+    except TypeError as err:
+        raise TypeError(f"dtype_to_etype: argument 'dtype' must be a numpy dtype, got "
+                        f"{dtype!r}") from err
+    if dt not in DTYPE_TO_PRIMITIVE:
+        raise ValueError(f"dtype_to_etype: argument 'dtype' must be a dtype with an XLA "
+                         f"element type ({', '.join(supported_dtype_names())}), got {dt}")
+    return DTYPE_TO_PRIMITIVE[dt]
+
+
+def etype_to_dtype(etype: object) -> np.dtype:
+    """The numpy dtype of an XLA ``PrimitiveType`` (seed 000 Types).
+
+    Raises TypeError when ``etype`` is not a ``PrimitiveType`` and ValueError for
+    element types with no array dtype (TUPLE, TOKEN, OPAQUE_TYPE, ...).
+    """
+    if not isinstance(etype, _P):
+        raise TypeError(f"etype_to_dtype: argument 'etype' must be a PrimitiveType, got "
+                        f"{etype!r}")
+    if etype not in PRIMITIVE_TO_DTYPE:
+        raise ValueError(f"etype_to_dtype: argument 'etype' must be an array element type, "
+                         f"got {etype!r}, which has no numpy dtype")
+    return PRIMITIVE_TO_DTYPE[etype]

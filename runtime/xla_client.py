@@ -7,17 +7,27 @@ which restores ``buffer_from_pyval`` and derives device assignments.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from runtime._array_copy import batched_copy_array_to_devices_with_sharding, reorder_shards
 from runtime._client import Client
 from runtime._compat import native
+from runtime._custom_calls import (CustomCallTargetTraits, custom_call_targets,
+                                   register_custom_call_handler,
+                                   register_custom_call_partitioner, register_custom_call_target)
+from runtime._distributed import (DistributedRuntimeClient, DistributedRuntimeService,
+                                  get_distributed_runtime_client, get_distributed_runtime_service)
+from runtime._dtypes import dtype_to_etype, etype_to_dtype
+from runtime._executables import Executable
 # Plugin system (seed 000): checked wrappers, never a segfault on bad input.
 from runtime._gpu import GpuLibNotLinkedError, generate_pjrt_gpu_plugin_options, make_gpu_client
 from runtime._plugin_library import PluginLoadError
 from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamically,
                               load_pjrt_plugin_with_c_api, make_c_api_client,
                               pjrt_plugin_initialized, pjrt_plugin_loaded)
+from runtime._shape import Shape
 from runtime._sharded_put import batched_device_put
 from runtime._validate import check_node
 
@@ -28,7 +38,6 @@ CompileOptions = native.CompileOptions
 Device = native.Device
 DeviceAssignment = native.DeviceAssignment
 DeviceList = native.DeviceList
-Executable = native.Executable
 GSPMDSharding = native.GSPMDSharding
 HloSharding = native.HloSharding
 HostBufferSemantics = native.HostBufferSemantics
@@ -37,17 +46,66 @@ Memory = native.Memory
 NamedSharding = native.NamedSharding
 OpSharding = native.OpSharding
 PrimitiveType = native.PrimitiveType
-Shape = native.Shape
 Sharding = native.Sharding
 SingleDeviceSharding = native.SingleDeviceSharding
 XlaRuntimeError = native.XlaRuntimeError
-CustomCallTargetTraits = native.CustomCallTargetTraits
 
-batched_block_until_ready = native.batched_block_until_ready
+
+
+def batched_block_until_ready(x: Sequence[Any]) -> None:
+    """Wait until every array of ``x`` is computed (seed 001).
+
+    ``x``: a sequence of ``ArrayImpl``. Raises TypeError naming ``x[i]`` for a
+    non-array, and the array's error (``XlaRuntimeError``) for a failed or
+    deleted one.
+    """
+    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
+        raise TypeError(f"batched_block_until_ready: argument 'x' must be a sequence of "
+                        f"arrays, got {type(x).__name__}")
+    for i, a in enumerate(x):
+        if not isinstance(a, native.ArrayImpl):
+            raise TypeError(f"batched_block_until_ready: argument 'x[{i}]' must be an "
+                            f"ArrayImpl, got {type(a).__name__}")
+    native.batched_block_until_ready(list(x))
+
+
+array_result_handler = native.array_result_handler
+
+
+@contextlib.contextmanager
+def execution_stream_id(new_id: int) -> Iterator[None]:
+    """Set the calling thread's execution stream id for the ``with`` block (seed 003).
+
+    ``new_id``: an int in ``[0, 2**63)``; the previous id is restored on exit,
+    also when the block raises. Raises TypeError/ValueError naming ``new_id``.
+    """
+    if isinstance(new_id, bool) or not isinstance(new_id, int):
+        raise TypeError(f"execution_stream_id: argument 'new_id' must be an int, got {new_id!r}")
+    if not 0 <= new_id < 2**63:
+        raise ValueError(f"execution_stream_id: argument 'new_id' must be in [0, 2**63), "
+                         f"got {new_id}")
+    with native.execution_stream_id(new_id):
+        yield
 
 
 DeviceTopology = native.DeviceTopology
-get_topology_for_devices = native.get_topology_for_devices
+
+
+def get_topology_for_devices(devices: Sequence[Any]) -> Any:
+    """The ``DeviceTopology`` of ``devices`` (seed 003): a non-empty sequence of
+    devices of one client. Raises TypeError/ValueError naming ``devices``."""
+    call = "get_topology_for_devices"
+    if isinstance(devices, native.DeviceList):
+        devices = list(devices)
+    if not isinstance(devices, Sequence) or not devices:
+        raise TypeError(f"{call}: argument 'devices' must be a non-empty sequence of Devices, "
+                        f"got {devices!r}")
+    if not all(isinstance(d, native.Device) for d in devices):
+        raise TypeError(f"{call}: argument 'devices' must hold only Devices, got {devices!r}")
+    if len({id(d.client) for d in devices}) != 1:
+        raise ValueError(f"{call}: argument 'devices' must be devices of one client, "
+                         f"got {devices!r}")
+    return native.get_topology_for_devices(list(devices))
 
 
 def make_c_api_device_topology(c_api: Any, topology_name: str = "", **kwargs: Any) -> Any:

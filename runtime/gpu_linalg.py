@@ -1,0 +1,16 @@
+"""GPU linear-algebra kernels (cuSOLVER/cuBLAS, hipSOLVER) for custom calls (seed 000)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jaxlib import gpu_linalg as _native
+
+from runtime._gpu_kernels import checked_registrations
+
+
+def registrations() -> dict[str, list[tuple[str, Any, int]]]:
+    """{"CUDA": [(target name, capsule, api_version)], "ROCM": [...]} of the
+    installed GPU kernel packages. Raises ``GpuLibNotLinkedError`` naming the
+    package to install when none is."""
+    return checked_registrations("gpu_linalg", _native.registrations)
