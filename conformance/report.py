@@ -69,10 +69,16 @@ def area_of(nodeid: str) -> str:
     return m.group(1) if m else "other"
 
 
+def _raised(name: str, text: str) -> bool:
+    """True when ``text`` shows exception ``name`` being raised (``E   ...Name: msg``
+    or a headline ``Name: msg``), not merely mentioned in a traceback's source."""
+    return re.search(rf"(^|\n)(E\s+)?([\w.]*\.)?{name}\b", text) is not None
+
+
 def _failure_status(text: str) -> str:
-    if "BackendCrash" in text or re.search(r"worker '.*' crashed", text):
+    if _raised("BackendCrash", text) or re.search(r"worker '.*' crashed", text):
         return "crash"
-    if "BackendHang" in text or ("Timeout" in text and "pytest-timeout" in text):
+    if _raised("BackendHang", text) or ("Timeout" in text and "pytest-timeout" in text):
         return "timeout"
     if text.startswith("AssertionError") or "AssertionError" in text.split("\n", 1)[0] or (
             "Falsifying example" in text and "AssertionError" in text):

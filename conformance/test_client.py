@@ -74,3 +74,81 @@ def test_describe_matches_client(client, backend_spec):
     info = backend.describe(client, backend_spec)
     assert info["device_count"] == client.device_count()
     assert info["name"] == client.platform
+
+
+def _live_ids(items) -> set[int]:
+    return {id(x) for x in items}
+
+
+def test_live_arrays_and_buffers_grow_and_shrink(client, device):
+    import gc
+
+    import numpy as np
+
+    from runtime.xla_client import HostBufferSemantics
+
+    gc.collect()
+    buffers_before = len(client.live_buffers())
+    arrays = [client.buffer_from_pyval(
+        np.full(4, i, np.float32), device,
+        host_buffer_semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL) for i in range(3)]
+    live = _live_ids(client.live_arrays())
+    assert all(id(a) in live for a in arrays), (
+        "client.live_arrays() does not list arrays that were just created")
+    assert len(client.live_buffers()) == buffers_before + 3, (
+        f"client.live_buffers() has {len(client.live_buffers())} entries after creating 3 "
+        f"single-device arrays, but should have {buffers_before} + 3")
+    arrays[0].delete()
+    assert id(arrays[0]) not in _live_ids(client.live_arrays()), (
+        "client.live_arrays() still lists a deleted array")
+    assert len(client.live_buffers()) == buffers_before + 2, (
+        f"client.live_buffers() has {len(client.live_buffers())} entries after deleting one of "
+        f"3 arrays, but should have {buffers_before} + 2")
+    profile = client.heap_profile()
+    assert isinstance(profile, bytes) and profile, "client.heap_profile() must return bytes"
+
+
+def test_live_executables_grow_and_shrink(client, device):
+    import gc
+
+    from conformance import programs
+
+    text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
+                                 (((3,), "float32"),), client.platform)
+    gc.collect()
+    before = len(client.live_executables())
+    exe = client.compile_and_load(text, [device])
+    assert id(exe) in _live_ids(client.live_executables()), (
+        "client.live_executables() does not list an executable that was just loaded")
+    assert len(client.live_executables()) == before + 1
+    del exe
+    gc.collect()
+    assert len(client.live_executables()) == before, (
+        f"client.live_executables() has {len(client.live_executables())} entries after the "
+        f"executable was freed, but should have {before}")
+
+
+def test_memory_stats_keys_and_units(client, device):
+    """``memory_stats()`` is None or {name: bytes or count}; when it reports
+    ``bytes_in_use``, a new 32 MiB array raises it by at least 32 MiB."""
+    import numpy as np
+
+    stats = device.memory_stats()
+    if stats is None:
+        pytest.skip(f"memory_stats() is None on {device} (allowed by seed 000)")
+    assert isinstance(stats, dict) and all(isinstance(k, str) for k in stats), (
+        f"memory_stats()={stats!r}, but should be a dict with str keys")
+    bad = {k: v for k, v in stats.items() if not isinstance(v, int) or v < 0}
+    assert not bad, f"memory_stats() values {bad} are not ints >= 0 (bytes or counts)"
+    if "bytes_limit" in stats and "bytes_in_use" in stats:
+        assert stats["bytes_in_use"] <= stats["bytes_limit"]
+    if "bytes_in_use" not in stats:
+        return
+    size = 32 << 20
+    arr = client.buffer_from_pyval(np.ones(size // 4, np.float32), device)
+    arr.block_until_ready()
+    grown = device.memory_stats()["bytes_in_use"] - stats["bytes_in_use"]
+    assert grown >= size, (
+        f"bytes_in_use grew by {grown} bytes after a {size}-byte array, but should grow by at "
+        f"least {size} (bytes, not KiB or MiB) [{device}]")
+    arr.delete()

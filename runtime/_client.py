@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import _compile, _executables, _transfer
+from runtime import _compile, _custom_calls, _executables, _transfer
 from runtime._compat import native
 
 
@@ -28,6 +28,8 @@ class Client:
             raise TypeError(f"Client: argument 'native_client' must be a jaxlib Client, "
                             f"got {type(native_client).__name__}")
         self._native = native_client
+        if native_client.platform == "cpu":  # LAPACK and sparse custom calls, as jax does
+            _custom_calls.register_cpu_kernels()
 
     @property
     def native(self) -> Any:

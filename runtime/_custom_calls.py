@@ -115,3 +115,15 @@ def custom_call_targets(platform: str) -> dict[str, Any]:
     FFI stage capsules} (seed 000). Targets still waiting for the platform's
     handler are not listed. Raises TypeError for a non-str platform."""
     return dict(native.custom_call_targets(xla_platform_name(platform, "custom_call_targets")))
+
+
+def register_cpu_kernels() -> None:
+    """Register jaxlib's CPU kernels (LAPACK, CSR sparse) with the cpu platform,
+    as jax does on import; targets already listed are left alone."""
+    from runtime import cpu_sparse, lapack
+
+    listed = native.custom_call_targets("cpu")
+    for module in (lapack, cpu_sparse):
+        for name, fn, api_version in module.registrations()["cpu"]:
+            if name not in listed:
+                native.register_custom_call_target(name, fn, "cpu", api_version)

@@ -9,7 +9,7 @@ def describe(value: Any) -> str:
     """Short description of a value for error messages."""
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
-    if shape is not None and dtype is not None:
+    if shape is not None and dtype is not None and not isinstance(value, type):
         return f"{type(value).__name__}(shape={tuple(shape)}, dtype={dtype})"
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

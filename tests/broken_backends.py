@@ -74,14 +74,17 @@ def _execute_sharded(self, arguments, with_tokens=False):
 _OffByOneExecutable.execute_sharded = _execute_sharded
 
 
+def _loads_off_by_one(method):
+    """``Client.<method>`` whose executables add 1 to their outputs' first element."""
+    def load(self, *args, **kwargs):
+        return _OffByOneExecutable(getattr(Client, method)(self, *args, **kwargs), self)
+    return load
+
+
 class OffByOneExecute(Client):
     """Executables add 1 to the first element of every numeric output."""
 
-    def compile_and_load(self, computation, executable_devices, compile_options=None,
-                         host_callbacks=()):
-        exe = super().compile_and_load(computation, executable_devices, compile_options,
-                                       host_callbacks)
-        return _OffByOneExecutable(exe, self)
+    compile_and_load = _loads_off_by_one("compile_and_load")
 
 
 class WrongProcessIndex(Client):
@@ -95,10 +98,17 @@ BROKEN = {"broken-flip": FlipOneElement, "broken-dtype": WrongDtype,
           "broken-execute": OffByOneExecute, "broken-process-index": WrongProcessIndex,
           "healthy-control": Client}
 
-for _name, _cls in BROKEN.items():
-    xla_bridge.register_backend_factory(
-        _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
-        priority=-1)
+
+
+def _register(classes):
+    """Register each Client subclass as a platform over a 2-device CPU client."""
+    for name, cls in classes.items():
+        xla_bridge.register_backend_factory(
+            name, (lambda c: lambda: c(native.make_cpu_client(num_devices=2)))(cls),
+            priority=-1)
+
+
+_register(BROKEN)
 
 
 # -- copy semantics and sharding: the module-level functions of the seed API -----------------
@@ -208,12 +218,70 @@ class DropsAliasing(Client):
                                         host_callbacks)
 
 
-for _name, _cls in {"broken-put": RotatedPut, "broken-reorder": WrongReorder,
-                    "broken-donate": IgnoresDonation,
-                    "broken-always-copy": AliasesOnAlwaysCopy,
-                    "broken-memory-kind": IgnoresMemoryKind,
-                    "broken-all-reduce": AllReduceDropsDevices,
-                    "broken-aliasing": DropsAliasing}.items():
-    xla_bridge.register_backend_factory(
-        _name, (lambda cls: lambda: cls(native.make_cpu_client(num_devices=2)))(_cls),
-        priority=-1)
+_register({"broken-put": RotatedPut, "broken-reorder": WrongReorder,
+          "broken-donate": IgnoresDonation,
+          "broken-always-copy": AliasesOnAlwaysCopy,
+          "broken-memory-kind": IgnoresMemoryKind,
+          "broken-all-reduce": AllReduceDropsDevices,
+          "broken-aliasing": DropsAliasing})
+
+
+# -- seed API areas: executables, types, custom calls, client, fuzz ---------------------------
+
+import os  # noqa: E402
+import signal  # noqa: E402
+
+
+class BreaksSerialization(Client):
+    """Executables loaded from serialized bytes compute results off by one."""
+
+    deserialize_executable = _loads_off_by_one("deserialize_executable")
+
+
+def _f16_as_bf16(dtype):
+    etype = _xc.dtype_to_etype(dtype)
+    return _xc.PrimitiveType.BF16 if etype == _xc.PrimitiveType.F16 else etype
+
+
+class WrongPrimitiveType(Client):
+    """dtype_to_etype maps float16 to BF16."""
+
+    xla_client = property(lambda self: _namespace(dtype_to_etype=_f16_as_bf16))
+
+
+class ForgetsCustomCalls(Client):
+    """custom_call_targets lists nothing."""
+
+    xla_client = property(lambda self: _namespace(custom_call_targets=lambda platform: {}))
+
+
+def _segfault(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def _key_error(dtype):
+    raise KeyError(dtype)
+
+
+class CrashesOnJunk(Client):
+    """custom_call_targets kills the process; dtype_to_etype raises KeyError."""
+
+    xla_client = property(lambda self: _namespace(custom_call_targets=_segfault,
+                                                  dtype_to_etype=_key_error))
+
+
+class HidesLiveArrays(Client):
+    """live_arrays and live_buffers always say nothing is alive."""
+
+    def live_arrays(self):
+        return []
+
+    def live_buffers(self):
+        return []
+
+
+_register({"broken-serialize": BreaksSerialization,
+          "broken-etype": WrongPrimitiveType,
+          "broken-custom-calls": ForgetsCustomCalls,
+          "broken-fuzz": CrashesOnJunk,
+          "broken-live": HidesLiveArrays})

@@ -1,0 +1,78 @@
+"""Area fuzz: public functions given Hypothesis-drawn junk raise Python errors, never crash.
+
+Each function is fuzzed in a child process (``isolated``), so a segfault costs
+one test (``fail_crash``) instead of the run. Inside the child, any exception
+other than TypeError, ValueError, OverflowError or ``XlaRuntimeError`` fails
+the test too: users must get an error that names what they did wrong.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+_FUZZ = """
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+ALLOWED = (TypeError, ValueError, OverflowError, xc.XlaRuntimeError)
+junk = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=24),
+                 st.binary(max_size=64), st.lists(st.integers(-4, 64), max_size=4),
+                 st.tuples(st.integers(-4, 64)), st.just(np.float32), st.just(device),
+                 st.just(object()))
+{setup}
+
+@settings(max_examples={examples}, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(a={strategy_a}, b=junk)
+def fuzz(a, b):
+    try:
+        {target}
+    except ALLOWED:
+        pass
+
+fuzz()
+print("FUZZ-OK")
+"""
+
+_SERIALIZED = """
+from conformance import programs
+text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
+                             (((4,), "float32"),), client.platform)
+blob = client.serialize_executable(client.compile_and_load(text, [device]))
+def flip(data, seed):
+    out = bytearray(data)
+    for k in range(1 + seed % 4):
+        i = (seed * 7919 + k * 104729) % len(out)
+        out[i] ^= 1 + (seed >> 3) % 255
+    return bytes(out)
+"""
+
+TARGETS = {
+    "buffer_from_pyval": ("junk", "client.buffer_from_pyval(a, device)"),
+    "buffer_from_pyval-device": ("junk", "client.buffer_from_pyval(np.zeros(2), a)"),
+    "buffer_from_pyval-semantics": (
+        "junk", "client.buffer_from_pyval(np.zeros(2), device, host_buffer_semantics=a)"),
+    "compile_and_load": ("junk", "client.compile_and_load(a, [device])"),
+    "compile_and_load-devices": ("junk", "client.compile_and_load('module {}', a)"),
+    "deserialize_executable": ("st.binary(max_size=256)",
+                               "client.deserialize_executable(a, [device])"),
+    "deserialize_executable-mutated": (
+        "st.integers(0, 2**20)", "client.deserialize_executable(flip(blob, a), [device])"),
+    "Shape.array_shape": ("junk", "xc.Shape.array_shape(a, b)"),
+    "dtype_to_etype": ("junk", "xc.dtype_to_etype(a)"),
+    "execution_stream_id": ("junk", "xc.execution_stream_id(a).__enter__()"),
+    "custom_call_targets": ("junk", "xc.custom_call_targets(a)"),
+    "batched_block_until_ready": ("junk", "xc.batched_block_until_ready(a)"),
+    "get_topology_for_devices": ("junk", "xc.get_topology_for_devices(a)"),
+    "reorder_shards": ("junk", "xc.reorder_shards(a, b, xc.ArrayCopySemantics.ALWAYS_COPY)"),
+    "get_distributed_runtime_client": ("junk", "xc.get_distributed_runtime_client(a, b)"),
+}
+
+
+@pytest.mark.parametrize("name", list(TARGETS))
+def test_fuzz_public_function(client, name, isolated):
+    strategy, target = TARGETS[name]
+    setup = _SERIALIZED if "blob" in target else ""
+    snippet = _FUZZ.format(setup=setup, examples=60, strategy_a=strategy, target=target)
+    out = isolated(snippet, device=client.local_devices()[0], call=f"fuzz {name}",
+                   timeout=300)
+    assert "FUZZ-OK" in out, f"fuzz {name} did not finish:\n{out[-2000:]}"
