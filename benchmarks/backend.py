@@ -1,0 +1,67 @@
+"""The backend under benchmark and compiled programs for it.
+
+``PJRT_BENCH_PLATFORM`` (default ``cpu``) picks the platform; the CPU client has
+``PJRT_BENCH_CPU_DEVICES`` devices (default 8). Programs are jax functions
+lowered to StableHLO and compiled through ``runtime``, as in the suite.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from runtime import _compat, xla_bridge, xla_client
+
+
+@functools.lru_cache(maxsize=1)
+def client() -> Any:
+    """The runtime ``Client`` under benchmark (one per process)."""
+    _compat.confine_jax_to_cpu()
+    platform = os.environ.get("PJRT_BENCH_PLATFORM", "cpu")
+    if platform == "cpu":
+        return xla_client.make_cpu_client(
+            num_devices=int(os.environ.get("PJRT_BENCH_CPU_DEVICES", "8")))
+    return xla_bridge.get_backend(platform)
+
+
+def device(index: int = 0) -> Any:
+    return client().local_devices()[index]
+
+
+def lowered(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any]) -> str:
+    """StableHLO text of ``fn`` for ((shape, dtype), ...) on the benchmarked platform."""
+    import jax
+
+    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dt)) for shape, dt in avals)
+    return _compat.lower_to_stablehlo(fn, structs, client().platform)
+
+
+def compiled(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any],
+             devices: list[Any] | None = None) -> Any:
+    """A ``LoadedExecutable`` of ``fn`` on ``devices`` (default: device 0)."""
+    return client().compile_and_load(lowered(fn, *avals), devices or [device()])
+
+
+def put(x: np.ndarray, index: int = 0) -> Any:
+    """``x`` on device ``index``, copied during the call."""
+    return client().buffer_from_pyval(
+        x, device(index),
+        host_buffer_semantics=xla_client.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+
+
+def require_memory(nbytes: int, copies: int = 4) -> None:
+    """Skip (asv: NotImplementedError) when the machine has less than ``copies`` x
+    ``nbytes`` of available memory."""
+    try:
+        with open("/proc/meminfo") as f:
+            info = dict(line.split(":", 1) for line in f)
+        available = int(info["MemAvailable"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return
+    if available < copies * nbytes:
+        raise NotImplementedError(f"needs {copies * nbytes >> 20} MiB, "
+                                  f"{available >> 20} MiB available")
