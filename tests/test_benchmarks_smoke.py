@@ -1,0 +1,58 @@
+"""CI smoke run of the benchmarks: every asv case runs once at its smallest
+parameters, so a broken benchmark fails CI. No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import discover
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = discover.cases(smallest=True)
+
+
+@pytest.mark.parametrize("case", SMOKE, ids=[c.id for c in SMOKE])
+def test_benchmark_runs_once(case):
+    try:
+        obj, method = discover.prepared(case)
+    except discover.Skip as err:
+        pytest.skip(f"cannot run here: {err}")
+    try:
+        result = method(*case.params)
+        if case.kind == "timeraw":
+            assert isinstance(result, str) and discover.run_timeraw(result) > 0
+        elif case.kind == "track":
+            assert isinstance(result, float) and result > 0, f"{case.id} tracked {result!r}"
+    finally:
+        discover.finish(case, obj)
+
+
+def test_every_area_has_benchmarks_with_references():
+    modules = {c.module for c in discover.cases(smallest=True)}
+    assert modules == {"bench_transfer", "bench_dispatch", "bench_compile", "bench_sharding",
+                       "bench_kernels", "bench_distributed"}
+    for cls in {c.cls for c in SMOKE if c.module != "bench_distributed"}:
+        methods = [m for m in vars(cls) if m.startswith(discover.PREFIXES)]
+        assert any("_ref_" in m for m in methods), f"{cls.__name__} times nothing to compare with"
+
+
+@pytest.mark.parametrize("conf", ["asv.conf.json", "asv.matrix.conf.json"])
+def test_asv_configuration(conf):
+    doc = json.loads((ROOT / conf).read_text())
+    assert doc["version"] == 1 and (ROOT / doc["benchmark_dir"]).is_dir()
+    assert doc["environment_type"] in ("existing", "virtualenv")
+
+
+def test_asv_discovers_every_benchmark(tmp_path):
+    if shutil.which("asv") is None and not (Path(sys.executable).parent / "asv").exists():
+        pytest.skip("asv is not installed (pip install -e '.[benchmarks]')")
+    asv = shutil.which("asv") or str(Path(sys.executable).parent / "asv")
+    proc = subprocess.run([asv, "check", "--python=same", "--config", str(ROOT / "asv.conf.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
