@@ -31,15 +31,17 @@ class Case:
     params: tuple[Any, ...]
 
     @property
+    def _tail(self) -> str:
+        return f"[{'-'.join(str(p) for p in self.params)}]" if self.params else ""
+
+    @property
     def id(self) -> str:
-        tail = f"[{'-'.join(str(p) for p in self.params)}]" if self.params else ""
-        return f"{self.module}.{self.cls.__name__}.{self.method}{tail}"
+        return f"{self.module}.{self.cls.__name__}.{self.method}{self._tail}"
 
     @property
     def group(self) -> str:
         """The operation and its references share the class and the parameters."""
-        tail = f"[{'-'.join(str(p) for p in self.params)}]" if self.params else ""
-        return f"{self.module}.{self.cls.__name__}{tail}"
+        return f"{self.module}.{self.cls.__name__}{self._tail}"
 
     @property
     def kind(self) -> str:

@@ -18,11 +18,9 @@ import sys
 def ratios(doc: dict) -> list[str]:
     groups: dict[str, dict[str, float]] = {}
     for b in doc["benchmarks"]:
-        method = re.search(r"\.(\w+?)(\[|$)", b["name"].split("::")[-1].split(".", 2)[-1])
         name = b["name"].split("[", 1)[1].rsplit("]", 1)[0] if "[" in b["name"] else b["name"]
         op = name.split(".")[2].split("[")[0] if name.count(".") >= 2 else name
         groups.setdefault(b["group"] or "", {})[op] = b["stats"]["median"]
-        del method
     lines = []
     for group, times in sorted(groups.items()):
         refs = {k: v for k, v in times.items() if "_ref_" in k}
@@ -31,8 +29,8 @@ def ratios(doc: dict) -> list[str]:
             if op in refs or op.startswith(("peakmem_", "track_")):
                 continue
             parts = [f"{op} {t * 1e6:.1f} us"]
-            if size and "Host" in group or "DeviceToHost" in group:
-                parts.append(f"{int(size.group(1)) / t / 1e9:.2f} GB/s" if size else "")
+            if size and "Host" in group:  # HostToDevice, DeviceToHost: [nbytes...]
+                parts.append(f"{int(size.group(1)) / t / 1e9:.2f} GB/s")
             parts += [f"{t / r:.2f}x {ref.replace('time_ref_', '')}" for ref, r in refs.items()]
             lines.append(f"{group}: " + ", ".join(p for p in parts if p))
     return lines

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gc
+
+import numpy as np
 import pytest
 
-from conformance import backend
+from conformance import backend, programs
+from runtime.xla_client import HostBufferSemantics
 
 
 def test_platform_strings_are_consistent(client, device):
@@ -81,12 +85,6 @@ def _live_ids(items) -> set[int]:
 
 
 def test_live_arrays_and_buffers_grow_and_shrink(client, device):
-    import gc
-
-    import numpy as np
-
-    from runtime.xla_client import HostBufferSemantics
-
     gc.collect()
     buffers_before = len(client.live_buffers())
     arrays = [client.buffer_from_pyval(
@@ -109,10 +107,6 @@ def test_live_arrays_and_buffers_grow_and_shrink(client, device):
 
 
 def test_live_executables_grow_and_shrink(client, device):
-    import gc
-
-    from conformance import programs
-
     text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
                                  (((3,), "float32"),), client.platform)
     gc.collect()
@@ -131,8 +125,6 @@ def test_live_executables_grow_and_shrink(client, device):
 def test_memory_stats_keys_and_units(client, device):
     """``memory_stats()`` is None or {name: bytes or count}; when it reports
     ``bytes_in_use``, a new 32 MiB array raises it by at least 32 MiB."""
-    import numpy as np
-
     stats = device.memory_stats()
     if stats is None:
         pytest.skip(f"memory_stats() is None on {device} (allowed by seed 000)")

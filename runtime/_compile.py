@@ -52,6 +52,19 @@ def default_compile_options(devices: Any) -> Any:
     return opts
 
 
+def placement(client: Any, executable_devices: Any, compile_options: Any,
+              call: str = _CALL) -> tuple[Any, Any]:
+    """(DeviceList, CompileOptions) for a program on ``executable_devices``;
+    ``compile_options`` None places partition ``i`` on ``executable_devices[i]``.
+    Raises TypeError/ValueError naming the bad argument."""
+    devices = device_list(client, executable_devices, call)
+    if compile_options is None:
+        return devices, default_compile_options(devices)
+    if not isinstance(compile_options, native.CompileOptions):
+        raise bad_type("compile_options", "a CompileOptions or None", compile_options, call)
+    return devices, compile_options
+
+
 def check_computation(computation: Any, call: str = _CALL) -> Any:
     if not isinstance(computation, (str, bytes)):
         raise bad_type("computation", "StableHLO text (str) or MLIR bytecode (bytes)",
@@ -65,16 +78,10 @@ def compile_and_load(client: Any, computation: Any, executable_devices: Any,
                      compile_options: Any = None, host_callbacks: Any = ()) -> Any:
     """See ``Client.compile_and_load``."""
     computation = check_computation(computation)
-    devices = device_list(client, executable_devices)
-    if compile_options is None:
-        compile_options = default_compile_options(devices)
-    elif not isinstance(compile_options, native.CompileOptions):
-        raise bad_type("compile_options", "a CompileOptions or None", compile_options, _CALL)
+    devices, compile_options = placement(client, executable_devices, compile_options)
+    callbacks = (list(host_callbacks),) if host_callbacks else ()
     try:
-        if host_callbacks:
-            return client.native.compile_and_load(computation, devices, compile_options,
-                                                  list(host_callbacks))
-        return client.native.compile_and_load(computation, devices, compile_options)
+        return client.native.compile_and_load(computation, devices, compile_options, *callbacks)
     except native.XlaRuntimeError as err:
         text = str(err)
         if "parse" in text.lower() or "expected" in text.lower():

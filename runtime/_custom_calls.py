@@ -7,6 +7,7 @@ its handler (``make_cpu_client`` does for ``cpu``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -117,9 +118,12 @@ def custom_call_targets(platform: str) -> dict[str, Any]:
     return dict(native.custom_call_targets(xla_platform_name(platform, "custom_call_targets")))
 
 
+@functools.cache
 def register_cpu_kernels() -> None:
     """Register jaxlib's CPU kernels (LAPACK, CSR sparse) with the cpu platform,
-    as jax does on import; targets already listed are left alone."""
+    as jax does on import; targets already listed are left alone. Once per
+    process: before jaxlib's CPU client exists, registrations are queued, and
+    queueing them again for every client would only grow that queue."""
     from runtime import cpu_sparse, lapack
 
     listed = native.custom_call_targets("cpu")

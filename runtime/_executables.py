@@ -67,11 +67,8 @@ def compile(client: Any, computation: Any, executable_devices: Any,
     """See ``Client.compile``."""
     call = "compile"
     computation = _compile.check_computation(computation, call)
-    devices = _compile.device_list(client, executable_devices, call)
-    if compile_options is None:
-        compile_options = _compile.default_compile_options(devices)
-    elif not isinstance(compile_options, native.CompileOptions):
-        raise bad_type("compile_options", "a CompileOptions or None", compile_options, call)
+    devices, compile_options = _compile.placement(client, executable_devices, compile_options,
+                                                  call)
     try:
         module = _compat.parse_stablehlo(computation)
     except Exception as err:  # MLIR raises its own error types
@@ -106,16 +103,13 @@ def deserialize_executable(client: Any, serialized: Any, executable_devices: Any
     if not serialized:
         raise bad_value("serialized", "non-empty bytes from serialize_executable", serialized,
                         call)
-    devices = _compile.device_list(client, executable_devices, call)
-    if compile_options is None:  # place partition i on executable_devices[i], as compile does
-        compile_options = _compile.default_compile_options(devices)
-    elif not isinstance(compile_options, native.CompileOptions):
-        raise bad_type("compile_options", "a CompileOptions or None", compile_options, call)
+    # Partition i goes on executable_devices[i] unless compile_options say otherwise.
+    devices, compile_options = _compile.placement(client, executable_devices, compile_options,
+                                                  call)
+    callbacks = (list(host_callbacks),) if host_callbacks else ()
     try:
-        if host_callbacks:
-            return client.native.deserialize_executable(serialized, devices, compile_options,
-                                                        list(host_callbacks))
-        return client.native.deserialize_executable(serialized, devices, compile_options)
+        return client.native.deserialize_executable(serialized, devices, compile_options,
+                                                    *callbacks)
     except native.XlaRuntimeError as err:
         text = str(err)
         if "INVALID_ARGUMENT" in text or "deserializ" in text.lower() or "parse" in text.lower():
