@@ -80,7 +80,9 @@ def _failure_status(text: str) -> str:
         return "crash"
     if _raised("BackendHang", text) or ("Timeout" in text and "pytest-timeout" in text):
         return "timeout"
-    if text.startswith("AssertionError") or "AssertionError" in text.split("\n", 1)[0] or (
+    # A failed check: AssertionError, or pytest's rewritten bare ``assert`` headline.
+    if text.startswith(("AssertionError", "assert ")) or (
+            "AssertionError" in text.split("\n", 1)[0]) or (
             "Falsifying example" in text and "AssertionError" in text):
         return "fail_wrong_result"
     return "fail_error"

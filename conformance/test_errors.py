@@ -154,3 +154,34 @@ def test_batched_copy_rejects_mismatched_arguments(client, xc, two_devices):
     arr.delete()
     with pytest.raises(ValueError, match=r"argument 'arrays\[0\]' must be a live array"):
         xc.batched_copy_array_to_devices_with_sharding([arr], [order], [relabel], [copy])
+
+
+@pytest.mark.parametrize("call, arg, exc", [
+    (lambda xc, d: xc.get_distributed_runtime_service("localhost", 2), "address", ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_service(1234, 2), "address", TypeError),
+    (lambda xc, d: xc.get_distributed_runtime_service("localhost:1", 0), "num_nodes", ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_service("localhost:1", 2, heartbeat_timeout=0),
+     "heartbeat_timeout", ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:70000", 0), "address",
+     ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:1", -1), "node_id", ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:1", 0, init_timeout=1.5),
+     "init_timeout", ValueError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:1", 0, use_compression="yes"),
+     "use_compression", TypeError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:1", 0,
+                                                     missed_heartbeat_callback=3),
+     "missed_heartbeat_callback", TypeError),
+    (lambda xc, d: xc.get_distributed_runtime_client("localhost:1", 0, recoverable=True),
+     "recoverable", ValueError),
+    (lambda xc, d: xc.get_topology_for_devices([]), "devices", TypeError),
+    (lambda xc, d: xc.get_topology_for_devices([d, "cpu:1"]), "devices", TypeError),
+    (lambda xc, d: xc.batched_block_until_ready([np.zeros(2)]), r"x\[0\]", TypeError),
+    (lambda xc, d: xc.batched_block_until_ready("ab"), "x", TypeError),
+], ids=["service-no-port", "service-int-address", "service-no-nodes", "service-timeout-0",
+        "client-port-range", "client-negative-node", "client-float-timeout",
+        "client-compression-str", "client-callback-int", "client-recoverable",
+        "topology-empty", "topology-not-device", "block-numpy", "block-str"])
+def test_distributed_topology_and_block_reject_bad_input(xc, client, call, arg, exc):
+    with pytest.raises(exc, match=f"argument '{arg}'"):
+        call(xc, client.local_devices()[0])

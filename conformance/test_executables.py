@@ -59,8 +59,11 @@ def test_compile_gives_an_unloaded_executable_with_the_same_program(client, devi
     assert "sine" in unloaded_hlo and "multiply" in unloaded_hlo, (
         f"Executable.hlo_modules() lacks the program's ops (sine, multiply):\n"
         f"{unloaded_hlo[:800]}")
-    assert exe.get_compiled_memory_stats().argument_size_in_bytes == (
-        loaded.get_compiled_memory_stats().argument_size_in_bytes)
+    unloaded_args = exe.get_compiled_memory_stats().argument_size_in_bytes
+    loaded_args = loaded.get_compiled_memory_stats().argument_size_in_bytes
+    assert unloaded_args == loaded_args, (
+        f"compile(...) reports argument_size_in_bytes={unloaded_args}, but compile_and_load of "
+        f"the same program reports {loaded_args} [{device}]")
     # The unloaded program, loaded from its bytes, computes what compile_and_load's does.
     reloaded = client.deserialize_executable(exe.serialize(), [device])
     ph.assert_exact(_run(client, reloaded, args, device), _run(client, loaded, args, device),

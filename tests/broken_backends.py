@@ -66,9 +66,13 @@ class _OffByOneResults:
             out.append(list(arrays[:-1]) + [bad])
         return out
 
+    def consume_token(self):
+        return self._results.consume_token()
+
 
 def _execute_sharded(self, arguments, with_tokens=False):
-    return _OffByOneResults(self._exe.execute_sharded(arguments), self._client)
+    return _OffByOneResults(self._exe.execute_sharded(arguments, with_tokens=with_tokens),
+                            self._client)
 
 
 _OffByOneExecutable.execute_sharded = _execute_sharded
@@ -229,6 +233,8 @@ _register({"broken-put": RotatedPut, "broken-reorder": WrongReorder,
 # -- seed API areas: executables, types, custom calls, client, fuzz ---------------------------
 
 import os  # noqa: E402
+
+from runtime._compat import native_jax as _native_jax  # noqa: E402
 import signal  # noqa: E402
 
 
@@ -270,6 +276,55 @@ class CrashesOnJunk(Client):
                                                   dtype_to_etype=_key_error))
 
 
+class _MisreportingExecutable(_OffByOneExecutable):
+    """Off-by-one results, and metadata that contradicts the program."""
+
+    def hlo_modules(self):
+        return []
+
+    def get_compiled_memory_stats(self):
+        stats = self._exe.get_compiled_memory_stats()
+        sizes = {f: getattr(stats, f) for f in dir(stats) if f.endswith("_in_bytes")}
+        sizes["argument_size_in_bytes"] *= 2
+        return types.SimpleNamespace(**sizes)
+
+    def cost_analysis(self):
+        return {**self._exe.cost_analysis(), "flops": 0.0}
+
+    def get_output_memory_kinds(self):
+        return [["pinned_host" for _ in kinds] for kinds in self._exe.get_output_memory_kinds()]
+
+
+class MisreportsPrograms(Client):
+    """Loaded executables compute off by one and misreport their metadata."""
+
+    def compile_and_load(self, *args, **kwargs):
+        return _MisreportingExecutable(super().compile_and_load(*args, **kwargs), self)
+
+
+def _accepts_skew(cls):
+    """A factory that makes check_plugin_version accept every version (for this run)."""
+    def make():
+        from runtime import plugin_support
+
+        plugin_support.check_plugin_version = lambda name, jaxlib, plugin: True
+        return cls(native.make_cpu_client(num_devices=2))
+    return make
+
+
+xla_bridge.register_backend_factory("broken-plugin-support", _accepts_skew(Client), priority=-1)
+
+
+class UncheckedArguments(Client):
+    """jaxlib's own distributed, topology and block functions: no argument checks."""
+
+    xla_client = property(lambda self: _namespace(
+        get_distributed_runtime_service=_native_jax.get_distributed_runtime_service,
+        get_distributed_runtime_client=_native_jax.get_distributed_runtime_client,
+        get_topology_for_devices=native.get_topology_for_devices,
+        batched_block_until_ready=native.batched_block_until_ready))
+
+
 class HidesLiveArrays(Client):
     """live_arrays and live_buffers always say nothing is alive."""
 
@@ -284,4 +339,6 @@ _register({"broken-serialize": BreaksSerialization,
           "broken-etype": WrongPrimitiveType,
           "broken-custom-calls": ForgetsCustomCalls,
           "broken-fuzz": CrashesOnJunk,
-          "broken-live": HidesLiveArrays})
+          "broken-live": HidesLiveArrays,
+          "broken-programs": MisreportsPrograms,
+          "broken-validation": UncheckedArguments})

@@ -18,6 +18,9 @@ def test_pass():
 def test_wrong_result():
     assert [1, 2] == [1, 3], "out differs from expected"
 
+def test_wrong_result_bare_assert():
+    assert 64 == 2 * 64
+
 def test_error():
     raise RuntimeError("backend exploded")
 
@@ -45,13 +48,13 @@ def test_statuses_and_verdict(pytester):
     assert doc["schema_version"] == 2
     jsonschema.validate(doc, bundle.schema())     # the written report matches its schema
     by_status = doc["summary"]["by_status"]
-    assert by_status == {"pass": 1, "fail_wrong_result": 1, "fail_error": 1, "crash": 1,
+    assert by_status == {"pass": 1, "fail_wrong_result": 2, "fail_error": 1, "crash": 1,
                          "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0}, by_status
-    assert doc["summary"]["collected"] == 6
+    assert doc["summary"]["collected"] == 7
     assert doc["areas"]["synthetic"]["pass"] == 1
     assert doc["verdict"] == "not certified"
     assert {f["nodeid"].split("::")[1] for f in doc["failures"]} == {
-        "test_wrong_result", "test_error", "test_crash"}
+        "test_wrong_result", "test_wrong_result_bare_assert", "test_error", "test_crash"}
     for key in ("suite", "platform", "environment", "hypothesis", "command", "started_utc"):
         assert key in doc, key
     assert doc["environment"]["jaxlib"] and doc["suite"]["version"]
