@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from runtime import _compat, xla_bridge, xla_client
+from runtime._platforms import client_platform
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,7 +38,7 @@ def lowered(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any]) -> str:
     import jax
 
     structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dt)) for shape, dt in avals)
-    return _compat.lower_to_stablehlo(fn, structs, client().platform)
+    return _compat.lower_to_stablehlo(fn, structs, client_platform(client()))
 
 
 def compiled(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any],

@@ -18,6 +18,7 @@ from typing import Any
 from conformance import plugin_info
 from runtime import _compat, xla_bridge, xla_client
 from runtime._plugin_library import absolute_path
+from runtime._platforms import client_platform
 
 
 class PlatformMismatchError(RuntimeError):
@@ -128,7 +129,7 @@ class BackendSpec:
         """
         client = xla_bridge.get_backend(self.platform)
         expected = xla_bridge.expand_platform_alias(self.expect_platform or self.platform)
-        if client.platform not in expected:
+        if client_platform(client) not in expected:
             raise PlatformMismatchError(
                 f"--platform={self.platform}: the client obtained reports platform "
                 f"{client.platform!r} ({client.platform_version!r}); refusing to certify "

@@ -214,6 +214,15 @@ def client(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
+def two_devices(client: Any) -> list[Any]:
+    """The client's local devices; skips (mark the test capability multi_device)
+    on a platform with fewer than two."""
+    if client.local_device_count() < 2:
+        pytest.skip(f"needs two devices; {client.platform} has {client.local_device_count()}")
+    return client.local_devices()
+
+
+@pytest.fixture(scope="session")
 def xc(client: Any) -> Any:
     """The seed's module-level functions for the client under test (``client.xla_client``,
     else ``runtime.xla_client``): the areas call ``xc.reorder_shards(...)`` and so on."""

@@ -19,6 +19,7 @@ from jax import lax
 from jax.sharding import Mesh, PartitionSpec
 
 from runtime import _compat
+from runtime._platforms import client_platform
 from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
 
@@ -83,10 +84,11 @@ ELEMENTWISE: dict[str, Elementwise] = {op.name: op for op in [
 
 @functools.lru_cache(maxsize=4096)
 def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[tuple[tuple[int, ...], str], ...],
-                 platform: str) -> str:
-    """StableHLO text of ``fn`` for ``avals`` ((shape, dtype name), ...) on ``platform``."""
+                 client: Any) -> str:
+    """StableHLO text of ``fn`` for ``avals`` ((shape, dtype name), ...) lowered for
+    ``client``'s platform (``cuda``/``rocm`` for a GPU client reporting ``gpu``)."""
     structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype)) for shape, dtype in avals)
-    return _compat.lower_to_stablehlo(fn, structs, platform)
+    return _compat.lower_to_stablehlo(fn, structs, client_platform(client))
 
 
 class ProgramCache:
@@ -104,7 +106,7 @@ class ProgramCache:
               devices: list[Any]) -> tuple[Any, str]:
         """Lowered text and executable for ``fn`` on ``args`` over ``devices`` (cached)."""
         avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
-        text = lowered_text(name, fn, avals, self.client.platform)
+        text = lowered_text(name, fn, avals, self.client)
         key = (name, avals, tuple(d.id for d in devices))
         exe = self._executables.get(key)
         if exe is None:

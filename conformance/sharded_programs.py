@@ -20,6 +20,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance import sharding_helpers as shh
 from runtime import _compat
+from runtime._platforms import client_platform
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +138,7 @@ class ShardedRunner:
                tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
                      for s in [*in_shardings, out_sharding]), tuple(d.id for d in devices))
         if key not in self._cache:
-            text = lower(fn, args, in_shardings, out_sharding, self.client.platform)
+            text = lower(fn, args, in_shardings, out_sharding, client_platform(self.client))
             self._cache[key] = (self.client.compile_and_load(text, devices), text)
             self.compiles += 1
         exe, text = self._cache[key]

@@ -108,7 +108,7 @@ def test_live_arrays_and_buffers_grow_and_shrink(client, device):
 
 def test_live_executables_grow_and_shrink(client, device):
     text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
-                                 (((3,), "float32"),), client.platform)
+                                 (((3,), "float32"),), client)
     gc.collect()
     before = len(client.live_executables())
     exe = client.compile_and_load(text, [device])

@@ -146,10 +146,11 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from conformance import sharded_programs as sp
 from conformance import sharding_helpers as shh
+from runtime._platforms import client_platform
 devices = client.local_devices()
 sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
 x = np.arange(4 * len(devices), dtype=np.float32)
-text = sp.lower(lambda a: a + 1, [x], [sharding], sharding, client.platform, donate=(0,))
+text = sp.lower(lambda a: a + 1, [x], [sharding], sharding, client_platform(client), donate=(0,))
 exe = client.compile_and_load(text, devices)
 arr = shh.put_sharded(x, sharding, xc=xc)
 before = [s.data.unsafe_buffer_pointer() for s in arr.addressable_shards]

@@ -16,13 +16,14 @@ import pytest
 from conformance import assertions as ph
 from conformance import programs
 from runtime import cpu_sparse, gpu_linalg, gpu_sparse, lapack
+from runtime._platforms import client_platform, is_gpu
 
 
 def _cholesky_text(client, n: int) -> str:
     import jax.numpy as jnp
 
     return programs.lowered_text("cholesky", jnp.linalg.cholesky, (((n, n), "float32"),),
-                                 client.platform)
+                                 client)
 
 
 def _cpu_only(client, backend_spec) -> None:
@@ -39,6 +40,7 @@ def _spotrf() -> object:
                 if name == "lapack_spotrf_ffi")
 
 
+@pytest.mark.capability("custom_calls")
 def test_lapack_targets_are_registered_on_cpu(xc, client, backend_spec):
     _cpu_only(client, backend_spec)
     names = [name for name, _, _ in lapack.registrations()["cpu"]]
@@ -56,10 +58,10 @@ def test_gpu_registrations_name_the_missing_package(xc, client):
         regs = {mod.__name__: mod.registrations() for mod in (gpu_linalg, gpu_sparse)}
     except xc.GpuLibNotLinkedError as err:
         assert "jax-cuda13-plugin" in str(err), f"error does not name the package: {err}"
-        if client.platform in ("cuda", "rocm"):
-            pytest.fail(f"{client.platform} client without its kernels: {err}")
+        if is_gpu(client_platform(client)):
+            pytest.fail(f"{client_platform(client)} client without its kernels: {err}")
         return
-    platform = "CUDA" if client.platform != "rocm" else "ROCM"
+    platform = "CUDA" if client_platform(client) != "rocm" else "ROCM"
     for name, reg in regs.items():
         assert reg[platform], f"{name}.registrations()[{platform!r}] is empty"
         assert all(isinstance(t, str) and api in (0, 1) for t, _, api in reg[platform])

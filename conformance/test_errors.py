@@ -17,7 +17,7 @@ from runtime import _compat, xla_bridge, xla_client
 
 def _add_text(client):
     return programs.lowered_text("add", programs.ELEMENTWISE["add"].fn,
-                                 (((3,), "float32"), ((3,), "float32")), client.platform)
+                                 (((3,), "float32"), ((3,), "float32")), client)
 
 
 @pytest.mark.parametrize("bad,kind", [
@@ -120,14 +120,6 @@ def test_batched_device_put_rejects_mismatched_shards(client, xc, case):
     expected = {"dtype": TypeError, "shape": ValueError, "count": ValueError}[case]
     with pytest.raises(expected, match=r"batched_device_put: argument 'xs(\[\d+\])?'"):
         xc.batched_device_put(_compat.shaped_array(x.shape, x.dtype), sharding, shards, devices)
-
-
-@pytest.fixture
-def two_devices(client):
-    """Skip (capability multi_device) on a platform with one device."""
-    if client.local_device_count() < 2:
-        pytest.skip("needs two devices")
-    return client.local_devices()
 
 
 @pytest.mark.capability("multi_device")

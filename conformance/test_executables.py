@@ -36,7 +36,7 @@ def _args(n: int) -> list[np.ndarray]:
 
 def _text(client, args: list[np.ndarray]) -> str:
     avals = tuple((a.shape, a.dtype.name) for a in args)
-    return programs.lowered_text("fma", _fma, avals, client.platform)
+    return programs.lowered_text("fma", _fma, avals, client)
 
 
 def _run(client, exe, args, device) -> np.ndarray:
@@ -127,7 +127,7 @@ def test_compiled_memory_stats_match_the_arguments(client, device, n):
 def test_cost_analysis_counts_the_flops_of_a_dot(client, device):
     m, k, n = 8, 16, 4
     text = programs.lowered_text("dot", lax.dot, (((m, k), "float32"), ((k, n), "float32")),
-                                 client.platform)
+                                 client)
     cost = client.compile_and_load(text, [device]).cost_analysis()
     assert isinstance(cost, dict), f"cost_analysis() returned {type(cost).__name__}, not dict"
     if "flops" not in cost:

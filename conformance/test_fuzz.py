@@ -36,7 +36,7 @@ print("FUZZ-OK")
 _SERIALIZED = """
 from conformance import programs
 text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
-                             (((4,), "float32"),), client.platform)
+                             (((4,), "float32"),), client)
 blob = client.serialize_executable(client.compile_and_load(text, [device]))
 def flip(data, seed):
     out = bytearray(data)

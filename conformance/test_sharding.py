@@ -157,8 +157,9 @@ def test_reorder_shards_preserves_data(client, xc, data):
     ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
 
 
+@pytest.mark.capability("multi_device")
 @given(data=st.data())
-def test_uneven_shapes_are_refused_clearly(client, xc, data):
+def test_uneven_shapes_are_refused_clearly(client, xc, two_devices, data):
     case = data.draw(shh.sharded_cases(client.local_devices(), min_block=1), label="case")
     pieces = shh.shards_per_dim(case.mesh, case.spec, len(case.shape))
     cut = [i for i, p in enumerate(pieces) if p > 1]

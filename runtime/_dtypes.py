@@ -39,6 +39,8 @@ for _name, _prim in [
     ("float8_e4m3", "F8E4M3"),
     ("float8_e8m0fnu", "F8E8M0FNU"),
     ("float4_e2m1fn", "F4E2M1FN"),
+    ("float6_e2m3fn", "F6E2M3FN"),
+    ("float6_e3m2fn", "F6E3M2FN"),
 ]:
     if hasattr(ml_dtypes, _name) and hasattr(_P, _prim):
         DTYPE_TO_PRIMITIVE[np.dtype(getattr(ml_dtypes, _name))] = getattr(_P, _prim)

@@ -20,6 +20,22 @@ def expand_platform_alias(platform: str) -> list[str]:
     return list(ALIAS_TO_PLATFORMS.get(platform, [platform]))
 
 
+def client_platform(client) -> str:
+    """The concrete platform of a client or device: ``"cuda"``/``"rocm"`` for a GPU.
+
+    jaxlib's GPU clients and devices report the alias ``platform == "gpu"``
+    and name the vendor in ``platform_version`` (``"cuda 13000"``); jax maps
+    them back the same way. Any other platform is returned as reported.
+    """
+    platform = client.platform
+    if platform == "gpu":
+        version = str(getattr(client, "platform_version", "")).lower()
+        for concrete in ALIAS_TO_PLATFORMS["gpu"]:
+            if version.startswith(concrete):
+                return concrete
+    return platform
+
+
 def is_gpu(platform: str) -> bool:
     """True for ``"cuda"`` and ``"rocm"`` (seed 002)."""
     return platform in ("cuda", "rocm")

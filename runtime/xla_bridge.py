@@ -567,8 +567,15 @@ def default_backend() -> str:
 
 
 def using_pjrt_c_api(backend: str | Any | None = None) -> bool:
-    """True when the backend is a PJRT C API (plugin) client (seed 002)."""
-    return "PJRT C API" in get_backend(backend).platform_version
+    """True when the backend is a PJRT C API (plugin) client (seed 002).
+
+    The seed tests ``"PJRT C API" in platform_version``; jaxlib 0.11's CUDA
+    plugin reports ``platform_version == "cuda 13000"`` while exposing its C API
+    version, so a client that reports a C API version counts too.
+    """
+    client = get_backend(backend)
+    return "PJRT C API" in client.platform_version or \
+        backend_pjrt_c_api_version(client) is not None
 
 
 def backend_pjrt_c_api_version(platform: str | Any | None = None) -> tuple[int, int] | None:
