@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from conformance import dtype_helpers as dh
+from conformance import ulp
 
 _MAX_REPORTED = 5
 
@@ -142,3 +143,43 @@ def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float,
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
         f"max abs error {float(np.max(err[mask])):.3g} > atol={atol:g} + rtol={rtol:g}*|expected| "
         f"[{call}]\n{_mismatch_lines(mask, out, expected)}")
+
+
+def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
+                     atol: float = 0.0, signed_zeros: bool = False) -> None:
+    """Every element of ``out`` within ``max_ulp`` ULP of ``expected`` (or ``atol`` absolute).
+
+    Same dtype and shape required; NaN exactly where ``expected`` has NaN, infinities
+    equal (a finite value next to infinity is not close). Complex arrays are compared
+    part by part. ``signed_zeros``: ``-0`` and ``+0`` must match (IEEE-defined results).
+    ``max_ulp=0`` with ``signed_zeros`` is bit equality up to NaN payloads.
+    """
+    __tracebackhide__ = True
+    out = _host(out)
+    assert_dtype(out.dtype, expected.dtype, call=call)
+    assert_shape(out.shape, expected.shape, call=call)
+    if out.dtype.kind == "c":
+        got = np.stack([out.real, out.imag], axis=-1)
+        want = np.stack([expected.real, expected.imag], axis=-1)
+    else:
+        got, want = out, np.asarray(expected)
+    g64, w64 = got.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        nan_g, nan_w = np.isnan(g64), np.isnan(w64)
+        dist = ulp.ulp_distance(got, want)
+        ok = np.where(nan_g | nan_w, nan_g == nan_w,
+                      np.where(np.isinf(g64) | np.isinf(w64), g64 == w64,
+                               (dist <= max_ulp) | (np.abs(g64 - w64) <= atol)))
+        if signed_zeros:
+            ok &= np.where((g64 == 0) & (w64 == 0), np.signbit(g64) == np.signbit(w64), True)
+    if out.dtype.kind == "c":
+        ok, dist = ok.all(axis=-1), dist.max(axis=-1)
+    mask = ~ok
+    if not mask.any():
+        return
+    worst = int(np.max(np.where(mask & (dist < np.iinfo(np.uint64).max), dist, 0)))
+    raise AssertionError(
+        f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
+        f"max {worst} ULP > {max_ulp} ULP (atol={atol:g}"
+        f"{', signed zeros' if signed_zeros else ''}) [{call}]\n"
+        f"{_mismatch_lines(mask, out, expected)}")

@@ -4,6 +4,10 @@ Format, one entry a line (``#`` starts a comment)::
 
     <test id glob> | <requirement, e.g. jaxlib==0.10.*, or *> | <reason with issue link>
 
+The requirement may add ``platform=NAME`` conditions joined by ``and``
+(``jaxlib<0.12 and platform=cpu``): the entry then applies only when the
+platform under test (``--platform``) is NAME.
+
 A known failure keeps its real status in the report (a known crash is still a
 crash and still denies certification); it only keeps pytest's exit code green.
 Entries that match no collected test are reported.
@@ -37,12 +41,37 @@ class Entry:
         regex = ".*".join(re.escape(part) for part in self.pattern.split("*"))
         return re.fullmatch(regex, nodeid) is not None
 
-    def applies(self) -> bool:
-        if self.requirement == "*":
-            return True
-        req = Requirement(self.requirement)
-        version = _VERSIONS.get(req.name)
-        return version is not None and req.specifier.contains(version, prereleases=True)
+    def applies(self, platform: str | None = None) -> bool:
+        """True when every condition holds (``platform``: the platform under test)."""
+        return all(_holds(cond, platform) for cond in _conditions(self.requirement))
+
+
+def _conditions(requirement: str) -> list[str]:
+    return [c.strip() for c in requirement.split(" and ")]
+
+
+def _holds(cond: str, platform: str | None) -> bool:
+    if cond == "*":
+        return True
+    if cond.startswith("platform="):
+        return platform == cond.split("=", 1)[1]
+    req = Requirement(cond)
+    version = _VERSIONS.get(req.name)
+    return version is not None and req.specifier.contains(version, prereleases=True)
+
+
+def _check_condition(cond: str, where: str) -> None:
+    """ValueError naming ``where`` for a condition that is not ``*``, ``platform=NAME`` or
+    a requirement on jax/jaxlib."""
+    if cond == "*" or (cond.startswith("platform=") and cond.split("=", 1)[1]):
+        return
+    try:
+        req = Requirement(cond)
+    except InvalidRequirement as err:
+        raise ValueError(f"{where}: bad requirement {cond!r}: {err}") from err
+    if req.name not in _VERSIONS:
+        raise ValueError(f"{where}: requirement must name one of {list(_VERSIONS)}, "
+                         f"got {req.name!r}")
 
 
 def parse(path: Path) -> list[Entry]:
@@ -56,21 +85,15 @@ def parse(path: Path) -> list[Entry]:
         if len(parts) != 3 or not all(parts):
             raise ValueError(f"{path}:{n}: expected '<test id glob> | <requirement> | <reason>', "
                              f"got {raw!r}")
-        if parts[1] != "*":
-            try:
-                req = Requirement(parts[1])
-            except InvalidRequirement as err:
-                raise ValueError(f"{path}:{n}: bad requirement {parts[1]!r}: {err}") from err
-            if req.name not in _VERSIONS:
-                raise ValueError(f"{path}:{n}: requirement must name one of {list(_VERSIONS)}, "
-                                 f"got {req.name!r}")
+        for cond in _conditions(parts[1]):
+            _check_condition(cond, f"{path}:{n}")
         entries.append(Entry(parts[0], parts[1], parts[2], f"{path}:{n}"))
     return entries
 
 
-def apply(items: list[pytest.Item], entries: list[Entry]) -> None:
+def apply(items: list[pytest.Item], entries: list[Entry], platform: str | None = None) -> None:
     """Mark matching items strict-xfail (a fixed bug then fails loudly as XPASS)."""
-    active = [e for e in entries if e.applies()]
+    active = [e for e in entries if e.applies(platform)]
     files = {item.nodeid.split("::")[0] for item in items}
     for e in active:
         e.file_collected = e.pattern.split("::")[0] in files

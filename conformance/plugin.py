@@ -186,7 +186,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = _state(config)
     state.collected_here = True  # not on a pytest-xdist controller
-    known_failures.apply(items, state.known)
+    known_failures.apply(items, state.known, state.platform)
     for item in items:
         item.user_properties.append((report.TIER_PROPERTY, state.tier(item)))
     target = config.getoption("write_profile")
@@ -331,7 +331,7 @@ def header(state: SessionState) -> dict[str, Any]:
                        "max_examples": prof.max_examples, "derandomize": prof.derandomize},
         "known_failures": [{"pattern": e.pattern, "requirement": e.requirement,
                             "reason": e.reason, "source": e.source, "matched": e.matched,
-                            "active": e.applies()} for e in state.known],
+                            "active": e.applies(state.platform)} for e in state.known],
         "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "cpu_devices": state.cpu_devices,
         "started_utc": state.started.isoformat(timespec="seconds"),
@@ -367,7 +367,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                                     f" -- report: {path}")
     if state is None or not state.collected_here:
         return
-    unmatched = [e for e in state.known if e.applies() and e.file_collected and not e.matched]
+    unmatched = [e for e in state.known if e.applies(state.platform) and e.file_collected and not e.matched]
     for e in unmatched:
         terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                     f"({e.source})")

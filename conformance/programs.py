@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -86,20 +87,31 @@ ELEMENTWISE: dict[str, Elementwise] = {op.name: op for op in [
 def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[tuple[tuple[int, ...], str], ...],
                  client: Any) -> str:
     """StableHLO text of ``fn`` for ``avals`` ((shape, dtype name), ...) lowered for
-    ``client``'s platform (``cuda``/``rocm`` for a GPU client reporting ``gpu``)."""
+    ``client``'s platform (``cuda``/``rocm`` for a GPU client reporting ``gpu``).
+
+    The module is named ``@jit_<name>`` (non-identifier characters as ``_``), so a
+    program can be recognised in its text and in the reproduction.
+    """
     structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype)) for shape, dtype in avals)
-    return _compat.lower_to_stablehlo(fn, structs, client_platform(client))
+
+    def program(*args: Any) -> Any:
+        return fn(*args)
+
+    program.__name__ = program.__qualname__ = re.sub(r"\W", "_", name)
+    return _compat.lower_to_stablehlo(program, structs, client_platform(client))
 
 
 class ProgramCache:
     """Compiled executables of one client, keyed by (program, avals, device ids).
 
-    ``compiles`` counts compilations, so tests can check that the cache works.
+    ``compiles`` counts compilations and ``hits`` loads served from the cache, so
+    tests can check that the cache works and the report can show both.
     """
 
     def __init__(self, client: Any):
         self.client = client
         self.compiles = 0
+        self.hits = 0
         self._executables: dict[tuple, Any] = {}
 
     def _load(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
@@ -107,12 +119,14 @@ class ProgramCache:
         """Lowered text and executable for ``fn`` on ``args`` over ``devices`` (cached)."""
         avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
         text = lowered_text(name, fn, avals, self.client)
-        key = (name, avals, tuple(d.id for d in devices))
+        key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
         exe = self._executables.get(key)
         if exe is None:
             exe = self.client.compile_and_load(text, devices)
             self.compiles += 1
             self._executables[key] = exe
+        else:
+            self.hits += 1
         return exe, text
 
     def get(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
@@ -148,3 +162,25 @@ class ProgramCache:
         results = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         return [[(next(iter(o.devices())), np.asarray(o)) for o in per_output]
                 for per_output in results], text
+
+
+def run_everywhere(program_cache: ProgramCache, name: str, fn: Callable[..., Any],
+                   args: list[np.ndarray], dt: Any, call: str, *, n_outputs: int = 1
+                   ) -> tuple[Any, str]:
+    """Outputs of ``fn`` on every local device, one SPMD executable (replicated inputs).
+
+    Returns ([(device, host array)] for a single output, or one such list per output
+    when ``n_outputs > 1``) and the StableHLO text. A dtype the platform does not
+    support is reported through ``capabilities.gated(dt, call)`` (``dt``: the
+    ``dh.DType`` whose capability gates the program). Raises AssertionError when the executable
+    returns another number of outputs or devices.
+    """
+    from conformance import capabilities
+
+    with capabilities.gated(dt, call):
+        per_output, program = program_cache.run_replicated(name, fn, args)
+    n = program_cache.client.local_device_count()
+    assert len(per_output) == n_outputs and all(len(p) == n for p in per_output), (
+        f"execute_sharded returned {len(per_output)} outputs x "
+        f"{[len(p) for p in per_output]} devices, but should be {n_outputs} x {n} [{call}]")
+    return (per_output[0] if n_outputs == 1 else per_output), program

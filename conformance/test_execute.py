@@ -19,6 +19,7 @@ from conformance import capabilities
 from conformance import dtype_helpers as dh
 from conformance import shape_helpers as sh
 from conformance import strategies as hh
+from conformance import programs
 from conformance.programs import ELEMENTWISE, Elementwise
 from conformance.reproduction import reproduction
 
@@ -67,17 +68,6 @@ def _check(op: Elementwise, dt: dh.DType, out: np.ndarray, expected: np.ndarray,
         ph.assert_allclose(out, expected, rtol=rtol, atol=rtol * op.atol_scale, call=call)
 
 
-def _run_everywhere(client, program_cache, name, fn, args, dt, call):
-    """Outputs of ``fn`` on every local device: [(device, host array)] for output 0."""
-    with capabilities.gated(dt, call):
-        per_output, program = program_cache.run_replicated(name, fn, args)
-    n = client.local_device_count()
-    assert len(per_output) == 1 and len(per_output[0]) == n, (
-        f"execute_sharded returned {len(per_output)} outputs x "
-        f"{[len(p) for p in per_output]} devices, but should be 1 x {n} [{call}]")
-    return per_output[0], program
-
-
 @pytest.mark.parametrize("op,dt", CASES)
 @given(data=st.data())
 def test_elementwise(client, program_cache, op, dt, data):
@@ -89,7 +79,7 @@ def test_elementwise(client, program_cache, op, dt, data):
     if op.name == "divide" and dt.kind in ("int", "uint", "complex"):
         args[1] = _safe_divisors(args[0], args[1])
     call = f"execute({op.name}, {dt.name}{list(shape)})"
-    outs, program = _run_everywhere(client, program_cache, op.name, op.fn, args, dt, call)
+    outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     expected = _reference(op, dt, args)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
@@ -104,7 +94,7 @@ def test_select(client, program_cache, dt, data):
     a = data.draw(hh.bit_patterns(dt, shape), label="on_true")
     b = data.draw(hh.bit_patterns(dt, shape), label="on_false")
     call = f"execute(select, {dt.name}{list(shape)})"
-    outs, program = _run_everywhere(client, program_cache, "select", lax.select, [pred, a, b],
+    outs, program = programs.run_everywhere(program_cache, "select", lax.select, [pred, a, b],
                                     dt, call)
     with reproduction(call, program=program, inputs=[pred, a, b]):
         for device, out in outs:

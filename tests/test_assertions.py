@@ -110,3 +110,61 @@ def test_gate_skips_capability_but_not_core():
     with pytest.raises(AssertionError):  # wrong results are never gated
         with capabilities.gated(dh.BY_NAME["bfloat16"], "call"):
             raise AssertionError("wrong result")
+
+
+# -- ULP ------------------------------------------------------------------------------------
+
+def _next(x, n=1):
+    """``x`` moved ``n`` representable values up (ml_dtypes implements nextafter too)."""
+    for _ in range(n):
+        x = np.nextafter(x, np.full_like(x, np.inf))
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16])
+def test_ulp_distance_counts_representable_steps(dtype):
+    from conformance.ulp import ulp_distance
+
+    x = np.array([1.0, -3.5, 0.0, 1e-3], dtype)
+    y = np.array([_next(x[i:i + 1], i + 1)[0] for i in range(4)], dtype)
+    assert ulp_distance(x, y).tolist() == [1, 2, 3, 4]
+    assert ulp_distance(np.array([0.0], dtype), np.array([-0.0], dtype)).tolist() == [0]
+
+
+def test_ulp_close_passes_within_tolerance_and_on_matching_specials():
+    want = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], np.float32)
+    got = want.copy()
+    got[0] = _next(np.array([1.0], np.float32), 2)[0]
+    ph.assert_ulp_close(got, want, max_ulp=2, call="c")
+
+
+@pytest.mark.parametrize("got,want,kw,fragment", [
+    (np.array([1.0 + 3 * 2**-23], np.float32), np.array([1.0], np.float32), dict(max_ulp=2),
+     "max 3 ULP > 2 ULP"),
+    (np.array([np.finfo(np.float32).max], np.float32), np.array([np.inf], np.float32),
+     dict(max_ulp=4), "1 of 1 elements"),
+    (np.array([0.0], np.float32), np.array([np.nan], np.float32), dict(max_ulp=4), "1 of 1"),
+    (np.array([np.nan], np.float32), np.array([0.0], np.float32), dict(max_ulp=4), "1 of 1"),
+    (np.array([-0.0], np.float32), np.array([0.0], np.float32),
+     dict(max_ulp=0, signed_zeros=True), "signed zeros"),
+    (np.array([1 + 1j], np.complex64), np.array([1 + 1.5j], np.complex64), dict(max_ulp=4),
+     "1 of 1"),
+    (np.array([1.0], np.float64), np.array([1.0], np.float32), dict(max_ulp=4),
+     "out.dtype=float64"),
+])
+def test_ulp_close_fails_with_message(got, want, kw, fragment):
+    with pytest.raises(AssertionError) as info:
+        ph.assert_ulp_close(got, want, call="call(x)", **kw)
+    assert fragment in str(info.value) and "[call(x)]" in str(info.value), str(info.value)
+
+
+def test_ulp_close_atol_admits_small_absolute_errors():
+    ph.assert_ulp_close(np.array([1e-30], np.float32), np.array([0.0], np.float32), max_ulp=0,
+                        atol=1e-20, call="c")
+
+
+def test_ordered_bits_rejects_integers():
+    from conformance.ulp import ordered_bits
+
+    with pytest.raises(TypeError, match="argument 'x' must be a float array, got int32"):
+        ordered_bits(np.array([1], np.int32))

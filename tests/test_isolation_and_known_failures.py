@@ -40,8 +40,16 @@ def test_known_failures_parse_and_match(tmp_path):
     assert b.matches("conformance/test_x.py::test_b[cpu:0-x]") and a.applies() and b.applies()
 
 
+def test_known_failures_platform_condition(tmp_path):
+    f = tmp_path / "k.txt"
+    f.write_text("conformance/test_x.py::t | jaxlib>=0 and platform=cpu | FTZ on cpu\n")
+    (entry,) = known_failures.parse(f)
+    assert entry.applies("cpu") and not entry.applies("cuda") and not entry.applies(None)
+
+
 @pytest.mark.parametrize("line,fragment", [
     ("just a test id", "expected '<test id glob> | <requirement> | <reason>'"),
+    ("t | jaxlib>=0 and platform= | r", "bad requirement"),
     ("t | numpy>=1 | r", "requirement must name one of"),
     ("t | jaxlib>>1 | r", "bad requirement"),
 ])

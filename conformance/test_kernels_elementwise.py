@@ -1,0 +1,354 @@
+"""Area kernels_elementwise: StableHLO unary/binary math on special values and in ULP.
+
+Seed 000 (Compile and Execute) through XLA's code generation, every device at
+once (one SPMD executable, replicated inputs):
+
+- IEEE-defined float ops (``+ - * / sqrt``, rounding, sign, min/max, compares)
+  on every pair of special values (signed zeros, infinities, NaN, subnormals,
+  the largest finite values) at 0 ULP. Platforms that flush subnormals (XLA's
+  CPU and GPU default to FTZ/DAZ) may return the flushed result; whether a
+  platform preserves subnormals is recorded by an informational test.
+- Transcendental ops at the special values and on Hypothesis-drawn values in
+  their domain, within the ULP table of :mod:`conformance.ulp`.
+- Integer ops at the extremes of every integer type: two's complement
+  wraparound, shifts by >= the bit width (StableHLO: 0, or the sign for
+  arithmetic right shifts), popcount and clz: exact.
+- Integer division by zero and ``MIN / -1`` are implementation-defined in
+  StableHLO; XLA's documented convention is checked as informational.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import programs
+from conformance import strategies as hh
+from conformance import ulp
+from conformance.reproduction import reproduction
+
+FLOATS = dh.FLOATS
+INTEGERS = dh.INTS + dh.UINTS
+
+
+@dataclasses.dataclass(frozen=True)
+class Op:
+    """An elementwise op, its NumPy reference and how exactly it must match.
+
+    ``exact``: IEEE 754 defines the result (0 ULP, signed zeros); otherwise the
+    dtype's entry of ``ulp.ULP_TOLERANCE``. ``reference`` runs in the input dtype
+    for exact ops and in float64 for the others. ``domain``: (lo, hi) for drawn
+    values. ``signed_zeros``: the sign of a zero result is defined.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    arity: int
+    reference: Callable[..., np.ndarray]
+    exact: bool
+    domain: tuple[float, float] = (-1e3, 1e3)
+    signed_zeros: bool = True
+
+
+def _round_half_away(x):
+    """Round half away from zero, the sign of zero kept (computed exactly in float64)."""
+    w = x.astype(np.float64)
+    return np.where(np.isfinite(w), np.copysign(np.floor(np.abs(w) + 0.5), w), w).astype(x.dtype)
+
+
+def _sign(x):
+    """StableHLO sign: -1, +1, the zero itself (signed), NaN."""
+    return np.where(x == 0, x, np.sign(x)).astype(x.dtype)
+
+
+FLOAT_OPS = {op.name: op for op in [
+    Op("add", lax.add, 2, np.add, True),
+    Op("subtract", lax.sub, 2, np.subtract, True),
+    Op("multiply", lax.mul, 2, np.multiply, True),
+    Op("divide", lax.div, 2, np.divide, True),
+    Op("sqrt", lax.sqrt, 1, np.sqrt, True, (0, 1e3)),
+    Op("negate", lax.neg, 1, np.negative, True),
+    Op("abs", lax.abs, 1, np.abs, True),
+    Op("sign", lax.sign, 1, _sign, True),
+    Op("floor", lax.floor, 1, np.floor, True),
+    Op("ceil", lax.ceil, 1, np.ceil, True),
+    Op("round_nearest_even",
+       lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), 1, np.rint, True),
+    Op("round_nearest_afz", lax.round, 1, _round_half_away, True),
+    # IEEE 754-2019 leaves the sign of max(-0, +0) to the implementation.
+    Op("maximum", lax.max, 2, np.maximum, True, signed_zeros=False),
+    Op("minimum", lax.min, 2, np.minimum, True, signed_zeros=False),
+    Op("exp", lax.exp, 1, np.exp, False, (-80, 80)),
+    Op("expm1", lax.expm1, 1, np.expm1, False, (-20, 20)),
+    Op("log", lax.log, 1, np.log, False, (1e-30, 1e30)),
+    Op("log1p", lax.log1p, 1, np.log1p, False, (-0.99, 1e3)),
+    Op("tanh", lax.tanh, 1, np.tanh, False, (-20, 20)),
+    Op("logistic", lax.logistic, 1, lambda x: 1 / (1 + np.exp(-x)), False, (-20, 20)),
+    Op("sin", lax.sin, 1, np.sin, False, (-100, 100)),
+    Op("cos", lax.cos, 1, np.cos, False, (-100, 100)),
+    Op("tan", lax.tan, 1, np.tan, False, (-1.5, 1.5)),
+    Op("rsqrt", lax.rsqrt, 1, lambda x: 1 / np.sqrt(x), False, (1e-6, 1e6)),
+    Op("cbrt", lax.cbrt, 1, np.cbrt, False),
+    Op("atan2", lax.atan2, 2, np.arctan2, False),
+    Op("power", lax.pow, 2, np.power, False, (0.01, 10)),
+]}
+
+
+def _float_specials(dtype: np.dtype) -> np.ndarray:
+    fi = ml_dtypes.finfo(dtype)
+    values = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 3.0, -7.25, float(fi.max), -float(fi.max),
+              float(fi.tiny), -float(fi.tiny), float(fi.smallest_subnormal),
+              -float(fi.smallest_subnormal), 1.0 + float(fi.eps), np.inf, -np.inf, np.nan]
+    return np.array(values, np.float64).astype(dtype)
+
+
+def _special_args(op: Op, dtype: np.dtype) -> list[np.ndarray]:
+    """Every special value (unary) or every ordered pair of them (binary)."""
+    s = _float_specials(dtype)
+    if op.arity == 1:
+        return [s]
+    a, b = zip(*itertools.product(s, s))
+    return [np.array(a, dtype), np.array(b, dtype)]
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    """Subnormals replaced by zeros of the same sign (FTZ/DAZ)."""
+    tiny = float(ml_dtypes.finfo(x.dtype).tiny)
+    with np.errstate(invalid="ignore"):
+        sub = (np.abs(x.astype(np.float64)) < tiny) & (x != 0)
+    return np.where(sub, np.copysign(np.zeros_like(x), x), x).astype(x.dtype)
+
+
+def _float_reference(op: Op, args: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        if op.exact:  # numpy's float16/32/64 (and ml_dtypes' via float32) round correctly
+            return np.asarray(op.reference(*args)).astype(dtype)
+        return np.asarray(op.reference(*[a.astype(np.float64) for a in args])).astype(dtype)
+
+
+def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtype: np.dtype,
+                           call: str) -> None:
+    """``out`` is the IEEE result, or the result with inputs and output flushed (FTZ/DAZ),
+    element by element, within 0 ULP (exact ops) or the ULP table."""
+    __tracebackhide__ = True
+    max_ulp = 0 if op.exact else ulp.max_ulp(np.dtype(dtype).name)
+    ieee = _float_reference(op, args, dtype)
+    flushed = _flush(_float_reference(op, [_flush(a) for a in args], dtype))
+    picked = np.where(_matches(out, flushed, max_ulp, op.signed_zeros) &
+                      ~_matches(out, ieee, max_ulp, op.signed_zeros), flushed, ieee)
+    ph.assert_ulp_close(out, picked.astype(dtype), max_ulp=max_ulp, call=call,
+                        signed_zeros=op.exact and op.signed_zeros)
+
+
+def _matches(out: np.ndarray, want: np.ndarray, max_ulp: int, signed_zeros: bool) -> np.ndarray:
+    o, w = out.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ok = np.where(np.isnan(o) | np.isnan(w), np.isnan(o) & np.isnan(w),
+                      ulp.ulp_distance(out, want.astype(out.dtype)) <= max_ulp)
+        if signed_zeros:
+            ok &= np.where((o == 0) & (w == 0), np.signbit(o) == np.signbit(w), True)
+    return ok
+
+
+FLOAT_CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
+                            marks=[pytest.mark.capability(dt.capability)] if dt.capability
+                            else [])
+               for op in FLOAT_OPS.values() for dt in FLOATS]
+
+
+@pytest.mark.parametrize("op,dt", FLOAT_CASES)
+def test_float_special_values(program_cache, op, dt):
+    args = _special_args(op, dt.dtype)
+    call = f"execute({op.name}, {dt.name} special values)"
+    outs, program = programs.run_everywhere(program_cache, f"{op.name}", op.fn, args, dt, call)
+    with reproduction(call, program=program, inputs=args):
+        for device, out in outs:
+            _check_ieee_or_flushed(op, out, args, dt.dtype, f"{call} on {device}")
+
+
+ACCURACY_CASES = [c for c in FLOAT_CASES if not c.values[0].exact]
+
+
+@pytest.mark.parametrize("op,dt", ACCURACY_CASES)
+@given(data=st.data())
+def test_float_accuracy_in_ulp(program_cache, op, dt, data):
+    """Drawn values in the op's domain, 64 a program, within the dtype's ULP tolerance.
+
+    Results whose magnitude is below ``eps`` (sin/cos near a multiple of pi) are
+    held to an absolute error of ``eps * max(1, |x|)`` instead: range reduction
+    makes their relative error unbounded on every implementation.
+    """
+    fi = ml_dtypes.finfo(dt.dtype)
+    lo, hi = max(op.domain[0], -float(fi.max)), min(op.domain[1], float(fi.max))
+    if lo > 0:  # a positive domain stays positive and normal after rounding to dt
+        lo = max(lo, float(fi.tiny))
+    args = [data.draw(hh.finite_arrays(dt, (64,), min_value=lo, max_value=hi), label=f"arg{i}")
+            for i in range(op.arity)]
+    call = f"execute({op.name}, {dt.name}[64])"
+    outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
+    expected = _float_reference(op, args, dt.dtype)
+    eps = float(ml_dtypes.finfo(dt.dtype).eps)
+    atol = eps * max(1.0, float(np.max(np.abs(args[0].astype(np.float64)))))
+    with reproduction(call, program=program, inputs=args):
+        for device, out in outs:
+            ph.assert_ulp_close(out, expected, max_ulp=ulp.max_ulp(dt.name), atol=atol,
+                                call=f"{call} on {device}")
+
+
+@pytest.mark.informational
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in FLOATS])
+def test_subnormals_are_preserved(program_cache, dt):
+    """IEEE 754 keeps subnormal results; XLA flushes them by default (records FTZ)."""
+    tiny = ml_dtypes.finfo(dt.dtype).tiny
+    x = np.array([tiny, -tiny], dt.dtype)
+    half = np.array([0.5, 0.5], dt.dtype)
+    call = f"execute(multiply, {dt.name} smallest normal * 0.5)"
+    outs, program = programs.run_everywhere(program_cache, "multiply", lax.mul, [x, half], dt,
+                                            call)
+    with reproduction(call, program=program, inputs=[x, half]):
+        for device, out in outs:
+            ph.assert_ulp_close(out, (x * half).astype(dt.dtype), max_ulp=0, signed_zeros=True,
+                                call=f"{call} on {device}: subnormal flushed (FTZ)")
+
+
+# -- integers ------------------------------------------------------------------------------
+
+def _int_specials(dtype: np.dtype) -> np.ndarray:
+    info = np.iinfo(dtype)
+    values = {0, 1, 2, 7, int(info.max), int(info.max) - 1, int(info.min), int(info.min) + 1,
+              (int(info.max) >> 1) + 1}
+    if info.min < 0:
+        values |= {-1, -2, -7}
+    return np.array(sorted(values), dtype)
+
+
+def _wrap(python_ints: list[int], dtype: np.dtype) -> np.ndarray:
+    """Python integers reduced modulo 2**bits into ``dtype`` (two's complement)."""
+    bits = np.dtype(dtype).itemsize * 8
+    return np.array([v & ((1 << bits) - 1) for v in python_ints],
+                    f"u{np.dtype(dtype).itemsize}").view(dtype)
+
+
+def _elementwise_py(fn: Callable[..., int], dtype: np.dtype, *args: np.ndarray) -> np.ndarray:
+    return _wrap([fn(*(int(v) for v in vals)) for vals in zip(*args)], dtype)
+
+
+def _shift_amount_ok(s: int, bits: int) -> bool:
+    return 0 <= s < bits
+
+
+def _bits(dtype: np.dtype) -> int:
+    return np.dtype(dtype).itemsize * 8
+
+
+INT_OPS: dict[str, tuple[Callable[..., Any], int, Callable[..., Callable[..., int]]]] = {
+    # name: (lax fn, arity, factory(dtype) -> reference on Python ints, wrapped afterwards)
+    "add": (lax.add, 2, lambda d: lambda a, b: a + b),
+    "subtract": (lax.sub, 2, lambda d: lambda a, b: a - b),
+    "multiply": (lax.mul, 2, lambda d: lambda a, b: a * b),
+    "negate": (lax.neg, 1, lambda d: lambda a: -a),
+    "abs": (lax.abs, 1, lambda d: lambda a: abs(a)),
+    "maximum": (lax.max, 2, lambda d: max),
+    "minimum": (lax.min, 2, lambda d: min),
+    "and": (lax.bitwise_and, 2, lambda d: lambda a, b: a & b),
+    "or": (lax.bitwise_or, 2, lambda d: lambda a, b: a | b),
+    "xor": (lax.bitwise_xor, 2, lambda d: lambda a, b: a ^ b),
+    "not": (lax.bitwise_not, 1, lambda d: lambda a: ~a),
+    "popcnt": (lax.population_count, 1,
+               lambda d: lambda a: bin(a & ((1 << _bits(d)) - 1)).count("1")),
+    "clz": (lax.clz, 1,
+            lambda d: lambda a: _bits(d) - (a & ((1 << _bits(d)) - 1)).bit_length()),
+    # StableHLO: a shift by an amount outside [0, bits) gives 0 (left, logical right) or
+    # the sign fill (arithmetic right); amounts are read as the operand's own type.
+    "shift_left": (lax.shift_left, 2,
+                   lambda d: lambda a, s: a << s if _shift_amount_ok(s, _bits(d)) else 0),
+    "shift_right_logical": (lax.shift_right_logical, 2, lambda d: lambda a, s: (
+        (a & ((1 << _bits(d)) - 1)) >> s if _shift_amount_ok(s, _bits(d)) else 0)),
+    "shift_right_arithmetic": (lax.shift_right_arithmetic, 2, lambda d: lambda a, s: (
+        _signed(a, d) >> (s if _shift_amount_ok(s, _bits(d)) else _bits(d) - 1))),
+}
+
+
+def _signed(a: int, dtype: np.dtype) -> int:
+    """``a`` read as a signed integer of ``dtype``'s width."""
+    bits = _bits(dtype)
+    a &= (1 << bits) - 1
+    return a - (1 << bits) if a >> (bits - 1) else a
+
+
+def _int_args(name: str, arity: int, dtype: np.dtype) -> list[np.ndarray]:
+    s = _int_specials(dtype)
+    if arity == 1:
+        return [s]
+    if name.startswith("shift"):
+        bits = _bits(dtype)
+        amounts = [0, 1, bits - 1, bits, bits + 1, 2 * bits, int(np.iinfo(dtype).max)]
+        if np.iinfo(dtype).min < 0:
+            amounts.append(-1)
+        a, b = zip(*itertools.product(s, _wrap(amounts, dtype)))
+    else:
+        a, b = zip(*itertools.product(s, s))
+    return [np.array(a, dtype), np.array(b, dtype)]
+
+
+INT_CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}")
+             for name in INT_OPS for dt in INTEGERS
+             if not (name == "abs" and dt.kind == "uint")]
+
+
+@pytest.mark.parametrize("name,dt", INT_CASES)
+def test_integer_extremes(program_cache, name, dt):
+    fn, arity, factory = INT_OPS[name]
+    args = _int_args(name, arity, dt.dtype)
+    expected = _elementwise_py(factory(dt.dtype), dt.dtype, *args)
+    call = f"execute({name}, {dt.name} extremes)"
+    outs, program = programs.run_everywhere(program_cache, name, fn, args, dt, call)
+    with reproduction(call, program=program, inputs=args):
+        for device, out in outs:
+            ph.assert_exact(out, expected.astype(out.dtype) if name in ("popcnt", "clz")
+                            else expected, call=f"{call} on {device}")
+
+
+def _xla_divide(a: int, b: int, dtype: np.dtype) -> int:
+    """XLA's convention: x / 0 = -1 (all bits set), MIN / -1 = MIN, else truncation."""
+    if b == 0:
+        return -1
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _xla_remainder(a: int, b: int, dtype: np.dtype) -> int:
+    """XLA's convention: x % 0 = x, MIN % -1 = 0, else the sign of the dividend."""
+    if b == 0:
+        return a
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+@pytest.mark.informational
+@pytest.mark.parametrize("name", ["divide", "remainder"])
+@pytest.mark.parametrize("dt", INTEGERS, ids=lambda d: d.name)
+def test_integer_division_by_zero_follows_xla(program_cache, name, dt):
+    """StableHLO leaves x/0 and MIN/-1 implementation-defined; XLA documents its choice."""
+    s = _int_specials(dt.dtype)
+    a, b = (np.array(v, dt.dtype) for v in zip(*itertools.product(s, s)))
+    ref = _xla_divide if name == "divide" else _xla_remainder
+    expected = _wrap([ref(int(x), int(y), dt.dtype) for x, y in zip(a, b)], dt.dtype)
+    call = f"execute({name}, {dt.name} incl. division by zero and MIN/-1)"
+    fn = lax.div if name == "divide" else lax.rem
+    outs, program = programs.run_everywhere(program_cache, name, fn, [a, b], dt, call)
+    with reproduction(call, program=program, inputs=[a, b]):
+        for device, out in outs:
+            ph.assert_exact(out, expected, call=f"{call} on {device}")

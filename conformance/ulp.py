@@ -1,0 +1,68 @@
+"""Units in the last place (ULP) between floating-point arrays, and the ULP table.
+
+The distance between two floats of one dtype is the number of representable
+values between them: both bit patterns are mapped to integers that order like
+the values (sign-magnitude -> two's complement), so ``+0`` and ``-0`` are 0 ULP
+apart and the largest finite value is 1 ULP from infinity. Works for every
+IEEE-like dtype numpy and ml_dtypes define (float16/32/64, bfloat16, fp8).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+#: Maximum ULP error of kernels whose result IEEE 754 does not define exactly
+#: (transcendental functions, reductions use their own bound), per dtype. One
+#: table for every platform; IEEE-defined operations (+ - * / sqrt, conversions,
+#: comparisons) are checked at 0 ULP. float64 allows more ULP because XLA's
+#: polynomial approximations target a relative error, not a ULP count.
+ULP_TOLERANCE: dict[str, int] = {
+    "bfloat16": 2, "float16": 2, "float32": 4, "float64": 8,
+    "float8_e4m3fn": 1, "float8_e5m2": 1,
+}
+
+
+def max_ulp(dtype_name: str) -> int:
+    """The ULP tolerance of ``dtype_name`` (KeyError names the table's dtypes)."""
+    try:
+        return ULP_TOLERANCE[dtype_name]
+    except KeyError:
+        raise KeyError(f"no ULP tolerance for {dtype_name!r}; table has "
+                       f"{sorted(ULP_TOLERANCE)}") from None
+
+
+_ML_FLOATS = {np.dtype(getattr(ml_dtypes, n)).type for n in dir(ml_dtypes)
+              if n.startswith(("float8", "bfloat16", "float6", "float4"))}
+
+
+def ordered_bits(x: np.ndarray) -> np.ndarray:
+    """int64 keys that order like the float values of ``x`` (NaN keys are meaningless).
+
+    Raises TypeError for a non-float dtype.
+    """
+    x = np.asarray(x)
+    if x.dtype.kind != "f" and x.dtype.type not in _ML_FLOATS:
+        raise TypeError(f"ordered_bits: argument 'x' must be a float array, got {x.dtype}")
+    bits = x.view(f"u{x.dtype.itemsize}").astype(np.int64)
+    sign = np.int64(1) << (8 * x.dtype.itemsize - 1)
+    if x.dtype.itemsize == 8:  # the top bit does not fit a positive int64 shift
+        raw = x.view(np.int64)
+        return np.where(raw < 0, -(raw & np.int64(0x7FFFFFFFFFFFFFFF)), raw)
+    return np.where(bits & sign, -(bits & (sign - 1)), bits)
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|ULP distance| between ``a`` and ``b`` of the same float dtype (uint64).
+
+    NaN against anything gives the maximum uint64; callers check NaN positions
+    first. Raises TypeError on differing dtypes.
+    """
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        raise TypeError(f"ulp_distance: dtypes differ: {a.dtype} vs {b.dtype}")
+    ka, kb = ordered_bits(a), ordered_bits(b)
+    dist = np.abs(ka - kb).astype(np.uint64)
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(a.astype(np.float64)) | np.isnan(b.astype(np.float64))
+    return np.where(nan, np.iinfo(np.uint64).max, dist)
