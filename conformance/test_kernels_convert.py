@@ -1,0 +1,178 @@
+"""Area kernels_convert: ``stablehlo.convert`` between dtypes and ``bitcast_convert``.
+
+Seed 000 (Types, Compile and Execute). One program converts a source array to
+every destination of one capability group (so each program needs one
+capability), on every device at once:
+
+- float -> float rounds to nearest even (fp8 without infinities: overflow is
+  NaN, ml_dtypes' rule), subnormals may be flushed; int -> int wraps (two's
+  complement); int -> float rounds to nearest even; float -> int truncates
+  toward zero for values in the destination's range; anything -> bool is
+  ``!= 0``; bool -> anything is 0/1; real -> complex has a zero imaginary part.
+  Out-of-range float -> int is implementation-defined and not compared.
+- ``bitcast_convert`` between dtypes of one width is bit-exact (``ndarray.view``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import lax
+
+from conformance import assertions as ph
+from conformance import dtype_helpers as dh
+from conformance import programs
+from conformance.reproduction import reproduction
+
+_FP8 = [d for d in dh.FP8 if d.name in ("float8_e4m3fn", "float8_e5m2")]
+SOURCES = dh.BOOL + dh.INTS + dh.UINTS + dh.FLOATS + _FP8 + dh.COMPLEX
+#: Destination groups: every program needs at most one capability.
+GROUPS: dict[str, list[dh.DType]] = {
+    "core": dh.BOOL + dh.INTS + dh.UINTS + [dh.BY_NAME["float32"]],
+    "f16": [dh.BY_NAME["float16"]], "bf16": [dh.BY_NAME["bfloat16"]],
+    "f64": [dh.BY_NAME["float64"]], "fp8": _FP8, "complex": dh.COMPLEX,
+}
+
+
+def _values(dt: dh.DType) -> np.ndarray:
+    """Special values of ``dt``: extremes, signed zeros, subnormals, halfway cases."""
+    if dt.kind == "bool":
+        return np.array([False, True], np.bool_)
+    if dt.kind in ("int", "uint"):
+        info = np.iinfo(dt.dtype)
+        vals = {0, 1, 2, 3, 127, 128, 255, 256, 2**24 + 1, 2**31 - 1, 2**53 + 1,
+                int(info.max), int(info.max) - 1, int(info.min), int(info.min) + 1, -1, -128,
+                -(2**24) - 1}
+        return np.array(sorted(v for v in vals if info.min <= v <= info.max), dt.dtype)
+    real = dh.real_dtype(dt)
+    fi = ml_dtypes.finfo(real)
+    vals = [0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 1.0, -1.0, 100.7, -100.7, 65504.0, 65520.0, 3e38,
+            float(fi.max), -float(fi.max), float(fi.tiny), float(fi.smallest_subnormal),
+            -float(fi.smallest_subnormal), 1.0 + float(fi.eps), 1.0 / 3.0, 2.0**31, -(2.0**31),
+            2.0**63, 1e300, np.inf, -np.inf, np.nan]
+    with np.errstate(over="ignore"):
+        x = np.array(vals, np.float64).astype(real)
+    if dt.kind == "complex":
+        z = np.empty(x.shape, dt.dtype)
+        z.real, z.imag = x, x[::-1]
+        return z
+    return x
+
+
+def _flushable(x: np.ndarray) -> np.ndarray:
+    """True where a real float value is subnormal (FTZ/DAZ may make it a signed zero)."""
+    if x.dtype.kind in "biu":
+        return np.zeros(x.shape, bool)
+    w = np.abs(x.astype(np.float64))
+    return (w != 0) & (w < float(ml_dtypes.finfo(x.dtype).tiny))
+
+
+def _dt_of(dtype: np.dtype) -> dh.DType:
+    return next(d for d in dh.TRANSFER_DTYPES if d.dtype == np.dtype(dtype))
+
+
+def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray, np.ndarray]:
+    """(expected, compared mask) for ``convert(x, dst)``."""
+    mask = np.ones(x.shape, bool)
+    with np.errstate(all="ignore"):
+        if dst.kind == "bool":
+            return (x != 0) if src.kind != "complex" else (x != 0), mask
+        if src.kind == "bool":
+            return x.astype(np.int8).astype(dst.dtype), mask
+        if src.kind in ("int", "uint") and dst.kind in ("int", "uint"):
+            bits = 8 * dst.dtype.itemsize
+            wrapped = [int(v) & ((1 << bits) - 1) for v in x]
+            return np.array(wrapped, f"u{dst.dtype.itemsize}").view(dst.dtype), mask
+        if src.kind in ("int", "uint"):  # exact integers rounded once to the destination
+            return np.array([float(int(v)) for v in x], np.float64).astype(dst.dtype), mask
+        if dst.kind in ("int", "uint"):  # truncation toward zero; out of range not compared
+            w = x.real.astype(np.float64) if src.kind == "complex" else x.astype(np.float64)
+            info = np.iinfo(dst.dtype)  # bounds as exact powers of two
+            lo, past_hi = float(int(info.min)), float(int(info.max) + 1)
+            mask = np.isfinite(w) & (np.trunc(w) >= lo) & (np.trunc(w) < past_hi)
+            return np.where(mask, np.trunc(np.where(mask, w, 0)), 0).astype(dst.dtype), mask
+        if src.kind == "complex" and dst.kind != "complex":
+            return x.real.astype(dst.dtype), mask
+        return x.astype(dst.dtype), mask
+
+
+def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: str) -> None:
+    __tracebackhide__ = True
+    expected, mask = _reference(x, src, dst)
+    def parts(a: np.ndarray) -> list[np.ndarray]:
+        return [a.real, a.imag] if a.dtype.kind == "c" else [a]
+
+    if dst.kind == "bool":  # a flushed (DAZ) subnormal input is zero
+        expected = np.where(np.logical_and.reduce([_flushable(p) | (p == 0) for p in parts(x)])
+                            & ~out, False, expected)
+    if dst.kind in ("float", "complex"):
+        src_parts = parts(x) if x.dtype.kind == "c" else [x, np.zeros(x.shape, np.float32)]
+        pairs = zip(parts(out), parts(expected), src_parts) if dst.kind == "complex" else \
+            [(out, expected, src_parts[0])]
+        fixed = [np.where((_flushable(src) | _flushable(e)) & (o == 0), o, e)
+                 for o, e, src in pairs]
+        expected = fixed[0].astype(dst.dtype)
+        if dst.kind == "complex":
+            expected.imag = fixed[1]
+        ph.assert_ulp_close(out[mask], expected.astype(dst.dtype)[mask], max_ulp=0,
+                            signed_zeros=True, call=call)
+    else:
+        ph.assert_exact(out[mask], expected[mask].astype(out.dtype), call=call)
+
+
+CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
+                      marks=[pytest.mark.capability(c) for c in sorted(
+                          {src.capability, group} - {None, "core"})][:1])
+         for src in SOURCES for group in GROUPS
+         if not (src.kind == "complex" and group != "complex")]
+
+
+@pytest.mark.parametrize("src,group", CASES)
+def test_convert(program_cache, src, group):
+    dests = GROUPS[group]
+    x = _values(src)
+
+    def convert_all(a):
+        return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
+
+    gate = src if src.capability else dests[0]
+    call = f"execute(convert {src.name} -> {[d.name for d in dests]})"
+    outs, program = programs.run_everywhere(program_cache, f"convert_{src.name}_to_{group}",
+                                            convert_all, [x], gate, call, n_outputs=len(dests))
+    outs = outs if len(dests) > 1 else [outs]
+    with reproduction(call, program=program, inputs=[x]):
+        for dst, per_device in zip(dests, outs):
+            for device, out in per_device:
+                _check(out, x, src, dst, f"convert {src.name} -> {dst.name} on {device}")
+
+
+_BY_WIDTH = {w: [d for d in dh.INTS + dh.UINTS + dh.FLOATS + _FP8
+                 if d.dtype.itemsize == w] for w in (1, 2, 4, 8)}
+BITCAST_CASES = [pytest.param(a, b, id=f"{a.name}-to-{b.name}",
+                              marks=[pytest.mark.capability(c) for c in
+                                     sorted({a.capability, b.capability} - {None})][:1])
+                 for w, group in _BY_WIDTH.items() for a, b in itertools.permutations(group, 2)
+                 if a.kind != b.kind or a.capability or b.capability]
+
+
+@pytest.mark.parametrize("src,dst", BITCAST_CASES)
+def test_bitcast_convert(program_cache, src, dst):
+    x = np.arange(64, dtype=np.uint64).astype(f"u{src.dtype.itemsize}") * np.array(
+        0x9E3779B97F4A7C15 & ((1 << (8 * src.dtype.itemsize)) - 1),
+        f"u{src.dtype.itemsize}")
+    x = x.view(src.dtype)
+    call = f"execute(bitcast_convert {src.name} -> {dst.name})"
+    gate = src if src.capability else dst
+
+    def bitcast(a):
+        return lax.bitcast_convert_type(a, dst.dtype)
+
+    outs, program = programs.run_everywhere(program_cache, f"bitcast_{src.name}_to_{dst.name}",
+                                            bitcast, [x], gate, call)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            ph.assert_bitwise_equal(out, x.view(dst.dtype), call=f"{call} on {device}",
+                                    nan_payloads=True)
