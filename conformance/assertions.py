@@ -183,3 +183,29 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
         f"max {worst} ULP > {max_ulp} ULP (atol={atol:g}"
         f"{', signed zeros' if signed_zeros else ''}) [{call}]\n"
         f"{_mismatch_lines(mask, out, expected)}")
+
+
+def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray, *, bound_name: str,
+                        call: str) -> None:
+    """``|out - expected| <= bound`` elementwise (complex: modulus of the difference).
+
+    For results held to an error bound of the computation (summation, dot
+    products, factorizations) rather than a fixed tolerance; ``bound_name`` says
+    which (``"k*eps*(|A|@|B|)"``). Same dtype and shape required; a NaN error fails.
+    """
+    __tracebackhide__ = True
+    out = _host(out)
+    assert_dtype(out.dtype, expected.dtype, call=call)
+    assert_shape(out.shape, expected.shape, call=call)
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(out.astype(np.complex128) - expected.astype(np.complex128))
+        bad = ~(err <= np.broadcast_to(bound, err.shape))
+    if not bad.any():
+        return
+    with np.errstate(invalid="ignore"):
+        excess = float(np.nanmax(np.where(bad, err - bound, -np.inf))) if not np.isnan(
+            err[bad]).all() else float("nan")
+    raise AssertionError(
+        f"out differs from expected in {int(bad.sum())} of {out.size} elements by more than "
+        f"the {bound_name} bound (worst excess {excess:.3g}) [{call}]\n"
+        f"{_mismatch_lines(bad, out, expected)}")

@@ -168,3 +168,20 @@ def test_ordered_bits_rejects_integers():
 
     with pytest.raises(TypeError, match="argument 'x' must be a float array, got int32"):
         ordered_bits(np.array([1], np.int32))
+
+
+def test_within_bound_passes_inside_and_fails_outside_with_message():
+    want = np.array([1.0, 2.0, 3.0], np.float32)
+    ph.assert_within_bound(want + np.float32(0.1), want, np.full(3, 0.2), bound_name="b",
+                           call="c")
+    with pytest.raises(AssertionError, match=r"1 of 3 elements by more than the k\*eps bound "
+                                             r"\(worst excess 0\.3\) \[call\(x\)\]"):
+        got = want.copy()
+        got[1] += np.float32(0.5)
+        ph.assert_within_bound(got, want, np.full(3, 0.2), bound_name="k*eps", call="call(x)")
+    with pytest.raises(AssertionError, match="1 of 1 elements"):
+        ph.assert_within_bound(np.array([np.nan]), np.array([1.0]), np.array([1e9]),
+                               bound_name="b", call="c")
+    with pytest.raises(AssertionError, match="out.dtype=float64"):
+        ph.assert_within_bound(want.astype(np.float64), want, np.ones(3), bound_name="b",
+                               call="c")
