@@ -209,3 +209,22 @@ def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray, *, bo
         f"out differs from expected in {int(bad.sum())} of {out.size} elements by more than "
         f"the {bound_name} bound (worst excess {excess:.3g}) [{call}]\n"
         f"{_mismatch_lines(bad, out, expected)}")
+
+
+def assert_residual_ratio(residual: np.ndarray, scale: float, *, n: int, eps: float, what: str,
+                          call: str, threshold: float = 30.0) -> None:
+    """LAPACK's test ratio ``||residual||_1 / (n * scale * eps)`` below ``threshold``.
+
+    ``residual``: a matrix (or batch: the worst one counts) such as ``A - L @ U``;
+    ``scale``: the norm it is measured against (``||A||_1``, 1 for orthogonality);
+    ``threshold`` 30 is LAPACK's own test threshold. A NaN residual fails.
+    """
+    __tracebackhide__ = True
+    r = np.asarray(residual)
+    norms = np.abs(r).sum(axis=-2).max(axis=-1) if r.ndim >= 2 else np.abs(r)
+    worst = float(np.max(norms)) if norms.size else 0.0
+    ratio = worst / (max(n, 1) * max(scale, np.finfo(np.float64).tiny) * eps)
+    if not ratio < threshold:  # NaN fails too
+        raise AssertionError(f"{what}: residual ratio ||R||_1/(n*||A||_1*eps) = {ratio:.3g}, "
+                             f"above LAPACK's threshold {threshold:g} (||R||_1={worst:.3g}, "
+                             f"n={n}, scale={scale:.3g}, eps={eps:.3g}) [{call}]")

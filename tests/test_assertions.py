@@ -185,3 +185,14 @@ def test_within_bound_passes_inside_and_fails_outside_with_message():
     with pytest.raises(AssertionError, match="out.dtype=float64"):
         ph.assert_within_bound(want.astype(np.float64), want, np.ones(3), bound_name="b",
                                call="c")
+
+
+def test_residual_ratio_passes_small_and_fails_large_or_nan():
+    eps = float(np.finfo(np.float32).eps)
+    ph.assert_residual_ratio(np.full((4, 4), eps), 1.0, n=4, eps=eps, what="A - LU", call="c")
+    with pytest.raises(AssertionError, match=r"A - LU: residual ratio .* = 100, above LAPACK's "
+                                             r"threshold 30 .*\[call\(x\)\]"):
+        ph.assert_residual_ratio(np.full((4, 4), 100 * eps), 4.0, n=1, eps=eps, what="A - LU",
+                                 call="call(x)")
+    with pytest.raises(AssertionError, match="nan"):
+        ph.assert_residual_ratio(np.full((2, 2), np.nan), 1.0, n=2, eps=eps, what="r", call="c")

@@ -1,0 +1,102 @@
+"""Area kernels_fft: ``stablehlo.fft`` (ducc on CPU, cuFFT on CUDA) vs ``scipy.fft``.
+
+Seed 000 (Compile and Execute), every device at once. Lengths are drawn from
+powers of two, primes and 1; axes from the array's last dimensions (FFT acts
+on trailing axes). The error of an FFT of length ``n`` is bounded by
+``c * log2(n) * eps * sqrt(n) * ||x||_2``-style norms; the test holds every
+output element to ``8 * (log2(n) + 1) * eps * sum(|x|)`` over the transformed
+axes, which a wrong normalisation (a factor ``n`` or ``sqrt(n)``) or a wrong
+twiddle exceeds by orders of magnitude.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import scipy.fft
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import programs
+from conformance import strategies as hh
+from conformance.reproduction import reproduction
+
+LENGTHS = (1, 2, 8, 64, 3, 5, 7, 17, 97)
+KINDS = ("fft", "ifft", "rfft", "irfft", "fftn")
+
+
+def _jax_fn(kind: str, axes: tuple[int, ...], n_out: int | None):
+    import jax.numpy as jnp
+
+    return {"fft": lambda x: jnp.fft.fft(x, axis=axes[0]),
+            "ifft": lambda x: jnp.fft.ifft(x, axis=axes[0]),
+            "rfft": lambda x: jnp.fft.rfft(x, axis=axes[0]),
+            "irfft": lambda x: jnp.fft.irfft(x, n=n_out, axis=axes[0]),
+            "fftn": lambda x: jnp.fft.fftn(x, axes=axes)}[kind]
+
+
+def _reference(kind: str, x: np.ndarray, axes: tuple[int, ...], n_out: int | None):
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    return {"fft": lambda: scipy.fft.fft(wide, axis=axes[0]),
+            "ifft": lambda: scipy.fft.ifft(wide, axis=axes[0]),
+            "rfft": lambda: scipy.fft.rfft(wide, axis=axes[0]),
+            "irfft": lambda: scipy.fft.irfft(wide, n=n_out, axis=axes[0]),
+            "fftn": lambda: scipy.fft.fftn(wide, axes=axes)}[kind]()
+
+
+CASES = [pytest.param(kind, dt, id=f"{kind}-{dt.name}",
+                      marks=[pytest.mark.capability(dt.capability)] if dt.capability else [])
+         for kind in KINDS
+         for dt in ([dh.BY_NAME["float32"], dh.BY_NAME["float64"]] if kind == "rfft"
+                    else dh.COMPLEX)]
+
+
+@pytest.mark.parametrize("kind,dt", CASES)
+@given(data=st.data())
+def test_fft(program_cache, kind, dt, data):
+    n = data.draw(st.sampled_from(LENGTHS), label="length")
+    if kind == "fftn":
+        m = data.draw(st.sampled_from((1, 4, 5)), label="second length")
+        shape, axes = (2, m, n), (1, 2)
+    else:
+        shape, axes = (3, n), (1,)
+    n_out = None
+    if kind == "irfft":  # input of an rfft of length n_out
+        n_out = n
+        shape = (3, n // 2 + 1)
+    x = data.draw(hh.finite_arrays(dt, shape, min_value=-4, max_value=4), label="x")
+    call = f"execute({kind} axes={axes}, {dt.name}{list(shape)})"
+    outs, program = programs.run_everywhere(program_cache, f"{kind}_{axes}_{n_out}",
+                                            _jax_fn(kind, axes, n_out), [x], dt, call)
+    ref = _reference(kind, x, axes, n_out)
+    total = int(np.prod([shape[a] for a in axes])) if kind != "irfft" else n_out
+    eps = float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)
+    mag = np.sum(np.abs(x.astype(np.complex128)), axis=axes, keepdims=True)
+    if kind in ("ifft", "irfft"):
+        mag = mag / max(total, 1) * (2 if kind == "irfft" else 1)
+    bound = 8 * (np.log2(max(total, 1)) + 1) * eps * np.broadcast_to(mag, ref.shape)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            expected = ref.astype(out.dtype) if out.dtype.kind == ref.dtype.kind else ref
+            ph.assert_within_bound(out, expected, bound, bound_name="8*(log2 n+1)*eps*sum|x|",
+                                   call=f"{call} on {device}")
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.COMPLEX])
+def test_fft_round_trip_is_identity(program_cache, dt):
+    """ifft(fft(x)) == x within the bound: a normalisation applied twice or never shows."""
+    import jax.numpy as jnp
+
+    x = (np.arange(48).reshape(3, 16) % 7 - 3).astype(dt.dtype)
+    call = f"execute(ifft(fft(x)), {dt.name}[3, 16])"
+    outs, program = programs.run_everywhere(program_cache, "fft_round_trip",
+                                            lambda a: jnp.fft.ifft(jnp.fft.fft(a)), [x], dt, call)
+    eps = float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            ph.assert_within_bound(out, x, np.full(x.shape, 64 * eps * 3),
+                                   bound_name="64*eps*max|x|", call=f"{call} on {device}")

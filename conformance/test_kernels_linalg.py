@@ -1,0 +1,307 @@
+"""Area kernels_linalg: the platform's factorizations (LAPACK on CPU, cuSOLVER on CUDA).
+
+Seed 000 (Compile and Execute; the kernels are the custom calls of seed 000
+Hardware-Specific Operations), every device at once. Each factorization is
+checked the way LAPACK's own test suite checks it: a reconstruction residual
+and an orthogonality residual, as the ratio ``||R||_1 / (n * ||A||_1 * eps)``
+against LAPACK's threshold 30; and against ``scipy.linalg`` where the result
+is unique (LU pivots, Cholesky factor, singular values, symmetric
+eigenvalues). Inputs: random, batched, singular (LU) and ill-conditioned
+(Hilbert matrices, Cholesky).
+
+Schur and Hessenberg exist in jax only for the CPU; on another platform their
+tests skip with the lowering error (informational tier).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import scipy.linalg
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import programs
+from conformance import strategies as hh
+from conformance.reproduction import reproduction
+
+DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("float32", "float64", "complex64")]
+SHAPES = ((3, 3), (8, 8), (2, 5, 5))
+
+
+def _eps(dt: dh.DType) -> float:
+    return float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)
+
+
+def _norm1(a: np.ndarray) -> float:
+    return float(np.max(np.abs(a).sum(axis=-2))) if a.size else 0.0
+
+
+def _h(a: np.ndarray) -> np.ndarray:
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def _eye_like(a: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(np.eye(a.shape[-1]), a.shape)
+
+
+def _matrix(data, dt: dh.DType, shape: tuple[int, ...]) -> np.ndarray:
+    return data.draw(hh.finite_arrays(dt, shape, min_value=-1, max_value=1), label="a")
+
+
+def _wide(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
+
+
+def _run(program_cache, name, fn, args, dt, call, n_outputs):
+    try:
+        return programs.run_everywhere(program_cache, name, fn, args, dt, call,
+                                       n_outputs=n_outputs)
+    except NotImplementedError as err:  # jax has no lowering of this op for the platform
+        pytest.skip(f"{call}: jax cannot lower it for this platform: {err}")
+
+
+def _per_device(outs):
+    """[(device, (out0, out1, ...))] from run_everywhere's per-output lists."""
+    return [(pairs[0][0], tuple(o for _, o in pairs)) for pairs in zip(*outs)]
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_lu_with_partial_pivoting(program_cache, dt, data):
+    from jax import lax
+
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    a = _matrix(data, dt, shape)
+    if data.draw(st.booleans(), label="singular"):
+        a[..., -1, :] = a[..., 0, :]  # two equal rows: singular, must still factor
+    call = f"execute(lu, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "lu", lax.linalg.lu, [a], dt, call, 3)
+    n = shape[-1]
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (lu, pivots, perm) in _per_device(outs):
+            where = f"{call} on {device}"
+            w = _wide(lu)
+            lower = np.tril(w, -1) + _eye_like(w)
+            upper = np.triu(w)
+            permuted = np.take_along_axis(_wide(a), perm[..., :, None].astype(np.intp), axis=-2)
+            ph.assert_residual_ratio(permuted - lower @ upper, _norm1(_wide(a)), n=n,
+                                     eps=_eps(dt), what="P A - L U", call=where)
+            # LAPACK pivots complex matrices on |re| + |im|, so there |L| <= sqrt(2).
+            limit = (np.sqrt(2) if dt.kind == "complex" else 1.0) + 1e-6
+            assert np.max(np.abs(lower), initial=0) <= limit, (
+                f"max |L| = {np.max(np.abs(lower)):.4g} > {limit:.4g}: not partial pivoting "
+                f"[{where}]")
+            for index in np.ndindex(*shape[:-2]):
+                if np.linalg.matrix_rank(_wide(a)[index]) == n:  # pivots unique when regular
+                    _, piv = scipy.linalg.lu_factor(_wide(a)[index])
+                    ph.assert_exact(pivots[index].astype(np.int32), piv.astype(np.int32),
+                                    call=f"{where} pivots vs scipy.linalg.lu_factor {index}")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_qr(program_cache, dt, data):
+    import jax.numpy as jnp
+
+    shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
+    a = _matrix(data, dt, shape)
+    call = f"execute(qr, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "qr", jnp.linalg.qr, [a], dt, call, 2)
+    n = max(shape[-2:])
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (q, r) in _per_device(outs):
+            where = f"{call} on {device}"
+            ph.assert_residual_ratio(_wide(a) - _wide(q) @ _wide(r), _norm1(_wide(a)), n=n,
+                                     eps=_eps(dt), what="A - Q R", call=where)
+            ph.assert_residual_ratio(_h(_wide(q)) @ _wide(q) - np.eye(q.shape[-1]), 1.0, n=n,
+                                     eps=_eps(dt), what="Q^H Q - I", call=where)
+            ph.assert_exact(np.tril(r, -1), np.zeros_like(r), call=f"{where}: R upper triangular")
+
+
+def _spd(a: np.ndarray) -> np.ndarray:
+    n = a.shape[-1]
+    return (a @ _h(a) + n * np.eye(n)).astype(a.dtype)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_cholesky(program_cache, dt, data):
+    import jax.numpy as jnp
+
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    a = _spd(_matrix(data, dt, shape))
+    call = f"execute(cholesky, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
+    n = shape[-1]
+    reference = np.stack([scipy.linalg.cholesky(_wide(a)[i], lower=True)
+                          for i in np.ndindex(*shape[:-2])]).reshape(shape)
+    with reproduction(call, program=program, inputs=[a]):
+        for device, l in outs:
+            where = f"{call} on {device}"
+            ph.assert_residual_ratio(_wide(a) - _wide(l) @ _h(_wide(l)), _norm1(_wide(a)), n=n,
+                                     eps=_eps(dt), what="A - L L^H", call=where)
+            ph.assert_residual_ratio(_wide(l) - reference, _norm1(reference), n=n,
+                                     eps=_eps(dt), what="L - scipy.linalg.cholesky", call=where,
+                                     threshold=30 * n)
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME["float64"])])
+def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
+    """Hilbert(8): condition number 1.5e10, still positive definite in float64."""
+    import jax.numpy as jnp
+
+    a = scipy.linalg.hilbert(8)
+    call = "execute(cholesky, float64 Hilbert(8))"
+    outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
+    with reproduction(call, program=program, inputs=[a]):
+        for device, l in outs:
+            ph.assert_residual_ratio(a - l @ l.T, _norm1(a), n=8, eps=_eps(dt), what="A - L L^T",
+                                     call=f"{call} on {device}")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_svd(program_cache, dt, data):
+    import jax.numpy as jnp
+
+    shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
+    a = _matrix(data, dt, shape)
+    call = f"execute(svd, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "svd",
+                         lambda x: jnp.linalg.svd(x, full_matrices=False), [a], dt, call, 3)
+    n = max(shape[-2:])
+    reference = np.stack([scipy.linalg.svdvals(_wide(a)[i])
+                          for i in np.ndindex(*shape[:-2])]).reshape(shape[:-2] + (-1,))
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (u, s, vh) in _per_device(outs):
+            where = f"{call} on {device}"
+            recon = (_wide(u) * s.astype(np.float64)[..., None, :]) @ _wide(vh)
+            ph.assert_residual_ratio(_wide(a) - recon, _norm1(_wide(a)), n=n, eps=_eps(dt),
+                                     what="A - U S V^H", call=where)
+            ph.assert_residual_ratio(_h(_wide(u)) @ _wide(u) - np.eye(u.shape[-1]), 1.0, n=n,
+                                     eps=_eps(dt), what="U^H U - I", call=where)
+            ph.assert_within_bound(s, reference.astype(s.dtype),
+                                   30 * n * _eps(dt) * reference[..., :1],
+                                   bound_name="30*n*eps*sigma_max", call=f"{where} vs svdvals")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_eigh(program_cache, dt, data):
+    import jax.numpy as jnp
+
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    m = _matrix(data, dt, shape)
+    a = ((m + _h(m)) / 2).astype(dt.dtype)
+    call = f"execute(eigh, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "eigh", jnp.linalg.eigh, [a], dt, call, 2)
+    n = shape[-1]
+    reference = np.stack([scipy.linalg.eigvalsh(_wide(a)[i]) for i in np.ndindex(*shape[:-2])]
+                         ).reshape(shape[:-1])
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (w, v) in _per_device(outs):
+            where = f"{call} on {device}"
+            vw = _wide(v)
+            ph.assert_residual_ratio(_wide(a) @ vw - vw * w.astype(np.float64)[..., None, :],
+                                     _norm1(_wide(a)), n=n, eps=_eps(dt), what="A V - V diag(w)",
+                                     call=where)
+            ph.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     what="V^H V - I", call=where)
+            ph.assert_within_bound(w, reference.astype(w.dtype),
+                                   30 * n * _eps(dt) * _norm1(_wide(a)),
+                                   bound_name="30*n*eps*||A||", call=f"{where} vs eigvalsh")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_triangular_solve(program_cache, dt, data):
+    from jax import lax
+
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    lower = data.draw(st.booleans(), label="lower")
+    m = _matrix(data, dt, shape)
+    n = shape[-1]
+    t = ((np.tril(m) if lower else np.triu(m)) + 2 * np.eye(n)).astype(dt.dtype)
+    b = _matrix(data, dt, shape[:-1] + (2,))
+
+    def solve(tri, rhs):
+        return lax.linalg.triangular_solve(tri, rhs, left_side=True, lower=lower)
+
+    call = f"execute(triangular_solve lower={lower}, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, f"triangular_solve_{lower}", solve, [t, b], dt, call, 1)
+    with reproduction(call, program=program, inputs=[t, b]):
+        for device, x in outs:
+            resid = _wide(t) @ _wide(x) - _wide(b)
+            ph.assert_residual_ratio(resid, _norm1(_wide(t)) * max(_norm1(_wide(x)), 1e-30), n=n,
+                                     eps=_eps(dt), what="T X - B", call=f"{call} on {device}")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_general_eigendecomposition(program_cache, dt, data):
+    from jax import lax
+
+    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    a = _matrix(data, dt, shape)
+
+    def eig(x):
+        return lax.linalg.eig(x, compute_left_eigenvectors=False)
+
+    call = f"execute(eig, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "eig", eig, [a], dt, call, 2)
+    n = shape[-1]
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (w, vr) in _per_device(outs):
+            v = vr.astype(np.complex128)
+            ph.assert_residual_ratio(_wide(a) @ v - v * w.astype(np.complex128)[..., None, :],
+                                     _norm1(_wide(a)), n=n, eps=_eps(dt), what="A V - V diag(w)",
+                                     call=f"{call} on {device}")
+
+
+@pytest.mark.informational
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_schur(program_cache, dt, data):
+    from jax import lax
+
+    shape = data.draw(st.sampled_from(((3, 3), (8, 8))), label="shape")
+    a = _matrix(data, dt, shape)
+    call = f"execute(schur, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "schur", lax.linalg.schur, [a], dt, call, 2)
+    n = shape[-1]
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (t, z) in _per_device(outs):
+            where = f"{call} on {device}"
+            zw = _wide(z)
+            ph.assert_residual_ratio(_wide(a) - zw @ _wide(t) @ _h(zw), _norm1(_wide(a)), n=n,
+                                     eps=_eps(dt), what="A - Z T Z^H", call=where)
+            ph.assert_residual_ratio(_h(zw) @ zw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     what="Z^H Z - I", call=where)
+            below = np.tril(t, -2 if dt.kind != "complex" else -1)  # real: 2x2 blocks allowed
+            ph.assert_exact(below, np.zeros_like(below), call=f"{where}: T quasi-triangular")
+
+
+@pytest.mark.informational
+@pytest.mark.parametrize("dt", DTYPES)
+@given(data=st.data())
+def test_hessenberg(program_cache, dt, data):
+    import jax.scipy.linalg
+
+    shape = data.draw(st.sampled_from(((3, 3), (8, 8))), label="shape")
+    a = _matrix(data, dt, shape)
+    call = f"execute(hessenberg, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, "hessenberg",
+                         lambda x: jax.scipy.linalg.hessenberg(x, calc_q=True), [a], dt, call, 2)
+    n = shape[-1]
+    with reproduction(call, program=program, inputs=[a]):
+        for device, (h, q) in _per_device(outs):
+            where = f"{call} on {device}"
+            qw = _wide(q)
+            ph.assert_residual_ratio(_wide(a) - qw @ _wide(h) @ _h(qw), _norm1(_wide(a)), n=n,
+                                     eps=_eps(dt), what="A - Q H Q^H", call=where)
+            ph.assert_exact(np.tril(h, -2), np.zeros_like(h), call=f"{where}: H upper Hessenberg")
