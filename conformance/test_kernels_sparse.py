@@ -1,0 +1,66 @@
+"""Area kernels_sparse: CSR sparse x dense products (cpu_sparse on CPU, cuSPARSE on CUDA).
+
+Seed 000 (Hardware-Specific Operations: ``cpu_sparse``/``gpu_sparse``
+registrations). ``jax.experimental.sparse.bcsr_dot_general`` lowers to the
+platform's sparse kernel (``cpu_csr_sparse_dense_ffi`` on CPU); the result is
+compared with ``scipy.sparse.csr_array @ dense`` within the dot-product error
+bound. The sparsity pattern (a fixed number of nonzeros, so one signature) and
+values are drawn by Hypothesis, with empty rows and columns allowed.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+import scipy.sparse
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import assertions as ph
+from conformance import capabilities
+from conformance import dtype_helpers as dh
+from conformance import programs
+from conformance import strategies as hh
+from conformance.reproduction import reproduction
+
+ROWS, COLS, NNZ = 6, 5, 8
+
+
+def _csr_times_dense(shape, rhs_ndim):
+    def product(data, indices, indptr, rhs):
+        from jax.experimental import sparse
+
+        mat = sparse.BCSR((data, indices, indptr), shape=shape)
+        return sparse.bcsr_dot_general(mat, rhs, dimension_numbers=(([1], [0]), ([], [])))
+    return product
+
+
+@pytest.mark.parametrize("rhs_ndim", [1, 2], ids=["matvec", "matmat"])
+@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+                                for n in ("float32", "float64", "complex64")])
+@given(data=st.data())
+def test_csr_times_dense_matches_scipy(program_cache, dt, rhs_ndim, data):
+    flat = data.draw(st.lists(st.integers(0, ROWS * COLS - 1), min_size=NNZ, max_size=NNZ,
+                              unique=True), label="nonzero positions")
+    values = data.draw(hh.finite_arrays(dt, (NNZ,), min_value=-4, max_value=4), label="values")
+    rows, cols = np.divmod(np.array(flat), COLS)
+    csr = scipy.sparse.csr_array((values, (rows, cols)), shape=(ROWS, COLS))
+    csr.sort_indices()
+    rhs_shape = (COLS,) if rhs_ndim == 1 else (COLS, 3)
+    rhs = data.draw(hh.finite_arrays(dt, rhs_shape, min_value=-4, max_value=4), label="rhs")
+    args = [csr.data.astype(dt.dtype), csr.indices.astype(np.int32),
+            csr.indptr.astype(np.int32), rhs]
+    call = f"execute(bcsr_dot_general, {dt.name} CSR[{ROWS}, {COLS}] nnz={NNZ} x {list(rhs_shape)})"
+    outs, program = programs.run_everywhere(program_cache, f"csr_dot_{rhs_ndim}",
+                                            _csr_times_dense((ROWS, COLS), rhs_ndim), args, dt,
+                                            call)
+    wide = np.complex128 if dt.kind == "complex" else np.float64
+    expected = csr.astype(wide) @ rhs.astype(wide)
+    mag = abs(csr.astype(wide)) @ np.abs(rhs.astype(wide))
+    fi = ml_dtypes.finfo(dh.real_dtype(dt))  # + tiny per term: subnormals may be flushed
+    bound = (COLS + 1) * (float(fi.eps) * mag + float(fi.tiny))
+    with reproduction(call, program=program, inputs=args):
+        for device, out in outs:
+            ph.assert_within_bound(out, expected.astype(dt.dtype), bound,
+                                   bound_name="k*eps*(|A|@|B|)", call=f"{call} on {device}")
