@@ -1,0 +1,40 @@
+// The CUDA twin of axpby_cpu.cc: out = a * x + b * y on the platform's stream.
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+__global__ void AxpbyKernel(float a, float b, const float* x, const float* y, float* out,
+                            int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = a * x[i] + b * y[i];
+}
+
+static ffi::Error AxpbyImpl(cudaStream_t stream, float a, float b, ffi::Buffer<ffi::F32> x,
+                            ffi::Buffer<ffi::F32> y, ffi::ResultBuffer<ffi::F32> out) {
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  if (static_cast<int64_t>(y.element_count()) != n) {
+    return ffi::Error::InvalidArgument("pjrt_conformance_axpby: x and y differ in size");
+  }
+  if (n > 0) {
+    const int threads = 256;
+    const int blocks = static_cast<int>((n + threads - 1) / threads);
+    AxpbyKernel<<<blocks, threads, 0, stream>>>(a, b, x.typed_data(), y.typed_data(),
+                                                out->typed_data(), n);
+  }
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceAxpby, AxpbyImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Attr<float>("a")
+                                  .Attr<float>("b")
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::F32>>());

@@ -1,0 +1,99 @@
+"""Area kernels_ffi: a C++ (and CUDA) XLA FFI handler, built at test time, end to end.
+
+Seed 000 (Custom Operations: ``register_custom_call_target`` with
+``api_version=1``). ``conformance/ffi/axpby_cpu.cc`` (``axpby_cuda.cu`` on
+CUDA) is compiled against jaxlib's ``jax.ffi.include_dir()`` headers with the
+system compiler, registered under a fresh name, called from a StableHLO
+program lowered from ``jax.ffi.ffi_call``, and compared with NumPy on every
+device. An error returned by the handler reaches Python as an exception. Skips
+with the reason when no compiler is present, and for plugins whose custom-call
+registry is not reachable from this process.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import assertions as ph
+from conformance import dtype_helpers as dh
+from conformance import ffi_build
+from conformance import programs
+from conformance import strategies as hh
+from conformance.reproduction import reproduction
+from runtime._platforms import client_platform
+
+F32 = dh.BY_NAME["float32"]
+pytestmark = pytest.mark.capability("custom_calls")
+
+
+@pytest.fixture(scope="session")
+def axpby_target(client, xc, backend_spec, tmp_path_factory) -> str:
+    """Name of the registered axpby FFI target (built once per session)."""
+    platform = client_platform(client)
+    if platform == "cpu" and backend_spec.plugin_library is None:
+        kind, xla_platform = "cpu", "cpu"
+    elif platform == "cuda":
+        kind, xla_platform = "cuda", "CUDA"
+    else:
+        pytest.skip(f"no FFI handler source for platform {platform} "
+                    f"{backend_spec.plugin_library or ''}".rstrip())
+    try:
+        lib = ffi_build.build_handler(kind, tmp_path_factory.mktemp("ffi"))
+    except ffi_build.NoCompilerError as err:
+        pytest.skip(str(err))
+    name = f"pjrt_conformance_axpby_{uuid.uuid4().hex[:8]}"
+    xc.register_custom_call_target(name, ffi_build.handler_capsule(lib), xla_platform,
+                                   api_version=1)
+    return name
+
+
+def _axpby(target: str, a: float, b: float, out_shape: tuple[int, ...]):
+    def program(x, y):
+        import jax
+        import jax.ffi
+
+        call = jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(out_shape, np.float32))
+        return call(x, y, a=np.float32(a), b=np.float32(b))
+    return program
+
+
+@given(shape=st.sampled_from(((0,), (7,), (3, 4))), ab=st.sampled_from(((2.0, -1.0),
+                                                                         (0.5, 3.0))),
+       data=st.data())
+def test_ffi_handler_matches_numpy(program_cache, axpby_target, shape, ab, data):
+    x = data.draw(hh.finite_arrays(F32, shape), label="x")
+    y = data.draw(hh.finite_arrays(F32, shape), label="y")
+    a, b = ab
+    call = f"execute(custom_call @{axpby_target} a={a} b={b}, float32{list(shape)})"
+    outs, program = programs.run_everywhere(program_cache, f"axpby_{a}_{b}",
+                                            _axpby(axpby_target, a, b, shape), [x, y], F32, call)
+    assert f"@{axpby_target}" in program, f"the program does not call @{axpby_target}"
+    ax, by = np.float32(a) * x, np.float32(b) * y
+    eps = float(ml_dtypes.finfo(np.float32).eps)
+    with reproduction(call, program=program, inputs=[x, y]):
+        for device, out in outs:  # nvcc may fuse into an FMA: one rounding fewer
+            ph.assert_within_bound(out, (ax + by).astype(np.float32),
+                                   2 * eps * (np.abs(ax) + np.abs(by)),
+                                   bound_name="2*eps*(|a x| + |b y|)", call=f"{call} on {device}")
+
+
+def test_ffi_handler_error_reaches_python(client, device, xc, axpby_target):
+    """The handler's InvalidArgument (x and y differ in size) is an exception, not a crash."""
+    text = programs.lowered_text("axpby_mismatch", _axpby(axpby_target, 1.0, 1.0, (3,)),
+                                 (((3,), "float32"), ((4,), "float32")), client)
+    exe = client.compile_and_load(text, [device])
+    args = [client.buffer_from_pyval(np.ones(n, np.float32), device) for n in (3, 4)]
+    with pytest.raises(xc.XlaRuntimeError, match="x and y differ in size"):
+        for out in exe.execute(args):
+            out.block_until_ready()
+
+
+def test_compiler_for_rejects_an_unknown_kind():
+    with pytest.raises(ValueError, match="argument 'kind' must be 'cpu' or 'cuda', got 'tpu'"):
+        ffi_build.compiler_for("tpu")
