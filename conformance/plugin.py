@@ -67,6 +67,14 @@ class SessionState:
         self.profile: profiles.Profile | None = None
         self.declared: list[str] = []
         self.waivers: list[waivers.Waiver] = []
+        #: Programs compiled and executables served from the cache, summed over workers.
+        self.programs: dict[str, int] = {"compiles": 0, "cache_hits": 0}
+
+    def program_counts(self) -> dict[str, int]:
+        """This process's ProgramCache counters (zeros when no program ran here)."""
+        cache = self._cache
+        return {"compiles": cache.compiles if cache else 0,
+                "cache_hits": cache.hits if cache else 0}
 
     def configure_certification(self) -> None:
         """Load --profile, --declare/--declare-file and --waivers (ValueError if bad)."""
@@ -296,9 +304,12 @@ class _Recorder:
 
 
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    info = getattr(node, "workeroutput", {}).get("pjrt_platform_info")
-    if info:
-        _state(node.config).platform_info = info
+    output = getattr(node, "workeroutput", {})
+    state = _state(node.config)
+    if output.get("pjrt_platform_info"):
+        state.platform_info = output["pjrt_platform_info"]
+    for key, value in output.get("pjrt_programs", {}).items():
+        state.programs[key] = state.programs.get(key, 0) + int(value)
 
 
 def _git_sha() -> str | None:
@@ -334,6 +345,7 @@ def header(state: SessionState) -> dict[str, Any]:
                             "active": e.applies(state.platform)} for e in state.known],
         "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "cpu_devices": state.cpu_devices,
+        "programs": dict(state.programs),
         "started_utc": state.started.isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - state.t0, 2),
     }
@@ -345,7 +357,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # pytest-xdist worker: hand facts to the controller
         workeroutput["pjrt_platform_info"] = state.platform_info
+        workeroutput["pjrt_programs"] = state.program_counts()
         return
+    for key, value in state.program_counts().items():  # in-process run (no workers)
+        state.programs[key] += value
     out = session.config.getoption("report_dir")
     if not out:
         return

@@ -204,6 +204,15 @@ def summarize(records: list[dict[str, Any]], collected: int) -> dict[str, Any]:
             "areas": table("area"), "tiers": table("tier")}
 
 
+KERNEL_AREA_PREFIX = "kernels_"
+
+
+def kernel_families(areas: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Status counts of the kernel families (areas ``kernels_<family>``), by family."""
+    return {a[len(KERNEL_AREA_PREFIX):]: counts for a, counts in areas.items()
+            if a.startswith(KERNEL_AREA_PREFIX)}
+
+
 def build(results: list[Result], *, collected: int, header: dict[str, Any],
           profile: Profile | None = None, declared: tuple[str, ...] = (),
           waivers: tuple[Waiver, ...] = (), device_count: int = 1,
@@ -229,6 +238,7 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
                     "expected": sum(counts.values()) if counts else None,
                     "by_status": summary["by_status"]},
         "areas": summary["areas"],
+        "kernel_families": kernel_families(summary["areas"]),
         "tiers": summary["tiers"],
         "results": records,
         "failures": [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
@@ -310,6 +320,13 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "|---|---|",
     ] + [f"| {k} | {v} |" for k, v in s["by_status"].items()]
     lines += _status_table("Areas", "area", doc["areas"])
+    if doc.get("kernel_families"):
+        lines += _status_table("Kernel families (results vs NumPy/SciPy)", "family",
+                               doc["kernel_families"])
+    if doc.get("programs"):
+        p = doc["programs"]
+        lines += ["", f"Programs compiled: {p['compiles']}, executables served from the cache: "
+                      f"{p['cache_hits']}."]
     lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]

@@ -4,6 +4,8 @@ Loaded as a conftest by ``test_broken_backend.py``; each registers itself
 through ``runtime.xla_bridge.register_backend_factory``.
 """
 
+import functools
+
 import numpy as np
 
 from runtime import xla_bridge, xla_client
@@ -342,3 +344,122 @@ _register({"broken-serialize": BreaksSerialization,
           "broken-live": HidesLiveArrays,
           "broken-programs": MisreportsPrograms,
           "broken-validation": UncheckedArguments})
+
+
+# -- kernels: results perturbed per program (module @jit_<name>) --------------------------
+
+def _program_name(computation) -> str:
+    text = computation.decode(errors="replace") if isinstance(computation, bytes) else \
+        str(computation)
+    m = re.search(r"module @(\w+)", text)
+    return m.group(1) if m else ""
+
+
+class _TransformedResults:
+    """ExecuteResults whose per-device outputs went through ``transform``."""
+
+    def __init__(self, results, arguments, transform, client):
+        self._results, self._args, self._transform = results, arguments, transform
+        self._client = client
+
+    def disassemble_into_single_device_arrays(self):
+        per_output = self._results.disassemble_into_single_device_arrays()
+        inputs = [np.asarray(a) for a in self._args]
+        fixed = [[None] * len(per_output[0]) for _ in per_output] if per_output else []
+        for d in range(len(per_output[0]) if per_output else 0):
+            outs = self._transform(inputs, [np.array(o[d]) for o in per_output])
+            for i, host in enumerate(outs):
+                dev = list(per_output[i][d].devices())[0]
+                fixed[i][d] = Client.buffer_from_pyval(self._client, np.array(host, order="C"),
+                                                       dev)
+        return fixed
+
+    def consume_token(self):
+        return self._results.consume_token()
+
+
+class _TransformedExecutable:
+    def __init__(self, exe, client, transform):
+        self._exe, self._client, self._transform = exe, client, transform
+
+    def __getattr__(self, name):
+        return getattr(self._exe, name)
+
+    def execute(self, arguments):
+        outs = self._transform([np.asarray(a) for a in arguments],
+                               [np.array(o) for o in self._exe.execute(arguments)])
+        return [Client.buffer_from_pyval(self._client, np.array(o, order="C"), d)
+                for o, d in zip(outs, [list(a.devices())[0] for a in arguments] or
+                                [self._client.local_devices()[0]] * len(outs))]
+
+    def execute_sharded(self, arguments, with_tokens=False):
+        return _TransformedResults(self._exe.execute_sharded(arguments, with_tokens=with_tokens),
+                                   arguments, self._transform, self._client)
+
+
+def _ulp_up(x: np.ndarray, n: int) -> np.ndarray:
+    """Every finite float element moved ``n`` representable values up."""
+    y = x
+    for _ in range(n):
+        y = np.nextafter(y, np.full_like(y, np.inf))
+    return np.where(np.isfinite(x), y, x).astype(x.dtype)
+
+
+def _perturb(x: np.ndarray) -> np.ndarray:
+    """Scaled by 1 + 2**-9, then 64 ULP up: beyond the ULP table and every error bound."""
+    with np.errstate(over="ignore"):
+        return _ulp_up((x * (1 + 2.0**-9)).astype(x.dtype), 64)
+
+
+def _perturb_floats(name, inputs, outputs):
+    """Every float kernel result is off (the real part of complex ones)."""
+    out = []
+    for o in outputs:
+        if o.dtype.kind == "f" or o.dtype == np.dtype("bfloat16"):
+            o = _perturb(o)
+        elif o.dtype.kind == "c":
+            z = o.copy()
+            z.real = _perturb(o.real.copy())
+            o = z
+        out.append(o)
+    return out
+
+
+def _permute_lu_pivots(name, inputs, outputs):
+    if name != "jit_lu" or len(outputs) != 3 or outputs[1].shape[-1] < 2:
+        return outputs
+    pivots = outputs[1].copy()  # the first row interchange goes to another row
+    pivots[..., 0] = (pivots[..., 0] + 1) % pivots.shape[-1]
+    return [outputs[0], pivots, outputs[2]]
+
+
+def _unnormalized_ifft(name, inputs, outputs):
+    """ifft without its 1/n (the forward normalisation applied to the inverse)."""
+    if not (name.startswith("jit_ifft") or name.startswith("jit_irfft")
+            or name == "jit_fft_round_trip"):
+        return outputs
+    return [(o * o.shape[-1]).astype(o.dtype) for o in outputs]
+
+
+def _threefry_19_rounds(name, inputs, outputs):
+    if name != "jit_threefry2x32":
+        return outputs
+    from conformance.threefry import jax_threefry_2x32
+
+    key, count = inputs
+    return [jax_threefry_2x32((int(key[0]), int(key[1])), count, rounds=19)]
+
+
+def _kernel_client(transform):
+    class PerturbsKernels(Client):
+        def compile_and_load(self, computation, executable_devices, compile_options=None):
+            exe = super().compile_and_load(computation, executable_devices, compile_options)
+            name = _program_name(computation)
+            return _TransformedExecutable(exe, self, functools.partial(transform, name))
+    return PerturbsKernels
+
+
+_register({"broken-kernels-ulp": _kernel_client(_perturb_floats),
+           "broken-lu-pivots": _kernel_client(_permute_lu_pivots),
+           "broken-fft-norm": _kernel_client(_unnormalized_ifft),
+           "broken-prng": _kernel_client(_threefry_19_rounds)})

@@ -174,3 +174,51 @@ def test_seed_api_areas_pass_on_healthy_control(run_suite):
                             "test_check_plugin_version or test_executables.py or "
                             "test_live_executables or test_distributed_topology_and_block")
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
+
+
+# -- kernels: every family fails on a backend whose kernel results are perturbed -----------
+
+KERNEL_FAMILIES = [
+    ("broken-kernels-ulp", "test_kernels_elementwise.py and accuracy and exp-float32",
+     "test_float_accuracy_in_ulp[exp-float32]"),
+    ("broken-kernels-ulp", "test_kernels_elementwise.py and special and add-float32",
+     "test_float_special_values[add-float32]"),
+    ("broken-kernels-ulp", "test_kernels_convert.py and int32-to-core",
+     "test_convert[int32-to-core]"),
+    ("broken-kernels-ulp", "test_kernels_reduce.py and sum-float32", "test_reduce[sum-float32]"),
+    ("broken-kernels-ulp", "test_kernels_dot.py and test_dot_general and float32",
+     "test_dot_general[float32]"),
+    ("broken-kernels-ulp", "test_kernels_dot.py and test_convolution and float32",
+     "test_convolution[float32]"),
+    ("broken-kernels-ulp", "test_kernels_indexing.py and gather", "test_gather_out_of_bounds*"),
+    ("broken-kernels-ulp", "test_kernels_linalg.py and test_qr and float64", "test_qr[float64]"),
+    ("broken-kernels-ulp", "test_kernels_sparse.py and float64", "test_csr_times_dense*"),
+    ("broken-kernels-ulp", "test_kernels_control_flow.py and cond",
+     "test_cond_takes_the_predicated_branch"),
+    ("broken-kernels-ulp", "test_kernels_ffi.py and matches_numpy",
+     "test_ffi_handler_matches_numpy"),
+    ("broken-lu-pivots", "test_kernels_linalg.py and test_lu and float64",
+     "test_lu_with_partial_pivoting[float64]"),
+    ("broken-fft-norm", "test_kernels_fft.py and (ifft-complex64 or round_trip)",
+     "test_fft[ifft-complex64]"),
+    ("broken-fft-norm", "test_kernels_fft.py and (ifft-complex64 or round_trip)",
+     "test_fft_round_trip_is_identity[complex64]"),
+    ("broken-prng", "test_kernels_prng.py and threefry", "test_threefry2x32_is_bit_exact"),
+]
+
+
+@pytest.mark.parametrize("platform,select,failing", KERNEL_FAMILIES)
+def test_kernel_families_fail_on_broken_kernels(run_suite, platform, select, failing):
+    result, doc = run_suite(platform, "-k", select)
+    assert doc["verdict"] == "not certified", result.stdout.str()[-3000:]
+    failed = {f["nodeid"].split("::")[-1]: f["status"] for f in doc["failures"]}
+    hits = [n for n in failed if fnmatch.fnmatchcase(n, failing.replace("[", "[[]"))]
+    assert hits, (failed, result.stdout.str()[-3000:])
+    assert all(failed[n] == "fail_wrong_result" for n in hits), failed
+
+
+def test_kernel_families_pass_on_healthy_control(run_suite):
+    select = " or ".join(s for _, s, _ in KERNEL_FAMILIES)
+    result, doc = run_suite("healthy-control", "-k", select.replace(" and ", " and ")
+                            if False else f"({select})")
+    assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])

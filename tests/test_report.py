@@ -93,3 +93,34 @@ def test_known_crash_keeps_its_status(pytester):
     (failure,) = doc["failures"]
     assert failure["status"] == "crash" and "upstream bug" in failure["known_failure"]
     assert doc["verdict"] == "not certified"  # but a crash never certifies
+
+
+KERNEL_FAMILY = """
+import numpy as np
+from jax import lax
+from conformance import programs
+
+
+def test_twice(program_cache, device):
+    x = np.arange(3, dtype=np.float32)
+    program_cache.run("neg", lax.neg, [x], device)
+    program_cache.run("neg", lax.neg, [x], device)
+
+
+def test_wrong(program_cache, device):
+    assert False, "off by one"
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_kernel_families_and_program_counts_are_reported(pytester, workers):
+    """Counts from pytest-xdist workers are summed by the controller."""
+    pytester.makepyfile(test_kernels_demo=KERNEL_FAMILY)
+    result, doc, md = _run(pytester, "--cpu-devices=2", *workers)
+    jsonschema.validate(doc, bundle.schema())
+    assert doc["kernel_families"] == {"demo": {**{s: 0 for s in doc["kernel_families"]["demo"]},
+                                               "pass": 2, "fail_wrong_result": 2}}
+    # two devices: each compiles once and reuses once
+    assert doc["programs"] == {"compiles": 2, "cache_hits": 2}, doc["programs"]
+    assert "## Kernel families" in md and "| demo | 2 | 2 |" in md.replace("| 0 ", "")
+    assert "Programs compiled: 2, executables served from the cache: 2." in md
