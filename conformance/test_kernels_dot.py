@@ -9,7 +9,9 @@ Integer results are exact (two's complement wraparound). A float result with
 the standard forward error bound of a dot product computed in any order, with
 ``eps`` of the accumulation type: float32 for bfloat16/float16 inputs, which
 are multiplied with ``preferred_element_type=float32`` as jax does for mixed
-precision; a platform that accumulates them in 16 bits fails.
+precision; a platform that accumulates them in 16 bits fails. Programs ask for
+``Precision.HIGHEST``: at ``DEFAULT`` XLA may use TF32 on NVIDIA GPUs (seen on
+an H100: complex64 products off by 1e-4 relative), which is allowed there.
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ def test_dot_general(program_cache, dt, data):
     acc = _accumulation(dt)
 
     def dot(x, y):
-        return lax.dot_general(x, y, dims, preferred_element_type=acc)
+        return lax.dot_general(x, y, dims, precision=lax.Precision.HIGHEST,
+                               preferred_element_type=acc)
 
     call = f"execute(dot_general {dims}, {dt.name}{list(lhs_shape)} x {list(rhs_shape)})"
     outs, program = programs.run_everywhere(program_cache, f"dot_{spec}", dot, [a, b], dt, call)
@@ -131,7 +134,9 @@ def test_convolution(program_cache, dt, data):
 
     def conv(a, b):
         return lax.conv_general_dilated(a, b, strides, padding, rhs_dilation=dilation,
-                                        feature_group_count=groups, preferred_element_type=acc)
+                                        feature_group_count=groups,
+                                        precision=lax.Precision.HIGHEST,
+                                        preferred_element_type=acc)
 
     name = f"conv_{groups}_{strides}_{dilation}_{padding}"
     call = (f"execute(convolution strides={strides} padding={padding} rhs_dilation={dilation} "

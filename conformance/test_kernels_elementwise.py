@@ -148,6 +148,13 @@ def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtyp
     flushed = _flush(_float_reference(op, [_flush(a) for a in args], dtype))
     picked = np.where(_matches(out, flushed, max_ulp, op.signed_zeros) &
                       ~_matches(out, ieee, max_ulp, op.signed_zeros), flushed, ieee)
+    if op.name in ("maximum", "minimum"):  # a selection compared under DAZ may return the
+        # unflushed input that ties with the expected value (XLA CPU, jaxlib 0.11)
+        tie = np.zeros(out.shape, bool)
+        for a in args:
+            same = out.view(f"u{out.dtype.itemsize}") == a.view(f"u{a.dtype.itemsize}")
+            tie |= same & (_flush(out).astype(np.float64) == _flush(ieee).astype(np.float64))
+        picked = np.where(tie, out, picked)
     ph.assert_ulp_close(out, picked.astype(dtype), max_ulp=max_ulp, call=call,
                         signed_zeros=op.exact and op.signed_zeros)
 
