@@ -76,6 +76,10 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
 
 
 def run(ns: argparse.Namespace) -> int:
+    if ns.num_processes < 1:
+        print(f"pjrt-conformance: --num-processes must be >= 1, got {ns.num_processes}",
+              file=sys.stderr)
+        return 2
     if ns.cpu_devices < 1:
         print(f"pjrt-conformance: --cpu-devices must be >= 1, got {ns.cpu_devices}",
               file=sys.stderr)

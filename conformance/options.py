@@ -17,6 +17,10 @@ SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                         help="platform of runtime.xla_bridge to certify (default: cpu)")),
     ("--cpu-devices", dict(type=int, default=8,
                            help="number of devices of the CPU client (default: 8)")),
+    ("--num-processes", dict(type=int, default=2,
+                             help="processes of the multi_process area, each with its own "
+                                  "client joined through the distributed runtime on loopback "
+                                  "(default: 2; 1 skips the area)")),
     ("--plugin-library", dict(default=None,
                               help="path of a PJRT plugin shared library to certify; "
                                    "registered under --platform")),

@@ -136,6 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
     cpu_devices = config.getoption("cpu_devices")
     if cpu_devices < 1:
         raise pytest.UsageError(f"--cpu-devices must be >= 1, got {cpu_devices}")
+    if config.getoption("num_processes") < 1:
+        raise pytest.UsageError(f"--num-processes must be >= 1, got "
+                                f"{config.getoption('num_processes')}")
     try:
         spec = backend.BackendSpec(
             platform=config.getoption("platform"), cpu_devices=cpu_devices,
@@ -222,6 +225,12 @@ def client(request: pytest.FixtureRequest) -> Any:
 
 
 @pytest.fixture(scope="session")
+def num_processes(request: pytest.FixtureRequest) -> int:
+    """``--num-processes``: processes of the multi_process area."""
+    return request.config.getoption("num_processes")
+
+
+@pytest.fixture(scope="session")
 def two_devices(client: Any) -> list[Any]:
     """The client's local devices; skips (mark the test capability multi_device)
     on a platform with fewer than two."""
@@ -287,7 +296,8 @@ def _repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
     if s.expect_platform:
         plugin += f" --expect-platform={s.expect_platform}"
     return (f"pytest {target} --platform={s.platform} "
-            f"--cpu-devices={s.cpu_devices}{plugin} -p no:cacheprovider")
+            f"--cpu-devices={s.cpu_devices} "
+            f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")
 
 
 class _Recorder:
@@ -345,6 +355,7 @@ def header(state: SessionState) -> dict[str, Any]:
                             "active": e.applies(state.platform)} for e in state.known],
         "command": shlex.join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "cpu_devices": state.cpu_devices,
+        "num_processes": state.config.getoption("num_processes"),
         "programs": dict(state.programs),
         "started_utc": state.started.isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - state.t0, 2),

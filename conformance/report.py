@@ -44,6 +44,7 @@ class Result:
     command: str = ""
     duration_s: float = 0.0
     known_failure: str = ""
+    processes: list[dict[str, Any]] | None = None
 
     @property
     def test_id(self) -> str:
@@ -51,8 +52,11 @@ class Result:
 
     def record(self) -> dict[str, Any]:
         """The compact entry of ``report.json["results"]``."""
-        return {"nodeid": self.nodeid, "test_id": self.test_id, "area": self.area,
-                "tier": self.tier, "status": self.status, "duration_s": self.duration_s}
+        record = {"nodeid": self.nodeid, "test_id": self.test_id, "area": self.area,
+                  "tier": self.tier, "status": self.status, "duration_s": self.duration_s}
+        if self.processes is not None:  # multi_process area: one entry per worker process
+            record["processes"] = self.processes
+        return record
 
     def failure(self) -> dict[str, Any]:
         """The detailed entry of ``report.json["failures"]``: message (observed vs
@@ -162,6 +166,10 @@ def _reproduction(longrepr: str) -> str:
     return "\n".join(keep)
 
 
+#: user property under which a multi-process test records its workers' outcomes.
+PROCESSES_PROPERTY = "pjrt_processes"
+
+
 class Collector:
     """Accumulates one ``Result`` per test id from pytest phase reports."""
 
@@ -177,9 +185,12 @@ class Collector:
             return  # a passing later phase neither hides a failure nor replaces the call
         longrepr = str(report.longrepr or "")
         known = getattr(report, "wasxfail", "") or ""
-        tier = dict(getattr(report, "user_properties", ()) or ()).get(TIER_PROPERTY, "core")
+        props = dict(getattr(report, "user_properties", ()) or ())
+        tier = props.get(TIER_PROPERTY, "core")
         result = Result(nodeid, area_of(nodeid), status, tier=tier,
-                        duration_s=round(report.duration, 4), known_failure=known)
+                        duration_s=round(report.duration, 4), known_failure=known,
+                        processes=props.get(PROCESSES_PROPERTY,
+                                            prev.processes if prev is not None else None))
         if status not in ("pass",):
             result.message = _message(report)
             if status in FATAL:
@@ -308,6 +319,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
                           else "none (completeness not checked; not a certification)"),
         f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
         f"- Command: `{doc['command']}`",
+        f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
         "",
         "## Summary",

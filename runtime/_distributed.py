@@ -116,3 +116,25 @@ def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int 
         shutdown_timeout=shutdown_timeout, heartbeat_timeout=heartbeat_timeout,
         missed_heartbeat_callback=missed_heartbeat_callback,
         shutdown_on_destruction=shutdown_on_destruction, use_compression=use_compression)
+
+
+def make_gloo_tcp_collectives(distributed_client: Any, hostname: str | None = None,
+                              interface: str | None = None) -> Any:
+    """Gloo cross-process collectives over TCP for ``make_cpu_client(collectives=...)``.
+
+    Seed 002 ``make_cpu_client`` (``jax_cpu_collectives_implementation='gloo'``).
+    ``distributed_client``: a connected ``DistributedRuntimeClient`` (Gloo
+    exchanges its addresses through the key-value store). ``hostname``: the
+    address peers use to reach this process (None: this host's name);
+    ``interface``: the network interface to bind (None: Gloo's choice). Returns
+    a ``CpuCollectives``. Raises TypeError naming the bad argument.
+    """
+    call = "make_gloo_tcp_collectives"
+    if not isinstance(distributed_client, DistributedRuntimeClient):
+        raise bad_type("distributed_client", "a DistributedRuntimeClient",
+                       distributed_client, call)
+    for name, value in (("hostname", hostname), ("interface", interface)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise bad_type(name, "a non-empty str or None", value, call)
+    return native_jax.make_gloo_tcp_collectives(distributed_client, hostname=hostname,
+                                                interface=interface)

@@ -18,7 +18,8 @@ from runtime._custom_calls import (CustomCallTargetTraits, custom_call_targets,
                                    register_custom_call_handler,
                                    register_custom_call_partitioner, register_custom_call_target)
 from runtime._distributed import (DistributedRuntimeClient, DistributedRuntimeService,
-                                  get_distributed_runtime_client, get_distributed_runtime_service)
+                                  get_distributed_runtime_client, get_distributed_runtime_service,
+                                  make_gloo_tcp_collectives)
 from runtime._dtypes import dtype_to_etype, etype_to_dtype
 from runtime._executables import Executable
 # Plugin system (seed 000): checked wrappers, never a segfault on bad input.

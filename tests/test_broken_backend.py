@@ -222,3 +222,22 @@ def test_kernel_families_pass_on_healthy_control(run_suite):
     result, doc = run_suite("healthy-control", "-k", select.replace(" and ", " and ")
                             if False else f"({select})")
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
+
+
+@pytest.mark.parametrize("failing", ["test_key_value_store_across_processes",
+                                     "test_global_view"])
+def test_multi_process_area_fails_on_a_broken_distributed_runtime(run_suite, monkeypatch,
+                                                                 failing):
+    monkeypatch.setenv("PJRT_CONFORMANCE_WORKER_PRELOAD", "tests.broken_distributed")
+    result, doc = run_suite("healthy-control", "-k", failing)
+    failed = {f["nodeid"].split("::")[-1]: f["status"] for f in doc["failures"]}
+    assert failed.get(failing) == "fail_wrong_result", (failed, result.stdout.str()[-3000:])
+    (record,) = [r for r in doc["results"] if r["nodeid"].endswith(failing)]
+    assert [p["process"] for p in record["processes"]] == [0, 1], record
+
+
+def test_multi_process_area_passes_on_healthy_control(run_suite):
+    result, doc = run_suite("healthy-control", "-k", "test_key_value_store_across_processes "
+                            "or test_global_view or test_barriers")
+    assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
+    assert doc["num_processes"] == 2

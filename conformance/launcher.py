@@ -1,0 +1,166 @@
+"""The multi-process launcher: N worker processes on loopback, one scenario, always cleaned up.
+
+``--num-processes=N`` (pytest and ``pjrt-conformance run``) sets N for the
+multi_process area. Each test of that area calls :func:`run_scenario`, which
+picks a free loopback port for the coordination service (hosted by process 0),
+starts N worker processes (:func:`conformance.mp_worker.main`), each in its own
+process group, waits for all of them within ``timeout`` seconds, and kills every
+group that is still alive (a hung or dead worker never outlives the call). Each
+worker's outcome (result, error, exit code, wall time) comes back as a
+:class:`WorkerResult`; the test asserts on them and records them in the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+# Not ``-m conformance.mp_worker``: scenarios registered by preloaded modules must land in
+# the module's own registry, not in a ``__main__`` copy of it.
+_WORKER_MAIN = "import sys; from conformance.mp_worker import main; sys.exit(main(sys.argv))"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (bound and released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclasses.dataclass
+class WorkerResult:
+    """One worker's outcome. ``result``: the scenario's dict (None unless it finished);
+    ``error``: its exception; ``returncode``: exit status (negative: signal; None:
+    killed by the launcher at the timeout); ``wall_s``: seconds from launch to exit."""
+
+    process_id: int
+    returncode: int | None
+    result: dict[str, Any] | None
+    error: str | None
+    wall_s: float
+    output: str
+    ended_at: float | None = None
+    marks: dict[str, float] = dataclasses.field(default_factory=dict)
+    os_pid: int | None = None
+
+    @property
+    def signal(self) -> str | None:
+        """The signal that ended the process (``SIGABRT``...), None otherwise."""
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+    def summary(self) -> dict[str, Any]:
+        """The record kept in the report (no raw output)."""
+        status = "pass" if self.result is not None and self.returncode == 0 else (
+            "timeout" if self.returncode is None else "error")
+        return {"process": self.process_id, "status": status, "returncode": self.returncode,
+                "wall_s": round(self.wall_s, 3),
+                "error": self.error.splitlines()[0] if self.error else None}
+
+
+def _parse(output: str) -> tuple[dict[str, Any] | None, str | None, dict[str, float]]:
+    result, error, marks = None, None, {}
+    for line in output.splitlines():
+        if line.startswith("MP_MARK "):
+            _, name, when = line.split()
+            marks[name] = float(when)
+        elif line.startswith("MP_RESULT "):
+            result = json.loads(line[len("MP_RESULT "):])
+        elif line.startswith("MP_ERROR "):
+            err = json.loads(line[len("MP_ERROR "):])
+            error = f"{err['error']}\n{err['traceback']}"
+    return result, error, marks
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | None = None,
+                 devices_per_process: int = 2, timeout: float = 120.0,
+                 coordinator: str | None = None) -> list[WorkerResult]:
+    """Run ``scenario`` of :mod:`conformance.mp_worker` in ``num_processes`` processes.
+
+    ``timeout``: seconds for the whole cluster; workers alive after it are killed
+    (their ``returncode`` is None). ``coordinator``: ``host:port`` of the service
+    (default: 127.0.0.1 and a free port). Raises ValueError for ``num_processes`` < 1
+    or an unknown scenario. Every worker process group is killed before returning.
+    """
+    from conformance import mp_worker
+
+    if isinstance(num_processes, bool) or not isinstance(num_processes, int) or \
+            num_processes < 1:
+        raise ValueError(f"run_scenario: argument 'num_processes' must be an int >= 1, got "
+                         f"{num_processes!r}")
+    if scenario not in mp_worker.SCENARIOS:
+        raise ValueError(f"run_scenario: unknown scenario {scenario!r}; known: "
+                         f"{sorted(mp_worker.SCENARIOS)}")
+    address = coordinator or f"127.0.0.1:{free_port()}"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
+        JAX_PLATFORMS="cpu")
+    procs, started = [], time.monotonic()
+    try:
+        for pid in range(num_processes):
+            spec = {"scenario": scenario, "process_id": pid, "num_processes": num_processes,
+                    "coordinator": address, "devices_per_process": devices_per_process,
+                    "params": params or {}}
+            procs.append(subprocess.Popen(
+                [sys.executable, "-c", _WORKER_MAIN, json.dumps(spec)],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                start_new_session=True))
+        deadline = started + timeout
+        outputs: list[str] = [""] * num_processes
+        ended: list[float | None] = [None] * num_processes
+        codes: list[int | None] = [None] * num_processes
+
+        def wait(i: int) -> None:  # one thread a worker: exit times are exact
+            proc = procs[i]
+            try:
+                outputs[i], _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                codes[i], ended[i] = proc.returncode, time.monotonic()
+            except subprocess.TimeoutExpired:
+                _kill_group(proc)
+                outputs[i], _ = proc.communicate()
+
+        threads = [threading.Thread(target=wait, args=(i,), daemon=True)
+                   for i in range(num_processes)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for proc in procs:
+            _kill_group(proc)
+            if proc.poll() is None:
+                proc.wait()
+    results = []
+    for i in range(num_processes):
+        result, error, marks = _parse(outputs[i])
+        if result is None and error is None:
+            error = (f"no result (exit {codes[i]}); output tail:\n{outputs[i][-2000:]}"
+                     if codes[i] is not None else f"killed after the {timeout:g} s timeout; "
+                     f"output tail:\n{outputs[i][-2000:]}")
+        results.append(WorkerResult(i, codes[i], result, error,
+                                    (ended[i] or time.monotonic()) - started, outputs[i],
+                                    ended[i], marks, procs[i].pid))
+    return results

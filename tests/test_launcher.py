@@ -1,0 +1,59 @@
+"""The multi-process launcher always cleans up, and the multi_process area runs with 4
+processes and records them in the report."""
+
+import os
+import time
+
+import pytest
+
+from conformance import launcher
+
+
+@pytest.fixture
+def misbehaving(monkeypatch):
+    import tests.mp_test_scenarios  # noqa: F401 - registers hang/die in this process
+
+    monkeypatch.setenv("PJRT_CONFORMANCE_WORKER_PRELOAD", "tests.mp_test_scenarios")
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_hanging_workers_are_killed_at_the_timeout(misbehaving):
+    t0 = time.monotonic()
+    results = launcher.run_scenario("hang", 2, timeout=4)
+    took = time.monotonic() - t0
+    assert took < 10, f"the launcher returned {took:.1f} s after a 4 s timeout"
+    for r in results:
+        assert r.returncode is None and "hanging" in r.marks, r.summary()
+        assert r.summary()["status"] == "timeout" and "killed after the 4 s timeout" in r.error
+        assert _gone(r.os_pid), f"worker {r.process_id} (pid {r.os_pid}) outlived the launcher"
+
+
+def test_a_dead_worker_is_reported_and_the_rest_finish(misbehaving):
+    results = launcher.run_scenario("die", 2, timeout=30)
+    assert results[0].result == {"alive": 0} and results[0].returncode == 0
+    assert results[1].signal == "SIGKILL" and results[1].summary()["status"] == "error"
+    assert all(_gone(r.os_pid) for r in results)
+
+
+def test_free_port_is_bindable():
+    import socket
+
+    port = launcher.free_port()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))
+
+
+def test_area_runs_with_four_processes(run_suite):
+    result, doc = run_suite("healthy-control", "-k", "test_key_value_store or test_global_view "
+                            "or test_barriers or test_cross_process", "--num-processes=4")
+    assert doc["num_processes"] == 4, doc.get("num_processes")
+    assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
+    records = [r for r in doc["results"] if "processes" in r]
+    assert len(records) == 4 and all(len(r["processes"]) == 4 for r in records), records
