@@ -50,21 +50,11 @@ def _conditions(requirement: str) -> list[str]:
     return [c.strip() for c in requirement.split(" and ")]
 
 
-def _holds(cond: str, platform: str | None) -> bool:
-    if cond == "*":
-        return True
-    if cond.startswith("platform="):
-        return platform == cond.split("=", 1)[1]
-    req = Requirement(cond)
-    version = _VERSIONS.get(req.name)
-    return version is not None and req.specifier.contains(version, prereleases=True)
-
-
-def _check_condition(cond: str, where: str) -> None:
-    """ValueError naming ``where`` for a condition that is not ``*``, ``platform=NAME`` or
-    a requirement on jax/jaxlib."""
+def _parse_condition(cond: str, where: str) -> str | Requirement:
+    """``"*"``, ``"platform=NAME"`` or a Requirement on jax/jaxlib; ValueError naming
+    ``where`` for anything else."""
     if cond == "*" or (cond.startswith("platform=") and cond.split("=", 1)[1]):
-        return
+        return cond
     try:
         req = Requirement(cond)
     except InvalidRequirement as err:
@@ -72,6 +62,17 @@ def _check_condition(cond: str, where: str) -> None:
     if req.name not in _VERSIONS:
         raise ValueError(f"{where}: requirement must name one of {list(_VERSIONS)}, "
                          f"got {req.name!r}")
+    return req
+
+
+def _holds(cond: str, platform: str | None) -> bool:
+    parsed = _parse_condition(cond, "known failure")
+    if parsed == "*":
+        return True
+    if isinstance(parsed, str):  # platform=NAME
+        return platform == parsed.split("=", 1)[1]
+    version = _VERSIONS[parsed.name]
+    return version is not None and parsed.specifier.contains(version, prereleases=True)
 
 
 def parse(path: Path) -> list[Entry]:
@@ -86,7 +87,7 @@ def parse(path: Path) -> list[Entry]:
             raise ValueError(f"{path}:{n}: expected '<test id glob> | <requirement> | <reason>', "
                              f"got {raw!r}")
         for cond in _conditions(parts[1]):
-            _check_condition(cond, f"{path}:{n}")
+            _parse_condition(cond, f"{path}:{n}")
         entries.append(Entry(parts[0], parts[1], parts[2], f"{path}:{n}"))
     return entries
 

@@ -393,7 +393,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
                                     f" -- report: {path}")
     if state is None or not state.collected_here:
         return
-    unmatched = [e for e in state.known if e.applies(state.platform) and e.file_collected and not e.matched]
+    unmatched = [e for e in state.known
+                 if e.applies(state.platform) and e.file_collected and not e.matched]
     for e in unmatched:
         terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                     f"({e.source})")

@@ -25,6 +25,7 @@ from jax import lax
 from conformance import assertions as ph
 from conformance import dtype_helpers as dh
 from conformance import programs
+from conformance import ulp
 from conformance.reproduction import reproduction
 
 _FP8 = [d for d in dh.FP8 if d.name in ("float8_e4m3fn", "float8_e5m2")]
@@ -62,18 +63,6 @@ def _values(dt: dh.DType) -> np.ndarray:
     return x
 
 
-def _flushable(x: np.ndarray) -> np.ndarray:
-    """True where a real float value is subnormal (FTZ/DAZ may make it a signed zero)."""
-    if x.dtype.kind in "biu":
-        return np.zeros(x.shape, bool)
-    w = np.abs(x.astype(np.float64))
-    return (w != 0) & (w < float(ml_dtypes.finfo(x.dtype).tiny))
-
-
-def _dt_of(dtype: np.dtype) -> dh.DType:
-    return next(d for d in dh.TRANSFER_DTYPES if d.dtype == np.dtype(dtype))
-
-
 def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray, np.ndarray]:
     """(expected, compared mask) for ``convert(x, dst)``."""
     mask = np.ones(x.shape, bool)
@@ -102,17 +91,18 @@ def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray,
 def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: str) -> None:
     __tracebackhide__ = True
     expected, mask = _reference(x, src, dst)
+
     def parts(a: np.ndarray) -> list[np.ndarray]:
         return [a.real, a.imag] if a.dtype.kind == "c" else [a]
 
     if dst.kind == "bool":  # a flushed (DAZ) subnormal input is zero
-        expected = np.where(np.logical_and.reduce([_flushable(p) | (p == 0) for p in parts(x)])
-                            & ~out, False, expected)
+        zero_under_daz = [ulp.is_subnormal(p) | (p == 0) for p in parts(x)]
+        expected = np.where(np.logical_and.reduce(zero_under_daz) & ~out, False, expected)
     if dst.kind in ("float", "complex"):
         src_parts = parts(x) if x.dtype.kind == "c" else [x, np.zeros(x.shape, np.float32)]
         pairs = zip(parts(out), parts(expected), src_parts) if dst.kind == "complex" else \
             [(out, expected, src_parts[0])]
-        fixed = [np.where((_flushable(src) | _flushable(e)) & (o == 0), o, e)
+        fixed = [np.where((ulp.is_subnormal(src) | ulp.is_subnormal(e)) & (o == 0), o, e)
                  for o, e, src in pairs]
         expected = fixed[0].astype(dst.dtype)
         if dst.kind == "complex":

@@ -83,8 +83,7 @@ def test_dot_general(program_cache, dt, data):
     else:
         wide = np.complex128 if dt.kind == "complex" else np.float64
         expected = np.einsum(spec, a.astype(wide), b.astype(wide))
-        eps = float(ml_dtypes.finfo(dh.real_dtype(dh.BY_NAME[np.dtype(acc).name])).eps)
-        tiny = float(ml_dtypes.finfo(dh.real_dtype(dh.BY_NAME[np.dtype(acc).name])).tiny)
+        eps, tiny = float(ml_dtypes.finfo(acc).eps), float(ml_dtypes.finfo(acc).tiny)
         bound = (k + 1) * (eps * np.einsum(spec, np.abs(a.astype(wide)), np.abs(b.astype(wide)))
                            + tiny)  # + tiny per term: subnormal products may be flushed
         expected = expected.astype(acc)

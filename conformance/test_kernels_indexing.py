@@ -38,10 +38,6 @@ def _clamped(start: int, size: int, dim: int) -> int:
     return min(max(start, 0), dim - size)
 
 
-def _run(program_cache, name, fn, args, dt, call, n_outputs=1):
-    return programs.run_everywhere(program_cache, name, fn, args, dt, call, n_outputs=n_outputs)
-
-
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_dynamic_slice_clamps_start_indices(program_cache, dt, data):
@@ -54,7 +50,8 @@ def test_dynamic_slice_clamps_start_indices(program_cache, dt, data):
         return lax.dynamic_slice(a, (s[0], s[1]), size, allow_negative_indices=False)
 
     call = f"execute(dynamic_slice starts={starts.tolist()} size={size}, {dt.name}[6, 5])"
-    outs, program = _run(program_cache, "dynamic_slice", dslice, [x, starts], dt, call)
+    outs, program = programs.run_everywhere(program_cache, "dynamic_slice", dslice, [x, starts],
+                                            dt, call)
     r, c = _clamped(int(starts[0]), 3, 6), _clamped(int(starts[1]), 2, 5)
     with reproduction(call, program=program, inputs=[x, starts]):
         for device, out in outs:
@@ -73,7 +70,8 @@ def test_dynamic_update_slice_clamps_start_indices(program_cache, dt, data):
         return lax.dynamic_update_slice(a, b, (s[0], s[1]), allow_negative_indices=False)
 
     call = f"execute(dynamic_update_slice starts={starts.tolist()}, {dt.name}[6, 5] <- [2, 3])"
-    outs, program = _run(program_cache, "dynamic_update_slice", dus, [x, u, starts], dt, call)
+    outs, program = programs.run_everywhere(program_cache, "dynamic_update_slice", dus,
+                                            [x, u, starts], dt, call)
     r, c = _clamped(int(starts[0]), 2, 6), _clamped(int(starts[1]), 3, 5)
     expected = x.copy()
     expected[r:r + 2, c:c + 3] = u
@@ -95,7 +93,8 @@ def test_gather_out_of_bounds_indices(program_cache, mode, data):
         return jnp.take(a, i, axis=0, mode=mode, fill_value=np.nan if mode == "fill" else None)
 
     call = f"execute(gather mode={mode} indices={idx.tolist()}, float32[7, 3])"
-    outs, program = _run(program_cache, f"gather_{mode}", take, [x, idx], F32, call)
+    outs, program = programs.run_everywhere(program_cache, f"gather_{mode}", take, [x, idx],
+                                            F32, call)
     if mode == "clip":
         expected = x[np.clip(idx, 0, 6)]
     else:  # jnp.take: negative indices wrap once (numpy style), the rest out of bounds fill
@@ -119,7 +118,8 @@ def test_scatter_add_drops_out_of_bounds_and_accumulates_repeats(program_cache, 
         return a.at[i].add(u, mode="drop")
 
     call = f"execute(scatter add mode=drop indices={idx.tolist()}, int32[6])"
-    outs, program = _run(program_cache, "scatter_add", scatter_add, [x, idx, upd], I32, call)
+    outs, program = programs.run_everywhere(program_cache, "scatter_add", scatter_add,
+                                            [x, idx, upd], I32, call)
     expected = x.copy()
     wrapped = np.where(idx < 0, idx + 6, idx)  # jax: negative indices wrap once, then drop
     keep = (wrapped >= 0) & (wrapped < 6)
@@ -146,7 +146,8 @@ def test_sort_is_stable_with_nan_last(program_cache, dt, data):
         return lax.sort((k, v), num_keys=1, is_stable=True)
 
     call = f"execute(sort stable num_keys=1, ({dt.name}[{n}], int32[{n}]))"
-    outs, program = _run(program_cache, "sort_stable", sort_pair, [x, iota], dt, call, 2)
+    outs, program = programs.run_everywhere(program_cache, "sort_stable", sort_pair, [x, iota],
+                                            dt, call, n_outputs=2)
     # jax's comparator: NaNs last, -0.0 == +0.0; numpy's stable argsort agrees.
     order = np.argsort(x, kind="stable")
     with reproduction(call, program=program, inputs=[x, iota]):
@@ -166,7 +167,8 @@ def test_top_k_prefers_lower_indices_among_ties(program_cache, data):
         return lax.top_k(a, k)
 
     call = f"execute(top_k k={k}, float32[4, 10])"
-    outs, program = _run(program_cache, "top_k", top_k, [x], F32, call, 2)
+    outs, program = programs.run_everywhere(program_cache, "top_k", top_k, [x], F32, call,
+                                            n_outputs=2)
     idx = np.argsort(-x, axis=-1, kind="stable")[:, :k].astype(np.int32)
     with reproduction(call, program=program, inputs=[x]):
         for (device, values), (_, indices) in zip(outs[0], outs[1]):

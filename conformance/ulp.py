@@ -52,6 +52,22 @@ def ordered_bits(x: np.ndarray) -> np.ndarray:
     return np.where(bits & sign, -(bits & (sign - 1)), bits)
 
 
+def is_subnormal(x: np.ndarray) -> np.ndarray:
+    """True where a real float value is nonzero and below the smallest normal (False for
+    bool and integer arrays): the values FTZ/DAZ turn into zeros of the same sign."""
+    x = np.asarray(x)
+    if x.dtype.kind in "biu":
+        return np.zeros(x.shape, bool)
+    w = np.abs(x.astype(np.float64))
+    return (w != 0) & (w < float(ml_dtypes.finfo(x.dtype).tiny))
+
+
+def flush_subnormals(x: np.ndarray) -> np.ndarray:
+    """``x`` with subnormals replaced by zeros of the same sign (what FTZ/DAZ gives)."""
+    x = np.asarray(x)
+    return np.where(is_subnormal(x), np.copysign(np.zeros_like(x), x), x).astype(x.dtype)
+
+
 def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|ULP distance| between ``a`` and ``b`` of the same float dtype (uint64).
 

@@ -196,3 +196,17 @@ def test_residual_ratio_passes_small_and_fails_large_or_nan():
                                  call="call(x)")
     with pytest.raises(AssertionError, match="nan"):
         ph.assert_residual_ratio(np.full((2, 2), np.nan), 1.0, n=2, eps=eps, what="r", call="c")
+
+
+def test_subnormals_are_found_and_flushed_with_their_sign():
+    from conformance.ulp import flush_subnormals, is_subnormal
+
+    fi = np.finfo(np.float32)
+    x = np.array([fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny, 0.0, 1.0, np.nan],
+                 np.float32)
+    assert is_subnormal(x).tolist() == [True, True, False, False, False, False]
+    out = flush_subnormals(x)
+    assert out.dtype == np.float32 and out[:2].tolist() == [0.0, 0.0]
+    assert np.signbit(out[:2]).tolist() == [False, True] and np.array_equal(out[2:], x[2:],
+                                                                             equal_nan=True)
+    assert not is_subnormal(np.array([0, 1], np.int8)).any()
