@@ -137,8 +137,8 @@ def test_global_view(request, processes, cpu_only):
 
 @st.composite
 def collective_cases(draw):
-    return [{"collective": name, "axis": draw(st.sampled_from(("proc", "local")),
-                                              ) if name != "all_to_all" else "proc",
+    return [{"collective": name,
+             "axis": "proc" if name == "all_to_all" else draw(st.sampled_from(("proc", "local"))),
              "k0": draw(st.integers(1, 2)), "k1": draw(st.integers(1, 2)),
              "dtype": draw(st.sampled_from(("float32", "int32"))),
              "seed": draw(st.integers(0, 2**16))}
@@ -193,8 +193,9 @@ def test_dead_peer_is_detected_by_heartbeats(request, processes):
     process and jaxlib ends the others (by design: a fatal error, SIGABRT) within
     three heartbeat periods: the time to detect a dead peer, recorded below."""
     last, hb = processes - 1, 2
+    bound = 3 * hb + SLACK_S  # survivors need not wait longer; 20 s more for start-up
     results = _cluster(request, "heartbeat_detection", processes,
-                       params={"heartbeat_timeout_s": hb}, timeout=60,
+                       params={"heartbeat_timeout_s": hb, "wait_s": bound}, timeout=bound + 20,
                        expect_exit={**{p: -6 for p in range(last)}, last: 17})
     detected = _detection(results, last)
     request.node.user_properties.append(("dead_peer_detected_s", [round(t, 2)
@@ -203,7 +204,7 @@ def test_dead_peer_is_detected_by_heartbeats(request, processes):
         r = results[pid]
         assert r.returncode == -6 or (r.result and r.result["missed_heartbeats"]), (
             f"process {pid} neither ended nor saw a missed heartbeat: {r.summary()}")
-        assert t <= 3 * hb + SLACK_S, (
+        assert t <= bound, (
             f"process {pid} noticed the dead peer after {t:.2f} s (heartbeat {hb} s)")
 
 
@@ -248,17 +249,6 @@ def test_wrong_address_fails_within_init_timeout(request):
         f"connect() with init_timeout={init} s failed after {took:.2f} s")
     assert r.result is not None and r.result["connect_error"], (
         f"connect() to a wrong address ended the process ({r.signal}) instead of raising")
-
-
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(scenario="key_value", num_processes=0), "argument 'num_processes' must be an int "
-                                                  ">= 1, got 0"),
-    (dict(scenario="key_value", num_processes=True), "got True"),
-    (dict(scenario="nope", num_processes=2), "unknown scenario 'nope'"),
-])
-def test_launcher_rejects_bad_input(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        launcher.run_scenario(**kwargs)
 
 
 def test_gloo_collectives_reject_bad_input(xc):

@@ -57,3 +57,14 @@ def test_area_runs_with_four_processes(run_suite):
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
     records = [r for r in doc["results"] if "processes" in r]
     assert len(records) == 4 and all(len(r["processes"]) == 4 for r in records), records
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(scenario="key_value", num_processes=0), "argument 'num_processes' must be an int "
+                                                  ">= 1, got 0"),
+    (dict(scenario="key_value", num_processes=True), "got True"),
+    (dict(scenario="nope", num_processes=2), "unknown scenario 'nope'"),
+])
+def test_launcher_rejects_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        launcher.run_scenario(**kwargs)
