@@ -237,7 +237,9 @@ def test_multi_process_area_fails_on_a_broken_distributed_runtime(run_suite, mon
                             "callback_fires and not wrong_address and not gloo", "-n", "2")
     records = {r["nodeid"].split("::")[-1]: r for r in doc["results"]}
     assert len(records) == 7, sorted(records)
-    passed = [n for n, r in records.items() if r["status"] not in ("fail_wrong_result", "crash")]
+    # the status varies with process timing (a Hypothesis example group is fail_error)
+    passed = [n for n, r in records.items()
+              if r["status"] not in ("fail_wrong_result", "fail_error", "crash")]
     assert not passed, ({n: records[n]["status"] for n in passed}, result.stdout.str()[-3000:])
     assert all([p["process"] for p in r["processes"]] == [0, 1] for r in records.values())
 
