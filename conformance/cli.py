@@ -26,7 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import bundle, diff, options, profiles
+from conformance.certification import bundle
+from conformance.certification import diff
+from conformance.session import options
+from conformance.certification import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 

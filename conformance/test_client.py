@@ -7,7 +7,9 @@ import gc
 import numpy as np
 import pytest
 
-from conformance import backend, programs
+from conformance.session import backend
+from conformance.programs import cache as programs
+from conformance.programs import catalog
 from runtime.xla_client import HostBufferSemantics
 
 
@@ -107,7 +109,7 @@ def test_live_arrays_and_buffers_grow_and_shrink(client, device):
 
 
 def test_live_executables_grow_and_shrink(client, device):
-    text = programs.lowered_text("negate", programs.ELEMENTWISE["negate"].fn,
+    text = programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
                                  (((3,), "float32"),), client)
     gc.collect()
     before = len(client.live_executables())

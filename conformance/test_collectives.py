@@ -15,10 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import sharded_programs as sp
-from conformance import sharding_helpers as shh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.programs import sharded as sp
+from conformance.helpers import sharding_helpers as shh
+from conformance.helpers.reproduction import reproduction
 from runtime import _compat, xla_client
 
 

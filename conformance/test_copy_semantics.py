@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import sharding_helpers as shh
+from conformance.helpers import assertions as ph
+from conformance.helpers import sharding_helpers as shh
 
 OPS = ("reorder_shards", "batched_copy")
 
@@ -68,7 +68,7 @@ def test_reuse_input_keeps_the_input_usable(client, xc, op, data):
 
 
 _DONATE = """
-from conformance import sharding_helpers as shh
+from conformance.helpers import sharding_helpers as shh
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 devices = client.local_devices()
 mesh = Mesh(np.array(devices), ("x",))
@@ -144,8 +144,8 @@ def test_live_arrays_tracks_owners(client, xc):
 _ALIASING = """
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-from conformance import sharded_programs as sp
-from conformance import sharding_helpers as shh
+from conformance.programs import sharded as sp
+from conformance.helpers import sharding_helpers as shh
 from runtime._platforms import client_platform
 devices = client.local_devices()
 sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))

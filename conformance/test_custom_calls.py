@@ -13,8 +13,8 @@ import uuid
 import numpy as np
 import pytest
 
-from conformance import assertions as ph
-from conformance import programs
+from conformance.helpers import assertions as ph
+from conformance.programs import cache as programs
 from runtime import cpu_sparse, gpu_linalg, gpu_sparse, lapack
 from runtime._platforms import client_platform, is_gpu
 

@@ -9,14 +9,15 @@ import pytest
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance import assertions as ph
-from conformance import programs
-from conformance import sharding_helpers as shh
+from conformance.helpers import assertions as ph
+from conformance.programs import cache as programs
+from conformance.programs import catalog
+from conformance.helpers import sharding_helpers as shh
 from runtime import _compat, xla_bridge, xla_client
 
 
 def _add_text(client):
-    return programs.lowered_text("add", programs.ELEMENTWISE["add"].fn,
+    return programs.lowered_text("add", catalog.ELEMENTWISE["add"].fn,
                                  (((3,), "float32"), ((3,), "float32")), client)
 
 

@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import programs
+from conformance.helpers import assertions as ph
+from conformance.programs import cache as programs
 from runtime.xla_client import Executable, HostBufferSemantics
 
 SEMANTICS = HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL

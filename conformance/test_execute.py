@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import shape_helpers as sh
-from conformance import strategies as hh
-from conformance import programs
-from conformance.programs import ELEMENTWISE, Elementwise
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import shape_helpers as sh
+from conformance.helpers import strategies as hh
+from conformance.programs import cache as programs
+from conformance.programs.catalog import ELEMENTWISE, Elementwise
+from conformance.helpers.reproduction import reproduction
 
 CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
                       marks=[pytest.mark.capability(dt.capability)] if dt.capability else [])

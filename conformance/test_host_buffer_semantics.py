@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from conformance import assertions as ph
-from conformance import dtype_helpers as dh
-from conformance import strategies as hh
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import strategies as hh
 from runtime.xla_client import HostBufferSemantics
 
 F32 = dh.BY_NAME["float32"]

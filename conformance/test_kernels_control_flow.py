@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers.reproduction import reproduction
 
 I32, F32 = dh.BY_NAME["int32"], dh.BY_NAME["float32"]
 

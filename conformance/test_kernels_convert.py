@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance import ulp
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers import ulp
+from conformance.helpers.reproduction import reproduction
 
 _FP8 = [d for d in dh.FP8 if d.name in ("float8_e4m3fn", "float8_e5m2")]
 SOURCES = dh.BOOL + dh.INTS + dh.UINTS + dh.FLOATS + _FP8 + dh.COMPLEX

@@ -9,7 +9,7 @@ once (one SPMD executable, replicated inputs):
   CPU and GPU default to FTZ/DAZ) may return the flushed result; whether a
   platform preserves subnormals is recorded by an informational test.
 - Transcendental ops at the special values and on Hypothesis-drawn values in
-  their domain, within the ULP table of :mod:`conformance.ulp`.
+  their domain, within the ULP table of :mod:`conformance.helpers.ulp`.
 - Integer ops at the extremes of every integer type: two's complement
   wraparound, shifts by >= the bit width (StableHLO: 0, or the sign for
   arithmetic right shifts), popcount and clz: exact.
@@ -31,13 +31,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance import strategies as hh
-from conformance import ulp
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers import strategies as hh
+from conformance.helpers import ulp
+from conformance.helpers.reproduction import reproduction
 
 FLOATS = dh.FLOATS
 INTEGERS = dh.INTS + dh.UINTS

@@ -20,12 +20,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import dtype_helpers as dh
-from conformance import ffi_build
-from conformance import programs
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import ffi_build
+from conformance.programs import cache as programs
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 from runtime._platforms import client_platform
 
 F32 = dh.BY_NAME["float32"]

@@ -23,12 +23,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 
 F32, I32 = dh.BY_NAME["float32"], dh.BY_NAME["int32"]
 DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("int8", "int32", "float32", "float64")]

@@ -22,11 +22,11 @@ import scipy.linalg
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers.reproduction import reproduction
 
 DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("float32", "float64", "complex64")]
 SHAPES = ((3, 3), (8, 8), (2, 5, 5))

@@ -2,7 +2,7 @@
 
 Seed 000 (Compile and Execute). ``threefry_2x32`` programs (the kernel behind
 every ``jax.random`` sampler) are compared bit-exactly with the independent
-NumPy implementation :mod:`conformance.threefry` on Hypothesis-drawn keys and
+NumPy implementation :mod:`conformance.helpers.threefry` on Hypothesis-drawn keys and
 counters; ``jax.random.uniform`` and ``jax.random.normal`` samples drawn on the
 device pass Kolmogorov-Smirnov tests (``scipy.stats.kstest``, p > 1e-4) at
 fixed seeds, so the test is deterministic.
@@ -16,11 +16,11 @@ import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance.reproduction import reproduction
-from conformance.threefry import jax_threefry_2x32
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers.reproduction import reproduction
+from conformance.helpers.threefry import jax_threefry_2x32
 
 U32 = dh.BY_NAME["uint32"]
 SAMPLES = 4096

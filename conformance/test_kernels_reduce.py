@@ -22,12 +22,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 
 SHAPES = ((12,), (3, 5), (2, 3, 4), (0, 4))
 DTYPES = [dh.BY_NAME[n] for n in ("int8", "int32", "uint16", "int64", "float16", "bfloat16",

@@ -17,12 +17,12 @@ import scipy.sparse
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import programs
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.programs import cache as programs
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 
 ROWS, COLS, NNZ = 6, 5, 8
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import strategies as hh
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import strategies as hh
 from runtime import xla_client
 
 DENSE = [capabilities.param(d) for d in dh.BOOL + dh.INTS + dh.UINTS + dh.FLOATS + dh.COMPLEX]
@@ -82,10 +82,10 @@ USE_AFTER_DELETE = {
     "execute": "exe.execute([buf])",
 }
 _SNIPPET = """
-from conformance import programs
+from conformance.programs import cache as programs, catalog
 cache = programs.ProgramCache(client)
 for device in client.local_devices():
-    exe, _ = cache.get("negate", programs.ELEMENTWISE["negate"].fn,
+    exe, _ = cache.get("negate", catalog.ELEMENTWISE["negate"].fn,
                        [np.zeros(4, np.float32)], device)
     buf = client.buffer_from_pyval(np.arange(4, dtype=np.float32), device)
     buf.delete()

@@ -14,9 +14,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance import assertions as ph
-from conformance import sharding_helpers as shh
-from conformance.capabilities import NOT_SUPPORTED
+from conformance.helpers import assertions as ph
+from conformance.helpers import sharding_helpers as shh
+from conformance.helpers.capabilities import NOT_SUPPORTED
 
 KINDS = ("device", "pinned_host", "unpinned_host")
 

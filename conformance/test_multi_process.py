@@ -1,8 +1,8 @@
 """Area multi_process: PJRT's distributed runtime with real processes (seed 003
 Distributed Runtime; seed 002 ``make_cpu_client`` with Gloo collectives).
 
-Each test runs one scenario of :mod:`conformance.mp_worker` in ``--num-processes``
-processes on loopback (:mod:`conformance.launcher`): process 0 hosts the
+Each test runs one scenario of :mod:`conformance.processes.mp_worker` in ``--num-processes``
+processes on loopback (:mod:`conformance.processes.launcher`): process 0 hosts the
 coordination service, every process joins with its own
 ``DistributedRuntimeClient``. The launcher kills every worker by its timeout, so
 no test can hang; each worker's outcome is recorded in the report
@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import launcher
-from conformance import sharded_programs as sp
-from conformance.assertions import BackendCrash
-from conformance.report import PROCESSES_PROPERTY
+from conformance.processes import launcher
+from conformance.programs import sharded as sp
+from conformance.helpers.assertions import BackendCrash
+from conformance.certification.report import PROCESSES_PROPERTY
 from runtime._platforms import client_platform
 
 pytestmark = pytest.mark.capability("multi_process")

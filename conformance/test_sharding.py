@@ -13,12 +13,12 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import sharding_helpers as shh
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 from runtime import _compat, xla_client
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import shape_helpers as sh
-from conformance import strategies as hh
-from conformance.reproduction import reproduction
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import shape_helpers as sh
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance import capabilities
-from conformance import dtype_helpers as dh
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
 
 DTYPES = [capabilities.param(dt) for dt in dh.TRANSFER_DTYPES]
 

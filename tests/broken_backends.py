@@ -135,7 +135,7 @@ def _namespace(**overrides):
 
 
 def _rolled_reorder(x, dst, semantics):
-    from conformance import sharding_helpers as shh
+    from conformance.helpers import sharding_helpers as shh
 
     out = _xc.reorder_shards(x, dst, semantics)
     return shh.put_sharded(np.roll(np.asarray(out), 1), dst)
@@ -418,7 +418,7 @@ def _perturb(x: np.ndarray) -> np.ndarray:
 def _perturb_floats(name, inputs, outputs):
     """Every float kernel result is off (the real part of complex ones; fp8 too), NaN
     results become 0, and the first element of a bool result is flipped."""
-    from conformance import dtype_helpers as dh
+    from conformance.helpers import dtype_helpers as dh
 
     floats = {d.dtype for d in dh.TRANSFER_DTYPES if d.kind == "float"}
     out = []
@@ -455,7 +455,7 @@ def _unnormalized_ifft(name, inputs, outputs):
 def _threefry_19_rounds(name, inputs, outputs):
     if name != "jit_threefry2x32":
         return outputs
-    from conformance.threefry import jax_threefry_2x32
+    from conformance.helpers.threefry import jax_threefry_2x32
 
     key, count = inputs
     return [jax_threefry_2x32((int(key[0]), int(key[1])), count, rounds=19)]

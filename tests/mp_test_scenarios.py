@@ -5,7 +5,7 @@ import os
 import signal
 import time
 
-from conformance import mp_worker
+from conformance.processes import mp_worker
 
 
 @mp_worker.scenario

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from conformance import assertions as ph
-from conformance import capabilities
-from conformance import dtype_helpers as dh
-from conformance import shape_helpers as sh
-from conformance import strategies as hh
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import shape_helpers as sh
+from conformance.helpers import strategies as hh
 
 
 def test_bitwise_equal_passes_on_identical_bits():
@@ -123,7 +123,7 @@ def _next(x, n=1):
 
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, ml_dtypes.bfloat16])
 def test_ulp_distance_counts_representable_steps(dtype):
-    from conformance.ulp import ulp_distance
+    from conformance.helpers.ulp import ulp_distance
 
     x = np.array([1.0, -3.5, 0.0, 1e-3], dtype)
     y = np.array([_next(x[i:i + 1], i + 1)[0] for i in range(4)], dtype)
@@ -164,7 +164,7 @@ def test_ulp_close_atol_admits_small_absolute_errors():
 
 
 def test_ordered_bits_rejects_integers():
-    from conformance.ulp import ordered_bits
+    from conformance.helpers.ulp import ordered_bits
 
     with pytest.raises(TypeError, match="argument 'x' must be a float array, got int32"):
         ordered_bits(np.array([1], np.int32))
@@ -199,7 +199,7 @@ def test_residual_ratio_passes_small_and_fails_large_or_nan():
 
 
 def test_subnormals_are_found_and_flushed_with_their_sign():
-    from conformance.ulp import flush_subnormals, is_subnormal
+    from conformance.helpers.ulp import flush_subnormals, is_subnormal
 
     fi = np.finfo(np.float32)
     x = np.array([fi.smallest_subnormal, -fi.smallest_subnormal, fi.tiny, 0.0, 1.0, np.nan],

@@ -9,7 +9,10 @@ import sys
 import pytest
 
 import conformance
-from conformance import bundle, diff, profiles, report
+from conformance.certification import bundle
+from conformance.certification import diff
+from conformance.certification import profiles
+from conformance.certification import report
 
 HEADER = {
     "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conformance import ffi_build
+from conformance.programs import ffi_build
 
 
 def test_compiler_for_rejects_an_unknown_kind():

@@ -2,8 +2,10 @@
 
 import pytest
 
-from conformance import backend, isolation, known_failures
-from conformance.assertions import BackendCrash
+from conformance.session import backend
+from conformance.processes import isolation
+from conformance.certification import known_failures
+from conformance.helpers.assertions import BackendCrash
 
 
 def _run(snippet, **kw):

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conformance import launcher
+from conformance.processes import launcher
 
 
 @pytest.fixture

@@ -4,13 +4,13 @@ import json
 
 import jsonschema
 
-from conformance import bundle
+from conformance.certification import bundle
 
 import pytest
 
 SYNTHETIC = '''
 import pytest
-from conformance.assertions import BackendCrash
+from conformance.helpers.assertions import BackendCrash
 
 def test_pass():
     assert 1 + 1 == 2
@@ -98,7 +98,7 @@ def test_known_crash_keeps_its_status(pytester):
 KERNEL_FAMILY = """
 import numpy as np
 from jax import lax
-from conformance import programs
+from conformance.programs import cache as programs, catalog
 
 
 def test_twice(program_cache, device):

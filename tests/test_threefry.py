@@ -4,7 +4,7 @@ fewer (the broken backend's PRNG) does not."""
 import numpy as np
 import pytest
 
-from conformance.threefry import jax_threefry_2x32, threefry2x32
+from conformance.helpers.threefry import jax_threefry_2x32, threefry2x32
 
 # Random123 kat_vectors, threefry2x32_20: (key, counter) -> output.
 KAT = [((0x00000000, 0x00000000), (0x00000000, 0x00000000), (0x6B200159, 0x99BA4EFE)),

@@ -6,7 +6,7 @@ from typing import Any
 
 import jinja2
 
-from conformance.report import STATUSES
+from conformance.certification.report import STATUSES
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),

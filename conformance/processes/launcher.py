@@ -3,7 +3,7 @@
 ``--num-processes=N`` (pytest and ``pjrt-conformance run``) sets N for the
 multi_process area. Each test of that area calls :func:`run_scenario`, which
 picks a free loopback port for the coordination service (hosted by process 0),
-starts N worker processes (:func:`conformance.mp_worker.main`), each in its own
+starts N worker processes (:func:`conformance.processes.mp_worker.main`), each in its own
 process group, waits for all of them within ``timeout`` seconds, and kills every
 group that is still alive (a hung or dead worker never outlives the call). Each
 worker's outcome (result, error, exit code, wall time) comes back as a
@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-_ROOT = str(Path(__file__).resolve().parent.parent)
+_ROOT = str(Path(__file__).resolve().parents[2])
 
 
-# Not ``-m conformance.mp_worker``: scenarios registered by preloaded modules must land in
+# Not ``-m conformance.processes.mp_worker``: scenarios registered by preloaded modules must land in
 # the module's own registry, not in a ``__main__`` copy of it.
-_WORKER_MAIN = "import sys; from conformance.mp_worker import main; sys.exit(main(sys.argv))"
+_WORKER_MAIN = "import sys; from conformance.processes.mp_worker import main; sys.exit(main(sys.argv))"
 
 
 def free_port() -> int:
@@ -98,14 +98,14 @@ def _kill_group(proc: subprocess.Popen) -> None:
 def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | None = None,
                  devices_per_process: int = 2, timeout: float = 120.0,
                  coordinator: str | None = None) -> list[WorkerResult]:
-    """Run ``scenario`` of :mod:`conformance.mp_worker` in ``num_processes`` processes.
+    """Run ``scenario`` of :mod:`conformance.processes.mp_worker` in ``num_processes`` processes.
 
     ``timeout``: seconds for the whole cluster; workers alive after it are killed
     (their ``returncode`` is None). ``coordinator``: ``host:port`` of the service
     (default: 127.0.0.1 and a free port). Raises ValueError for ``num_processes`` < 1
     or an unknown scenario. Every worker process group is killed before returning.
     """
-    from conformance import mp_worker
+    from conformance.processes import mp_worker
 
     if isinstance(num_processes, bool) or not isinstance(num_processes, int) or \
             num_processes < 1:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conformance import plugin_info
+from conformance.session import pjrt_plugin_info as plugin_info
 from runtime import _compat, xla_bridge, xla_client
 from runtime._plugin_library import absolute_path
 from runtime._platforms import client_platform

@@ -28,9 +28,16 @@ import numpy as np
 import pytest
 
 import conformance
-from conformance import (backend, bundle, isolation, known_failures, options, plugin_info,
-                         profiles, report, waivers)
-from conformance.programs import ProgramCache
+from conformance.session import backend
+from conformance.certification import bundle
+from conformance.processes import isolation
+from conformance.certification import known_failures
+from conformance.session import options
+from conformance.session import pjrt_plugin_info as plugin_info
+from conformance.certification import profiles
+from conformance.certification import report
+from conformance.certification import waivers
+from conformance.programs.cache import ProgramCache
 from runtime import _compat, xla_bridge, xla_client
 
 PROFILES = {
@@ -256,7 +263,7 @@ def platform(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="session")
 def backend_spec(request: pytest.FixtureRequest) -> backend.BackendSpec:
-    """The :class:`conformance.backend.BackendSpec` of the backend under test."""
+    """The :class:`conformance.session.backend.BackendSpec` of the backend under test."""
     return _state(request.config).spec
 
 

@@ -1,6 +1,6 @@
 """One process of a multi-process conformance scenario (area multi_process).
 
-Run by :mod:`conformance.launcher` through :func:`main` with argument SPEC
+Run by :mod:`conformance.processes.launcher` through :func:`main` with argument SPEC
 (JSON with ``scenario``, ``process_id``, ``num_processes``,
 ``coordinator``, ``devices_per_process``, ``params``). Process 0 hosts PJRT's
 coordination service; every process joins it with its own
@@ -173,7 +173,7 @@ def collectives(ctx: Context) -> dict[str, Any]:
     their digests returned so the launcher can compare processes."""
     from jax.sharding import Mesh
 
-    from conformance import sharded_programs as sp
+    from conformance.programs import sharded as sp
     from runtime import _compat
     from runtime import xla_client as xc
 

@@ -2,8 +2,8 @@
 
 Schema ``schema_version`` 2: ``docs/report-schema.md`` and the JSON Schema
 ``conformance/schema/report-v2.schema.json``. The verdict comes from
-:func:`conformance.certification.decide`; the other bundle files from
-:mod:`conformance.bundle`.
+:func:`conformance.certification.verdict.decide`; the other bundle files from
+:mod:`conformance.certification.bundle`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from conformance import certification
-from conformance import waivers as waiver_rules
-from conformance.profiles import Profile, profile_id
-from conformance.waivers import Waiver
+from conformance.certification import verdict as certification
+from conformance.certification import waivers as waiver_rules
+from conformance.certification.profiles import Profile, profile_id
+from conformance.certification.waivers import Waiver
 
 SCHEMA_VERSION = 2
 STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",

@@ -11,12 +11,12 @@ import sys
 import textwrap
 from typing import Any
 
-from conformance.assertions import BackendCrash
+from conformance.helpers.assertions import BackendCrash
 
 _PRELUDE = """
 import sys
 import numpy as np
-from conformance import backend
+from conformance.session import backend
 from runtime import xla_client
 spec = backend.BackendSpec.from_json({spec_json!r})
 spec.run_setup_files()
@@ -35,7 +35,7 @@ def run_snippet(snippet: str, *, spec: Any, device_index: int, call: str,
                 timeout: float = 120.0) -> str:
     """Run ``snippet`` with ``client`` and ``device`` bound; return its stdout.
 
-    ``spec`` is the :class:`conformance.backend.BackendSpec` of the backend
+    ``spec`` is the :class:`conformance.session.backend.BackendSpec` of the backend
     under test; ``device_index`` indexes its local devices.
 
     Raises BackendCrash if the child dies from a signal (SIGSEGV, SIGABRT...),

@@ -19,8 +19,11 @@ from typing import Any
 import jsonschema
 
 import conformance
-from conformance import certification, profiles, report, report_html
-from conformance.waivers import WAIVABLE
+from conformance.certification import verdict as certification
+from conformance.certification import profiles
+from conformance.certification import report
+from conformance.certification import report_html
+from conformance.certification.waivers import WAIVABLE
 
 MANIFEST = "MANIFEST.sha256"
 FILES = ("report.json", "report.md", "report.html", "junit.xml")

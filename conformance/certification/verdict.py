@@ -19,7 +19,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from conformance.profiles import CORE, Profile
+from conformance.certification.profiles import CORE, Profile
 
 CERTIFIED, NOT_CERTIFIED = "certified", "not certified"
 NEVER_ALLOWED = ("crash", "timeout", "fail_wrong_result")

@@ -13,8 +13,8 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance import dtype_helpers as dh
-from conformance import shape_helpers as sh
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import shape_helpers as sh
 
 
 def _check_dtype(dt: Any, fn: str) -> dh.DType:

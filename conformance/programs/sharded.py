@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance import sharding_helpers as shh
+from conformance.helpers import sharding_helpers as shh
 from runtime import _compat
 from runtime._platforms import client_platform
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance import dtype_helpers as dh
-from conformance import ulp
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import ulp
 
 _MAX_REPORTED = 5
 

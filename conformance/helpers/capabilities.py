@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance import dtype_helpers as dh
+from conformance.helpers import dtype_helpers as dh
 from runtime.xla_client import XlaRuntimeError
 
 NOT_SUPPORTED = "not_supported"

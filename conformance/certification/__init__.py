@@ -1,0 +1,1 @@
+"""Certification: profiles, waivers, known failures, verdict, report, bundle, diff."""

@@ -1,0 +1,1 @@
+"""Child processes: isolated calls, the multi-process launcher and its worker."""

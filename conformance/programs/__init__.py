@@ -1,0 +1,1 @@
+"""Programs under test: lowering and the compile cache, catalogs, sharded programs, FFI."""

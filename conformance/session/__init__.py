@@ -1,0 +1,1 @@
+"""The pytest session: the plugin, its options, the backend under test."""
