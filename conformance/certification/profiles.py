@@ -106,7 +106,7 @@ def canonical_text(name: str, version: int, tests: dict[str, str]) -> str:
 
 
 def load(name: str) -> Profile:
-    """The shipped profile ``name`` (e.g. ``"v1"``) or a profile JSON file path.
+    """The shipped profile ``name`` (e.g. ``"v3"``) or a profile JSON file path.
 
     Raises ValueError naming the profile when it does not exist or is malformed.
     """
