@@ -41,6 +41,8 @@ def test_cli_not_certified_exit_1(tmp_path):
 
 @pytest.mark.parametrize("args,fragment", [
     (["run", "--platform", "nope"], "Unknown platform 'nope'. Available: ['cpu']"),
+    (["run", "--platform", "nope"], "load its plugin with --plugin-library=PATH, or pass "
+                                    "--platform=cpu"),
     (["run", "--platform", "cuda"], "no cuda PJRT plugin is installed. Available: ['cpu']"),
     (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
     (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
