@@ -41,12 +41,12 @@ def test_cli_not_certified_exit_1(tmp_path):
 
 @pytest.mark.parametrize("args,fragment", [
     (["run", "--platform", "nope"], "Unknown platform 'nope'. Available: ['cpu']"),
-    (["run", "--platform", "nope"], "load its plugin with --plugin-library=PATH, or pass "
-                                    "--platform=cpu"),
     (["run", "--platform", "cuda"], "no cuda PJRT plugin is installed. Available: ['cpu']"),
     (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
     (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
     (["frobnicate"], "invalid choice"),
+    (["run", "--platform", "nope"], "load its plugin with --plugin-library=PATH, or pass "
+                                    "--platform=cpu"),
 ])
 def test_cli_usage_errors_exit_2(tmp_path, args, fragment):
     proc = _cli(*args, cwd=tmp_path)
