@@ -1,4 +1,5 @@
-"""``runtime`` and ``conformance`` have no import cycles (issue 15: "runtime stands alone").
+"""``runtime`` and ``conformance`` have no import cycles, and ``runtime`` does not import
+the suite (issue 15: "runtime stands alone").
 
 The graph is grimp's (the engine of import-linter): every ``import`` statement,
 including those inside functions, between modules of the two packages.
@@ -77,7 +78,7 @@ def _describe(graph: grimp.ImportGraph, cycle: list[str]) -> str:
 
 @pytest.fixture
 def graph() -> grimp.ImportGraph:
-    return grimp.build_graph(*PACKAGES, include_external_packages=False)
+    return grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
 
 
 def test_known_seam_import_still_exists(graph):
@@ -107,3 +108,8 @@ def test_cycle_finder_finds_cycles():
     graph.remove_import(importer="p.e", imported="p.d")
     graph.remove_import(importer="p.f", imported="p.f")
     assert import_cycles(graph) == []
+
+
+def test_runtime_imports_nothing_from_the_suite(graph):
+    assert not graph.chain_exists(importer="runtime", imported="conformance", as_packages=True), (
+        graph.find_shortest_chains(importer="runtime", imported="conformance"))
