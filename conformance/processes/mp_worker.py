@@ -173,8 +173,8 @@ def collectives(ctx: Context) -> dict[str, Any]:
     their digests returned so the launcher can compare processes."""
     from jax.sharding import Mesh
 
+    from conformance.programs import lowering
     from conformance.programs import sharded as sp
-    from runtime import _compat
     from runtime import xla_client as xc
 
     ctx.join()
@@ -191,13 +191,12 @@ def collectives(ctx: Context) -> dict[str, Any]:
             mesh, case["axis"], collective, block, np.dtype(case["dtype"]),
             np.random.default_rng(case["seed"]))
         text = sp.lower(fn, [x], [in_s], out_s, "cpu")
-        exe = client.compile_and_load(text, list(_compat.device_assignment_of(in_s)))
+        exe = client.compile_and_load(text, list(lowering.device_assignment_of(in_s)))
         index = in_s.devices_indices_map(x.shape)
         mine = [d for d in index if d.id in local]
         arr = xc.batched_device_put(
-            _compat.shaped_array(x.shape, x.dtype), in_s,
-            [np.array(x[index[d]], order="C") for d in mine], mine, True, False,
-            **_compat.device_put_kwargs())
+            lowering.shaped_array(x.shape, x.dtype), in_s,
+            [np.array(x[index[d]], order="C") for d in mine], mine, True, False)
         outs = exe.execute_sharded([arr]).disassemble_into_single_device_arrays()[0]
         out_index = out_s.devices_indices_map(out_shape)
         shards, mismatches = [], []

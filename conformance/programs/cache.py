@@ -17,8 +17,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from runtime import _compat
-from runtime._platforms import client_platform
+from conformance.programs import lowering
+from runtime.xla_bridge import client_platform
 from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
 
@@ -37,7 +37,7 @@ def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[tuple[tuple[int
         return fn(*args)
 
     program.__name__ = program.__qualname__ = re.sub(r"\W", "_", name)
-    return _compat.lower_to_stablehlo(program, structs, client_platform(client))
+    return lowering.lower_to_stablehlo(program, structs, client_platform(client))
 
 
 class ProgramCache:
@@ -95,8 +95,8 @@ class ProgramCache:
         exe, text = self._load(name, fn, args, devices)
         sharding = NamedSharding(Mesh(np.array(devices), ("devices",)), PartitionSpec())
         arrays = [batched_device_put(
-            _compat.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,
-            False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, **_compat.device_put_kwargs())
+            lowering.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,
+            False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
             for a in args]
         results = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         return [[(next(iter(o.devices())), np.asarray(o)) for o in per_output]

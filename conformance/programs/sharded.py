@@ -19,8 +19,8 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import sharding_helpers as shh
-from runtime import _compat
-from runtime._platforms import client_platform
+from conformance.programs import lowering
+from runtime.xla_bridge import client_platform
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +93,7 @@ def lower(fn: Callable[..., Any], args: list[np.ndarray], in_shardings: list[Any
     """StableHLO text of ``fn`` with the given shardings for ``platform``; arguments in
     ``donate`` are donated (``tf.aliasing_output`` on the parameter)."""
     structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
-    with _compat.x64_context():
+    with lowering.x64_context():
         traced = jax.jit(fn, in_shardings=tuple(in_shardings), out_shardings=out_shardings,
                          donate_argnums=donate).trace(*structs)
         return traced.lower(lowering_platforms=(platform,)).as_text()
@@ -133,7 +133,7 @@ class ShardedRunner:
             in_shardings: list[NamedSharding], out_sharding: NamedSharding,
             out_shape: tuple[int, ...]) -> tuple[np.ndarray, str, str, Any]:
         """(global output, problem, StableHLO text, executable) of ``fn`` on ``args``."""
-        devices = _compat.device_assignment_of(in_shardings[0])
+        devices = lowering.device_assignment_of(in_shardings[0])
         key = (name, tuple((a.shape, a.dtype.str) for a in args),
                tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
                      for s in [*in_shardings, out_sharding]), tuple(d.id for d in devices))
