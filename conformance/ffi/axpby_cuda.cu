@@ -38,3 +38,23 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceAxpby, AxpbyImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+// Placement probe: the device ordinal from the FFI call context, written into the
+// scalar int32 output on the platform's stream (see axpby_cpu.cc).
+__global__ void StoreOrdinalKernel(int32_t ordinal, int32_t* out) { *out = ordinal; }
+
+static ffi::Error DeviceOrdinalImpl(cudaStream_t stream, int32_t device_ordinal,
+                                    ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::S32> out) {
+  (void)x;
+  StoreOrdinalKernel<<<1, 1, 0, stream>>>(device_ordinal, out->typed_data());
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceDeviceOrdinal, DeviceOrdinalImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<cudaStream_t>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::S32>>());
