@@ -66,26 +66,6 @@ SEMANTICS = list(HostBufferSemantics.__members__.values())
 SIZES = hm.transfer_sizes(np.dtype(np.float32).itemsize)
 
 
-def may_alias(semantics: HostBufferSemantics, force_copy: bool) -> bool:
-    """Whether a host -> device put may leave the device array aliasing the host array."""
-    return semantics == HostBufferSemantics.ZERO_COPY and not force_copy
-
-
-def check_put_detaches(put: Any, x: np.ndarray, semantics: HostBufferSemantics,
-                       force_copy: bool, call: str) -> hm.Seen:
-    """Put ``x`` with ``put``, overwrite ``x``, and check the device array: unchanged
-    after a copying put; unchanged or wholly the new values (aliased) after ZERO_COPY.
-    Returns what was seen; raises AssertionError naming ``call``."""
-    __tracebackhide__ = True
-    obs = hm.observe_put(put, x, wait=semantics != HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
-    if obs.seen is hm.Seen.CORRUPT:  # the message shows the first differing element
-        ph.assert_bitwise_equal(obs.back, obs.before, call=f"{call}, then overwriting x")
-    assert obs.seen is not hm.Seen.ALIASED or may_alias(semantics, force_copy), (
-        f"out shows the values written to x after the put (out aliases the host array), but "
-        f"{semantics.name} with force_copy={force_copy} must copy [{call}]")
-    return obs.seen
-
-
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("alignment", list(hm.ALIGNMENTS))
 @pytest.mark.parametrize("force_copy", [False, True], ids=["no-force-copy", "force_copy"])
@@ -100,7 +80,7 @@ def test_put_then_overwrite_the_host_array(client, semantics, force_copy, alignm
         x = hm.host_buffer(SIZES[size], np.float32, offset=hm.ALIGNMENTS[alignment])
         call = (f"buffer_from_pyval(float32[{x.size}] at +{hm.misalignment(x)} B from a 64 B "
                 f"boundary, {device}, force_copy={force_copy}, {semantics.name})")
-        seen[device.id] = check_put_detaches(
+        seen[device.id] = hm.check_put_detaches(
             lambda h, d=device: client.buffer_from_pyval(
                 h, d, force_copy=force_copy, host_buffer_semantics=semantics),
             x, semantics, force_copy, call).value

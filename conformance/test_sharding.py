@@ -16,9 +16,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import host_memory as hm
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
+from conformance.programs import sharded as sp
 from runtime import _compat, xla_client
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
@@ -129,18 +131,47 @@ def test_batched_device_put_committed_flag(client, xc, data):
             f"[batched_device_put(..., committed={committed})]")
 
 
+def _split_meshes(devices) -> list[tuple[str, NamedSharding]]:
+    """A replicated and a split sharding of a 1-D array over a 1-D mesh of ``devices``."""
+    mesh = Mesh(np.array(devices), ("x",))
+    return [("replicated", NamedSharding(mesh, PartitionSpec())),
+            ("split", NamedSharding(mesh, PartitionSpec("x")))]
+
+
 def test_force_copy_detaches_from_the_host_array(client, xc):
-    x = np.arange(64, dtype=np.float32)
-    keep = x.copy()
-    sharding = NamedSharding(Mesh(np.array(client.local_devices()), ("x",)), PartitionSpec())
-    arr = shh.put_sharded(x, sharding, xc=xc, force_copy=True,
-                          semantics=xla_client.HostBufferSemantics.ZERO_COPY)
-    arr.block_until_ready()
-    x[:] = -1
-    for shard in arr.addressable_shards:
-        ph.assert_bitwise_equal(np.asarray(shard.data), keep,
-                                call=f"batched_device_put(force_copy=True) then host write, "
-                                     f"shard on {shard.device}")
+    """force_copy=True under every semantics: the host shards handed over are views of
+    one 64-byte aligned 1 MiB array (not private copies), which is overwritten after the
+    put; no shard may change."""
+    n = client.local_device_count() * hm.transfer_sizes(4)["1MiB"] // 8
+    for name, sharding in _split_meshes(client.local_devices()):
+        for semantics in xla_client.HostBufferSemantics.__members__.values():
+            x = hm.host_buffer(n, np.float32, offset=0)
+            call = (f"batched_device_put(float32[{n}] as views, {name}, force_copy=True, "
+                    f"{semantics.name})")
+            hm.check_put_detaches(
+                lambda h: shh.put_sharded(h, sharding, xc=xc, force_copy=True,
+                                          semantics=semantics, copy_shards=False),
+                x, semantics, True, call)
+
+
+@pytest.mark.parametrize("force_copy", [False, True], ids=["no-force-copy", "force_copy"])
+@pytest.mark.parametrize("semantics", list(xla_client.HostBufferSemantics.__members__.values()),
+                         ids=lambda s: s.name)
+def test_batched_device_put_then_overwrite_the_host_array(client, xc, semantics, force_copy,
+                                                          record_property):
+    """Shards handed over as views of an aligned host array (replicated: every shard is
+    the whole array; split: each a slice); after a copying put overwriting the array
+    changes no shard; aliasing under ZERO_COPY is recorded (``host_aliasing``)."""
+    seen = {}
+    for name, sharding in _split_meshes(client.local_devices()):
+        x = hm.host_buffer(64 * client.local_device_count(), np.float32, offset=0)
+        call = (f"batched_device_put(float32[{x.size}] as views, {name}, "
+                f"force_copy={force_copy}, {semantics.name})")
+        seen[name] = hm.check_put_detaches(
+            lambda h: shh.put_sharded(h, sharding, xc=xc, force_copy=force_copy,
+                                      semantics=semantics, copy_shards=False),
+            x, semantics, force_copy, call).value
+    record_property("host_aliasing", ", ".join(f"{k}:{v}" for k, v in seen.items()))
 
 
 @given(data=st.data())
@@ -171,3 +202,80 @@ def test_uneven_shapes_are_refused_clearly(client, xc, two_devices, data):
     with pytest.raises(ValueError, match="evenly divide"):  # not a silent partial put
         xc.batched_device_put(aval, case.sharding, [x] * client.local_device_count(),
                               client.local_devices())
+
+
+# -- every mesh factorisation x every PartitionSpec, and pinned shards of 1 MiB ------------
+
+def _grid(devices, shape: tuple[int, ...]) -> Mesh:
+    return Mesh(np.array(devices, dtype=object).reshape(shape), shh.AXIS_NAMES[:len(shape)])
+
+
+def _check_shards(arr, x: np.ndarray, mesh: Mesh, spec: PartitionSpec, call: str) -> None:
+    """Every device's shard holds the block NumPy expects from its mesh coordinates."""
+    __tracebackhide__ = True
+    expected = shh.expected_index(mesh, spec, x.shape)
+    shards = {s.device: s for s in arr.addressable_shards}
+    assert set(shards) == set(expected), (
+        f"shards on {sorted(d.id for d in shards)}, but should be on "
+        f"{sorted(d.id for d in expected)} [{call}]")
+    for device, index in expected.items():
+        ph.assert_bitwise_equal(np.asarray(shards[device].data), x[index],
+                                call=f"{call}: shard on {device} (mesh block {index})")
+
+
+@pytest.mark.parametrize("mesh_ndim", [1, 2, 3], ids=["1d-meshes", "2d-meshes", "3d-meshes"])
+def test_every_mesh_and_partition_spec(client, xc, mesh_ndim):
+    """Every ordered factorisation of the device count into ``mesh_ndim`` axes, every
+    assignment of those axes to the dimensions of a rank-``mesh_ndim`` array:
+    ``batched_device_put`` puts on each device the block its mesh coordinates select
+    (NumPy's slicing is the reference, not ``devices_indices_map``)."""
+    devices = client.local_devices()
+    for mesh_shape in shh.mesh_shapes(len(devices), mesh_ndim):
+        mesh = _grid(devices, mesh_shape)
+        for spec in shh.all_partition_specs(mesh.axis_names, mesh_ndim):
+            pieces = shh.shards_per_dim(mesh, spec, mesh_ndim)
+            shape = tuple(p * b for p, b in zip(pieces, (2, 3, 1)))
+            x = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+            call = f"batched_device_put(int32{list(shape)}, mesh {mesh_shape}, {spec})"
+            arr = shh.put_sharded(x, NamedSharding(mesh, spec), xc=xc)
+            _check_shards(arr, x, mesh, spec, call)
+
+
+def _large_case(n_devices: int, ndim: int) -> tuple[Mesh, PartitionSpec, tuple[int, ...]]:
+    """The most even ``ndim``-axis mesh shape, a spec sharding every axis, and a float32
+    shape whose shards are 1 MiB each."""
+    mesh_shape = max(shh.mesh_shapes(n_devices, ndim), key=lambda s: (min(s), s))
+    spec = {1: PartitionSpec("x"), 2: PartitionSpec("x", "y"),
+            3: PartitionSpec(("x", "y"), "z")}[ndim]
+    block = {1: (1 << 18,), 2: (512, 512), 3: (512, 512)}[ndim]
+    sizes = [int(np.prod(mesh_shape[:2]))] + list(mesh_shape[2:]) if ndim == 3 else mesh_shape
+    return mesh_shape, spec, tuple(b * p for b, p in zip(block, sizes))
+
+
+@pytest.fixture(scope="module")
+def runner(client, xc):
+    return sp.ShardedRunner(client, xc)
+
+
+@pytest.mark.parametrize("ndim", [1, 2, 3], ids=["1d-x", "2d-x-y", "3d-xy-z"])
+def test_one_mib_shards(client, xc, runner, ndim):
+    """Shards of 1 MiB each: ``batched_device_put`` places them, an SPMD program
+    (``2 x + 1``) computes on them, and ``reorder_shards`` moves them intact."""
+    devices = client.local_devices()
+    mesh_shape, spec, shape = _large_case(len(devices), ndim)
+    mesh = _grid(devices, mesh_shape)
+    sharding = NamedSharding(mesh, spec)
+    x = np.random.default_rng(ndim).standard_normal(shape).astype(np.float32)
+    call = f"float32{list(shape)} (1 MiB shards), mesh {mesh_shape}, {spec}"
+    _check_shards(shh.put_sharded(x, sharding, xc=xc), x, mesh, spec,
+                  f"batched_device_put({call})")
+    out, problem, text, _ = runner.run("affine", lambda a: a * 2 + 1, [x], [sharding],
+                                       sharding, shape)
+    with reproduction(f"execute_sharded(2 x + 1, {call})", program=text):
+        assert not problem, f"{problem} [execute_sharded(2 x + 1, {call})]"
+        ph.assert_bitwise_equal(out, x * np.float32(2) + np.float32(1),
+                                call=f"execute_sharded(2 x + 1, {call})")
+    arr = shh.put_sharded(x, sharding, xc=xc)
+    dst = shh.reordered(sharding, devices[::-1], len(shape))
+    moved = xc.reorder_shards(arr, dst, xc.ArrayCopySemantics.ALWAYS_COPY)
+    ph.assert_bitwise_equal(np.asarray(moved), x, call=f"reorder_shards({call}, reversed)")

@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 import hypothesis
 import numpy as np
 
+from conformance.helpers import assertions as ph
+
 #: Byte offsets from a 64-byte boundary: 0 (aligned) and 4 (element-aligned for every
 #: dtype of at most 4 bytes, but on no 8-, 16-, 32- or 64-byte boundary).
 ALIGNMENTS = {"aligned64": 0, "unaligned": 4}
@@ -80,7 +82,8 @@ class Seen(enum.Enum):
 
 
 class PutObservation(NamedTuple):
-    """:func:`observe_put`'s result: what was seen, the values read back and expected."""
+    """:func:`observe_put`'s result: what was seen, and every shard's values (flattened
+    and concatenated) as read back and as put."""
 
     seen: Seen
     back: np.ndarray
@@ -94,32 +97,60 @@ def overwrite(x: np.ndarray) -> None:
     np.invert(raw, out=raw)
 
 
-def observe_put(put: Any, x: np.ndarray, *, wait: bool = True,
-                read_back: Any = np.array) -> PutObservation:
+def observe_put(put: Any, x: np.ndarray, *, wait: bool = True) -> PutObservation:
     """Run ``put(x)``, wait for the transfer when ``wait`` (not for
     IMMUTABLE_ONLY_DURING_CALL: ``x`` is free once the call returns), overwrite ``x``,
-    and classify ``read_back(out)``.
+    and classify what every addressable shard of the result holds.
 
-    ``put``: a callable returning a device array (or something ``read_back`` turns into
-    host data); ``read_back`` defaults to ``np.array``. Aliasing must be all or nothing:
-    a device array that shows some overwritten elements and some old ones is CORRUPT.
+    ``put``: a callable returning a device array (single-device or sharded); its shards
+    are read back and compared with ``x[shard.index]`` before and after the overwrite.
+    Aliasing must be all or nothing: shards that show some overwritten elements and
+    some old ones are CORRUPT.
     """
     before = x.copy()
     out = put(x)
     if wait:
-        getattr(out, "block_until_ready", lambda: None)()
+        out.block_until_ready()
     overwrite(x)
-    back = np.asarray(read_back(out))
-    if x.size == 0:
-        seen = Seen.UNOBSERVABLE if back.shape == before.shape else Seen.CORRUPT
-    elif _same_bits(back, before):
+    shards = [(s.index, np.asarray(s.data)) for s in out.addressable_shards]
+    back = _flat([held for _, held in shards], x.dtype)
+    then, now = (_flat([a[index] for index, _ in shards], x.dtype) for a in (before, x))
+    if then.size == 0:
+        seen = Seen.UNOBSERVABLE if back.size == 0 else Seen.CORRUPT
+    elif _same_bits(back, then):
         seen = Seen.COPY
-    elif _same_bits(back, x):
+    elif _same_bits(back, now):
         seen = Seen.ALIASED
     else:
         seen = Seen.CORRUPT
-    return PutObservation(seen, back, before)
+    return PutObservation(seen, back, then)
+
+
+def _flat(pieces: list[np.ndarray], dtype: Any) -> np.ndarray:
+    return np.concatenate([np.asarray(p).reshape(-1) for p in pieces]) if pieces else \
+        np.zeros(0, dtype)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def may_alias(semantics: Any, force_copy: bool) -> bool:
+    """Whether a host -> device put under ``semantics`` (a ``HostBufferSemantics``) may
+    leave the device array aliasing the host array: only ZERO_COPY without force_copy."""
+    return semantics.name == "ZERO_COPY" and not force_copy
+
+
+def check_put_detaches(put: Any, x: np.ndarray, semantics: Any, force_copy: bool,
+                       call: str) -> Seen:
+    """Put ``x`` with ``put(x)``, overwrite ``x``, and check the device array: unchanged
+    after a copying put; unchanged or wholly the new values (aliased) after ZERO_COPY
+    without force_copy. Returns what was seen; raises AssertionError naming ``call``."""
+    __tracebackhide__ = True
+    obs = observe_put(put, x, wait=semantics.name != "IMMUTABLE_ONLY_DURING_CALL")
+    if obs.seen is Seen.CORRUPT:  # the message shows the first differing element
+        ph.assert_bitwise_equal(obs.back, obs.before, call=f"{call}, then overwriting x")
+    assert obs.seen is not Seen.ALIASED or may_alias(semantics, force_copy), (
+        f"out shows the values written to x after the put (out aliases the host array), but "
+        f"{semantics.name} with force_copy={force_copy} must copy [{call}]")
+    return obs.seen
