@@ -135,7 +135,7 @@ def _check_write_does_not_reach(host: np.ndarray, buf: Any, call: str) -> None:
     __tracebackhide__ = True
     if host.size == 0:
         return
-    keep = np.array(buf)
+    keep = np.array(buf).copy()  # a copy of its own, whatever np.array returned
     if not host.flags.writeable:
         with pytest.raises(ValueError):
             host[...] = 0

@@ -119,14 +119,20 @@ def test_each_shard_lives_in_the_named_memory(client, xc, kind):
     _require(client, kind)
     for name, sharding, x in _one_mib_shards(client, kind):
         arr = shh.put_sharded(x, sharding, xc=xc)
-        for label, a in (("batched_device_put", arr), ("copy", _copy_to(xc, arr, sharding))):
-            call = f"{label}(float32[{x.size}], {name}, memory_kind={kind!r})"
-            for shard in a.addressable_shards:
-                held = shard.data.sharding.memory_kind
-                assert held == kind, (f"the shard on {shard.device} lives in memory {held!r}, "
-                                      f"but should be in {kind!r} [{call}]")
-                ph.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
-                                        call=f"{call}: shard on {shard.device}")
+        _check_shard_memory(arr, x, kind, f"batched_device_put(float32[{x.size}], {name}, "
+                                          f"memory_kind={kind!r})")
+        _check_shard_memory(_copy_to(xc, arr, sharding), x, kind,
+                            f"copy(float32[{x.size}], {name}, device -> {kind!r})")
+
+
+def _check_shard_memory(arr, x: np.ndarray, kind: str, call: str) -> None:
+    __tracebackhide__ = True
+    for shard in arr.addressable_shards:
+        held = shard.data.sharding.memory_kind
+        assert held == kind, (f"the shard on {shard.device} lives in memory {held!r}, "
+                              f"but should be in {kind!r} [{call}]")
+        ph.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
+                                call=f"{call}: shard on {shard.device}")
 
 
 def _copy_to(xc, arr, sharding):
