@@ -13,6 +13,13 @@ __global__ void AxpbyKernel(float a, float b, const float* x, const float* y, fl
   if (i < n) out[i] = a * x[i] + b * y[i];
 }
 
+// The status of the last kernel launch on this thread, as an FFI error.
+static ffi::Error LaunchStatus() {
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
+  return ffi::Error::Success();
+}
+
 static ffi::Error AxpbyImpl(cudaStream_t stream, float a, float b, ffi::Buffer<ffi::F32> x,
                             ffi::Buffer<ffi::F32> y, ffi::ResultBuffer<ffi::F32> out) {
   const int64_t n = static_cast<int64_t>(x.element_count());
@@ -25,9 +32,7 @@ static ffi::Error AxpbyImpl(cudaStream_t stream, float a, float b, ffi::Buffer<f
     AxpbyKernel<<<blocks, threads, 0, stream>>>(a, b, x.typed_data(), y.typed_data(),
                                                 out->typed_data(), n);
   }
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
-  return ffi::Error::Success();
+  return LaunchStatus();
 }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceAxpby, AxpbyImpl,
@@ -47,9 +52,7 @@ static ffi::Error DeviceOrdinalImpl(cudaStream_t stream, int32_t device_ordinal,
                                     ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::S32> out) {
   (void)x;
   StoreOrdinalKernel<<<1, 1, 0, stream>>>(device_ordinal, out->typed_data());
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) return ffi::Error::Internal(cudaGetErrorString(err));
-  return ffi::Error::Success();
+  return LaunchStatus();
 }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceDeviceOrdinal, DeviceOrdinalImpl,
