@@ -14,7 +14,6 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from jax import lax
-from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import assertions as ph
 from conformance.programs import sharded as sp
@@ -30,15 +29,15 @@ def runner(client, xc):
 
 def _zero_size_cut(shape: tuple[int, ...], pieces: list[int]) -> bool:
     """A zero-size array cut along a non-empty dimension: its shards' shape differs from
-    the global shape (the case of test_zero_size_output_shards_have_the_shard_shape)."""
+    the global shape (pinned in test_sharding.py)."""
     return 0 in shape and any(p > 1 and n > 0 for n, p in zip(shape, pieces))
 
 
 @given(data=st.data())
 def test_sharded_elementwise(client, runner, data):
     case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
-    # Checked once, pinned, by test_zero_size_output_shards_have_the_shard_shape (a known
-    # failure of jaxlib 0.10.2 CPU), so random draws do not report it again.
+    # Checked once, pinned, by test_sharding.py::test_zero_size_output_shards_have_the_
+    # shard_shape (a known failure of jaxlib 0.10.2 CPU): random draws do not report it again.
     assume(not _zero_size_cut(case.shape, shh.shards_per_dim(case.mesh, case.spec,
                                                               len(case.shape))))
     size = int(np.prod(case.shape))
@@ -98,19 +97,3 @@ def test_collective(client, runner, name, data):
         assert not problem, f"{problem} [{call}]"
         ph.assert_exact(out, expected, call=call)
 
-
-@pytest.mark.parametrize("spec", [("x", None), (None, "x")], ids=["P(x,None)", "P(None,x)"])
-def test_zero_size_output_shards_have_the_shard_shape(client, runner, spec):
-    """An SPMD program's zero-size output cut along its non-empty dimension: each device's
-    output has the shard shape (``int32[0, n]`` under ``P(None, 'x')`` over n devices:
-    shards of (0, 1)), not the global shape."""
-    n = client.local_device_count()
-    mesh = Mesh(np.array(client.local_devices()), ("x",))
-    shape = (n, 0) if spec[0] else (0, n)
-    sharding = NamedSharding(mesh, PartitionSpec(*spec))
-    x = np.zeros(shape, np.int32)
-    call = f"execute_sharded(add, int32{list(shape)} under {sharding.spec} over {n} devices)"
-    out, problem, text, _ = runner.run("add", lax.add, [x, x], [sharding] * 2, sharding, shape)
-    with reproduction(call, inputs=[x, x], program=text):
-        assert not problem, f"{problem} [{call}]"
-        ph.assert_exact(out, x, call=call)

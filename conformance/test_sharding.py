@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import assertions as ph
@@ -279,3 +280,20 @@ def test_one_mib_shards(client, xc, runner, ndim):
     dst = shh.reordered(sharding, devices[::-1], len(shape))
     moved = xc.reorder_shards(arr, dst, xc.ArrayCopySemantics.ALWAYS_COPY)
     ph.assert_bitwise_equal(np.asarray(moved), x, call=f"reorder_shards({call}, reversed)")
+
+
+@pytest.mark.parametrize("spec", [("x", None), (None, "x")], ids=["P(x,None)", "P(None,x)"])
+def test_zero_size_output_shards_have_the_shard_shape(client, runner, spec):
+    """An SPMD program's zero-size output cut along its non-empty dimension: each device's
+    output has the shard shape (``int32[0, n]`` under ``P(None, 'x')`` over n devices:
+    shards of (0, 1)), not the global shape."""
+    n = client.local_device_count()
+    mesh = Mesh(np.array(client.local_devices()), ("x",))
+    shape = (n, 0) if spec[0] else (0, n)
+    sharding = NamedSharding(mesh, PartitionSpec(*spec))
+    x = np.zeros(shape, np.int32)
+    call = f"execute_sharded(add, int32{list(shape)} under {sharding.spec} over {n} devices)"
+    out, problem, text, _ = runner.run("add", lax.add, [x, x], [sharding] * 2, sharding, shape)
+    with reproduction(call, inputs=[x, x], program=text):
+        assert not problem, f"{problem} [{call}]"
+        ph.assert_exact(out, x, call=call)

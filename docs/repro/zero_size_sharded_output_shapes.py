@@ -1,6 +1,6 @@
 """Zero-size outputs of a sharded jit carry the global shape in every shard.
 
-Found by the PJRT conformance suite (conformance/test_collectives.py::
+Found by the PJRT conformance suite (conformance/test_sharding.py::
 test_zero_size_output_shards_have_the_shard_shape) on jax/jaxlib 0.10.2, CPU.
 Standalone: plain jax, 8 virtual CPU devices. Exits 1 while the defect is present.
 
