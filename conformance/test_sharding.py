@@ -139,20 +139,32 @@ def _split_meshes(devices) -> list[tuple[str, NamedSharding]]:
             ("split", NamedSharding(mesh, PartitionSpec("x")))]
 
 
-def test_force_copy_detaches_from_the_host_array(client, xc):
-    """force_copy=True under every semantics: the host shards handed over are views of
-    one 64-byte aligned 1 MiB array (not private copies), which is overwritten after the
-    put; no shard may change."""
-    n = client.local_device_count() * hm.transfer_sizes(4)["1MiB"] // 8
+def _put_views_then_overwrite(client, xc, semantics, force_copy: bool, n: int) -> dict:
+    """For a replicated and a split sharding over every device: put shards that are
+    views of one aligned ``n``-element host array (not private copies), overwrite the
+    array, and check every shard (:func:`hm.check_put_detaches`). Returns what each
+    sharding's shards showed."""
+    __tracebackhide__ = True
+    seen = {}
     for name, sharding in _split_meshes(client.local_devices()):
-        for semantics in xla_client.HostBufferSemantics.__members__.values():
-            x = hm.host_buffer(n, np.float32, offset=0)
-            call = (f"batched_device_put(float32[{n}] as views, {name}, force_copy=True, "
-                    f"{semantics.name})")
-            hm.check_put_detaches(
-                lambda h: shh.put_sharded(h, sharding, xc=xc, force_copy=True,
-                                          semantics=semantics, copy_shards=False),
-                x, semantics, True, call)
+        x = hm.host_buffer(n, np.float32, offset=0)
+        call = (f"batched_device_put(float32[{n}] as views, {name}, force_copy={force_copy}, "
+                f"{semantics.name})")
+        seen[name] = hm.check_put_detaches(
+            lambda h: shh.put_sharded(h, sharding, xc=xc, force_copy=force_copy,
+                                      semantics=semantics, copy_shards=False),
+            x, semantics, force_copy, call).value
+    return seen
+
+
+def test_force_copy_detaches_from_the_host_array(client, xc):
+    """force_copy=True under every semantics, 1 MiB in all: the host shards handed over
+    are views of the caller's aligned array, which is overwritten after the put; no
+    shard may change."""
+    count = client.local_device_count()
+    n = count * (hm.transfer_sizes(4)["1MiB"] // count)  # about 1 MiB, divisible
+    for semantics in xla_client.HostBufferSemantics.__members__.values():
+        _put_views_then_overwrite(client, xc, semantics, True, n)
 
 
 @pytest.mark.parametrize("force_copy", [False, True], ids=["no-force-copy", "force_copy"])
@@ -163,15 +175,8 @@ def test_batched_device_put_then_overwrite_the_host_array(client, xc, semantics,
     """Shards handed over as views of an aligned host array (replicated: every shard is
     the whole array; split: each a slice); after a copying put overwriting the array
     changes no shard; aliasing under ZERO_COPY is recorded (``host_aliasing``)."""
-    seen = {}
-    for name, sharding in _split_meshes(client.local_devices()):
-        x = hm.host_buffer(64 * client.local_device_count(), np.float32, offset=0)
-        call = (f"batched_device_put(float32[{x.size}] as views, {name}, "
-                f"force_copy={force_copy}, {semantics.name})")
-        seen[name] = hm.check_put_detaches(
-            lambda h: shh.put_sharded(h, sharding, xc=xc, force_copy=force_copy,
-                                      semantics=semantics, copy_shards=False),
-            x, semantics, force_copy, call).value
+    seen = _put_views_then_overwrite(client, xc, semantics, force_copy,
+                                     64 * client.local_device_count())
     record_property("host_aliasing", ", ".join(f"{k}:{v}" for k, v in seen.items()))
 
 
