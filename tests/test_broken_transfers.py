@@ -33,7 +33,6 @@ CASES = [
       "test_batched_device_put_then_overwrite_the_host_array[IMMUTABLE_UNTIL_TRANSFER_"
       "COMPLETES-no-force-copy]"],
      ["test_put_then_overwrite_the_host_array[ZERO_COPY-no-force-copy-*]",
-      "test_put_then_overwrite_the_host_array[*-unaligned-*]",
       "test_put_then_overwrite_the_host_array[*-empty]"]),
     ("broken-d2h-view", "test_device_to_host_result_is_detached",
      ["test_device_to_host_result_is_detached[asarray-one]",

@@ -77,6 +77,7 @@ class Seen(enum.Enum):
 
     COPY = "copy"            # the values at the time of the put
     ALIASED = "aliased"      # the overwritten values: the device array is the host memory
+    #                          (or, where the put was not awaited, read it after returning)
     UNOBSERVABLE = "n/a"     # an empty array: nothing to overwrite
     CORRUPT = "corrupt"      # neither: a wrong or torn transfer
 
@@ -151,6 +152,6 @@ def check_put_detaches(put: Any, x: np.ndarray, semantics: Any, force_copy: bool
     if obs.seen is Seen.CORRUPT:  # the message shows the first differing element
         ph.assert_bitwise_equal(obs.back, obs.before, call=f"{call}, then overwriting x")
     assert obs.seen is not Seen.ALIASED or may_alias(semantics, force_copy), (
-        f"out shows the values written to x after the put (out aliases the host array), but "
-        f"{semantics.name} with force_copy={force_copy} must copy [{call}]")
+        f"out shows the values written to x after the put returned (out aliases x, or read "
+        f"it late), but {semantics.name} with force_copy={force_copy} must copy [{call}]")
     return obs.seen
