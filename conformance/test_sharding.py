@@ -212,10 +212,6 @@ def test_uneven_shapes_are_refused_clearly(client, xc, two_devices, data):
 
 # -- every mesh factorisation x every PartitionSpec, and pinned shards of 1 MiB ------------
 
-def _grid(devices, shape: tuple[int, ...]) -> Mesh:
-    return Mesh(np.array(devices, dtype=object).reshape(shape), shh.AXIS_NAMES[:len(shape)])
-
-
 def _check_shards(arr, x: np.ndarray, mesh: Mesh, spec: PartitionSpec, call: str) -> None:
     """Every device's shard holds the block NumPy expects from its mesh coordinates."""
     __tracebackhide__ = True
@@ -237,7 +233,7 @@ def test_every_mesh_and_partition_spec(client, xc, mesh_ndim):
     (NumPy's slicing is the reference, not ``devices_indices_map``)."""
     devices = client.local_devices()
     for mesh_shape in shh.mesh_shapes(len(devices), mesh_ndim):
-        mesh = _grid(devices, mesh_shape)
+        mesh = shh.grid_mesh(devices, mesh_shape)
         for spec in shh.all_partition_specs(mesh.axis_names, mesh_ndim):
             pieces = shh.shards_per_dim(mesh, spec, mesh_ndim)
             shape = tuple(p * b for p, b in zip(pieces, (2, 3, 1)))
@@ -245,17 +241,6 @@ def test_every_mesh_and_partition_spec(client, xc, mesh_ndim):
             call = f"batched_device_put(int32{list(shape)}, mesh {mesh_shape}, {spec})"
             arr = shh.put_sharded(x, NamedSharding(mesh, spec), xc=xc)
             _check_shards(arr, x, mesh, spec, call)
-
-
-def _large_case(n_devices: int, ndim: int) -> tuple[Mesh, PartitionSpec, tuple[int, ...]]:
-    """The most even ``ndim``-axis mesh shape, a spec sharding every axis, and a float32
-    shape whose shards are 1 MiB each."""
-    mesh_shape = max(shh.mesh_shapes(n_devices, ndim), key=lambda s: (min(s), s))
-    spec = {1: PartitionSpec("x"), 2: PartitionSpec("x", "y"),
-            3: PartitionSpec(("x", "y"), "z")}[ndim]
-    block = {1: (1 << 18,), 2: (512, 512), 3: (512, 512)}[ndim]
-    sizes = [int(np.prod(mesh_shape[:2]))] + list(mesh_shape[2:]) if ndim == 3 else mesh_shape
-    return mesh_shape, spec, tuple(b * p for b, p in zip(block, sizes))
 
 
 @pytest.fixture(scope="module")
@@ -268,8 +253,8 @@ def test_one_mib_shards(client, xc, runner, ndim):
     """Shards of 1 MiB each: ``batched_device_put`` places them, an SPMD program
     (``2 x + 1``) computes on them, and ``reorder_shards`` moves them intact."""
     devices = client.local_devices()
-    mesh_shape, spec, shape = _large_case(len(devices), ndim)
-    mesh = _grid(devices, mesh_shape)
+    mesh, spec, shape = shh.one_mib_shards(devices, ndim)
+    mesh_shape = mesh.devices.shape
     sharding = NamedSharding(mesh, spec)
     x = np.random.default_rng(ndim).standard_normal(shape).astype(np.float32)
     call = f"float32{list(shape)} (1 MiB shards), mesh {mesh_shape}, {spec}"

@@ -117,6 +117,18 @@ def test_expected_index_follows_mesh_coordinates_major_first():
         shh.expected_index(mesh, PartitionSpec("x"), (3,))
 
 
+@pytest.mark.parametrize("count", [1, 6, 8])
+def test_one_mib_shards_are_one_mib(count):
+    devices = [_Dev(i) for i in range(count)]
+    for ndim in (1, 2, 3):
+        mesh, spec, shape = shh.one_mib_shards(devices, ndim)
+        pieces = shh.shards_per_dim(mesh, spec, len(shape))
+        assert mesh.devices.size == count and np.prod(pieces) == count
+        assert int(np.prod(shape)) // count * 4 == 1 << 20, (ndim, shape)
+    with pytest.raises(ValueError, match="argument 'ndim' must be 1, 2 or 3, got 4"):
+        shh.one_mib_shards(devices, 4)
+
+
 def test_handler_capsule_names_a_missing_symbol():
     lib = ctypes.CDLL(None)
     with pytest.raises(ValueError, match="argument 'symbol' 'NoSuchHandler' is not exported"):

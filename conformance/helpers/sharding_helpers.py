@@ -35,6 +35,26 @@ def mesh_shapes(n: int, ndim: int) -> list[tuple[int, ...]]:
 
 
 
+def grid_mesh(devices: list[Any], shape: tuple[int, ...]) -> Mesh:
+    """A ``Mesh`` of ``devices`` in their order, reshaped to ``shape`` (axes x, y, z)."""
+    return Mesh(np.array(devices, dtype=object).reshape(shape), AXIS_NAMES[:len(shape)])
+
+
+def one_mib_shards(devices: list[Any], ndim: int) -> tuple[Mesh, PartitionSpec, tuple[int, ...]]:
+    """A pinned large case: the most even ``ndim``-axis mesh over ``devices`` (1 to 3), a
+    spec that shards over every axis (``P('x')``, ``P('x', 'y')``, ``P(('x', 'y'), 'z')``)
+    and a global shape whose float32 shards are 1 MiB each. Raises ValueError for
+    another ``ndim``."""
+    if ndim not in (1, 2, 3):
+        raise ValueError(f"one_mib_shards: argument 'ndim' must be 1, 2 or 3, got {ndim}")
+    mesh_shape = max(mesh_shapes(len(devices), ndim), key=lambda s: (min(s), s))
+    spec = {1: PartitionSpec("x"), 2: PartitionSpec("x", "y"),
+            3: PartitionSpec(("x", "y"), "z")}[ndim]
+    block = {1: (1 << 18,), 2: (512, 512), 3: (512, 512)}[ndim]
+    pieces = shards_per_dim(grid_mesh(devices, mesh_shape), spec, len(block))
+    return grid_mesh(devices, mesh_shape), spec, tuple(b * p for b, p in zip(block, pieces))
+
+
 def all_partition_specs(axis_names: tuple[str, ...], ndim: int) -> list[PartitionSpec]:
     """Every ``PartitionSpec`` of ``ndim`` entries over ``axis_names``: each mesh axis
     unused or on one array dimension, the order of several axes on one dimension
