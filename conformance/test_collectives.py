@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from jax import lax
 
@@ -28,9 +28,19 @@ def runner(client, xc):
     return sp.ShardedRunner(client, xc)
 
 
+def _zero_size_cut(shape: tuple[int, ...], pieces: list[int]) -> bool:
+    """A zero-size array cut along a non-empty dimension: its shards' shape differs from
+    the global shape (pinned in test_sharding.py)."""
+    return 0 in shape and any(p > 1 and n > 0 for n, p in zip(shape, pieces))
+
+
 @given(data=st.data())
 def test_sharded_elementwise(client, runner, data):
     case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    # Checked once, pinned, by test_sharding.py::test_zero_size_output_shards_have_the_
+    # shard_shape (a known failure of jaxlib 0.10.2 CPU): random draws do not report it again.
+    assume(not _zero_size_cut(case.shape, shh.shards_per_dim(case.mesh, case.spec,
+                                                              len(case.shape))))
     size = int(np.prod(case.shape))
     x = np.arange(size, dtype=np.int32).reshape(case.shape)
     y = (np.arange(size, dtype=np.int32) * 7 - 3).reshape(case.shape)
@@ -87,3 +97,4 @@ def test_collective(client, runner, name, data):
     with reproduction(call, inputs=[x], program=text):
         assert not problem, f"{problem} [{call}]"
         ph.assert_exact(out, expected, call=call)
+

@@ -33,8 +33,9 @@ pytestmark = pytest.mark.capability("custom_calls")
 
 
 @pytest.fixture(scope="session")
-def axpby_target(client, xc, backend_spec, tmp_path_factory) -> str:
-    """Name of the registered axpby FFI target (built once per session)."""
+def ffi_library(client, backend_spec, tmp_path_factory):
+    """(loaded handler library, XLA platform name), built once per session; skips when
+    the platform has no handler source or no compiler is found."""
     platform = client_platform(client)
     if platform == "cpu" and backend_spec.plugin_library is None:
         kind, xla_platform = "cpu", "cpu"
@@ -44,13 +45,29 @@ def axpby_target(client, xc, backend_spec, tmp_path_factory) -> str:
         pytest.skip(f"no FFI handler source for platform {platform} "
                     f"{backend_spec.plugin_library or ''}".rstrip())
     try:
-        lib = ffi_build.build_handler(kind, tmp_path_factory.mktemp("ffi"))
+        return ffi_build.build_handler(kind, tmp_path_factory.mktemp("ffi")), xla_platform
     except ffi_build.NoCompilerError as err:
         pytest.skip(str(err))
-    name = f"pjrt_conformance_axpby_{uuid.uuid4().hex[:8]}"
-    xc.register_custom_call_target(name, ffi_build.handler_capsule(lib), xla_platform,
+
+
+def _register(xc, ffi_library, symbol: str, prefix: str) -> str:
+    lib, xla_platform = ffi_library
+    name = f"pjrt_conformance_{prefix}_{uuid.uuid4().hex[:8]}"
+    xc.register_custom_call_target(name, ffi_build.handler_capsule(lib, symbol), xla_platform,
                                    api_version=1)
     return name
+
+
+@pytest.fixture(scope="session")
+def axpby_target(xc, ffi_library) -> str:
+    """Name of the registered axpby FFI target."""
+    return _register(xc, ffi_library, ffi_build.HANDLER_SYMBOL, "axpby")
+
+
+@pytest.fixture(scope="session")
+def ordinal_target(xc, ffi_library) -> str:
+    """Name of the registered placement probe (int32 scalar: the device ordinal it ran on)."""
+    return _register(xc, ffi_library, ffi_build.DEVICE_ORDINAL_SYMBOL, "device_ordinal")
 
 
 def _axpby(target: str, a: float, b: float, out_shape: tuple[int, ...]):
@@ -92,3 +109,43 @@ def test_ffi_handler_error_reaches_python(client, device, xc, axpby_target):
     with pytest.raises(xc.XlaRuntimeError, match="x and y differ in size"):
         for out in exe.execute(args):
             out.block_until_ready()
+
+
+def _device_ordinal(target: str):
+    def program(x):
+        import jax
+        import jax.ffi
+
+        return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((), np.int32))(x)
+    return program
+
+
+def test_single_device_program_runs_on_its_device(client, device, ordinal_target):
+    """A program loaded on device k runs there: the FFI handler inside it sees ordinal
+    k (``local_hardware_id``) in its call context, not only an output labelled k."""
+    text = programs.lowered_text("device_ordinal", _device_ordinal(ordinal_target),
+                                 (((4,), "float32"),), client)
+    call = f"execute(custom_call @{ordinal_target}) of a program loaded on {device}"
+    exe = client.compile_and_load(text, [device])
+    (out,) = exe.execute([client.buffer_from_pyval(np.zeros(4, np.float32), device)])
+    ran_on = int(np.asarray(out))
+    with reproduction(call, program=text):
+        assert out.devices() == {device}, (
+            f"out.devices()={out.devices()}, but should be {{{device}}} [{call}]")
+        assert ran_on == device.local_hardware_id, (
+            f"the handler ran on device ordinal {ran_on}, but should run on "
+            f"{device.local_hardware_id} ({device}) [{call}]")
+
+
+def test_spmd_program_runs_on_every_device(program_cache, ordinal_target):
+    """One SPMD executable over every device: each device's output comes from its own
+    device (the handler's ordinal is that device's ``local_hardware_id``)."""
+    x = np.zeros(4, np.float32)
+    call = f"execute_sharded(custom_call @{ordinal_target}) over every device"
+    outs, program = programs.run_everywhere(program_cache, "device_ordinal",
+                                            _device_ordinal(ordinal_target), [x], F32, call)
+    ran_on = {device.id: int(out) for device, out in outs}
+    expected = {device.id: device.local_hardware_id for device, _ in outs}
+    with reproduction(call, program=program):
+        assert ran_on == expected, (f"device id -> ordinal the handler ran on: {ran_on}, but "
+                                    f"should be {expected} [{call}]")

@@ -29,3 +29,19 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceAxpby, AxpbyImpl,
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Arg<ffi::Buffer<ffi::F32>>()
                                   .Ret<ffi::Buffer<ffi::F32>>());
+
+// Placement probe (area kernels_ffi): writes the device ordinal that XLA passes in
+// the FFI call context into a scalar int32 output, so a test can see on which
+// device a program actually ran rather than which device its output is labelled with.
+static ffi::Error DeviceOrdinalImpl(int32_t device_ordinal, ffi::Buffer<ffi::F32> x,
+                                    ffi::ResultBuffer<ffi::S32> out) {
+  (void)x;  // an argument ties the call to the program's input on its device
+  out->typed_data()[0] = device_ordinal;
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(PjrtConformanceDeviceOrdinal, DeviceOrdinalImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Arg<ffi::Buffer<ffi::F32>>()
+                                  .Ret<ffi::Buffer<ffi::S32>>());

@@ -9,6 +9,7 @@ replicate) and a global shape whose sharded dimensions divide evenly.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, NamedTuple
 
@@ -22,11 +23,73 @@ from runtime import xla_client
 AXIS_NAMES = ("x", "y", "z")
 
 
-def _factorizations(n: int, parts: int) -> list[tuple[int, ...]]:
-    if parts == 1:
+def mesh_shapes(n: int, ndim: int) -> list[tuple[int, ...]]:
+    """Every ``ndim``-axis mesh shape over ``n`` devices (ordered factorisations of ``n``,
+    factors of 1 included): for 8 and 2 axes (1, 8), (2, 4), (4, 2), (8, 1).
+    Raises ValueError for ``n`` < 1 or ``ndim`` < 1."""
+    if n < 1 or ndim < 1:
+        raise ValueError(f"mesh_shapes: arguments 'n' and 'ndim' must be >= 1, got {n}, {ndim}")
+    if ndim == 1:
         return [(n,)]
     return [(d,) + rest for d in range(1, n + 1) if n % d == 0
-            for rest in _factorizations(n // d, parts - 1)]
+            for rest in mesh_shapes(n // d, ndim - 1)]
+
+
+
+def grid_mesh(devices: list[Any], shape: tuple[int, ...]) -> Mesh:
+    """A ``Mesh`` of ``devices`` in their order, reshaped to ``shape`` (axes x, y, z)."""
+    return Mesh(np.array(devices, dtype=object).reshape(shape), AXIS_NAMES[:len(shape)])
+
+
+def one_mib_shards(devices: list[Any], ndim: int) -> tuple[Mesh, PartitionSpec, tuple[int, ...]]:
+    """A pinned large case: the most even ``ndim``-axis mesh over ``devices`` (1 to 3), a
+    spec that shards over every axis (``P('x')``, ``P('x', 'y')``, ``P(('x', 'y'), 'z')``)
+    and a global shape whose float32 shards are 1 MiB each. Raises ValueError for
+    another ``ndim``."""
+    if ndim not in (1, 2, 3):
+        raise ValueError(f"one_mib_shards: argument 'ndim' must be 1, 2 or 3, got {ndim}")
+    mesh_shape = max(mesh_shapes(len(devices), ndim), key=lambda s: (min(s), s))
+    spec = {1: PartitionSpec("x"), 2: PartitionSpec("x", "y"),
+            3: PartitionSpec(("x", "y"), "z")}[ndim]
+    block = {1: (1 << 18,), 2: (512, 512), 3: (512, 512)}[ndim]
+    pieces = shards_per_dim(grid_mesh(devices, mesh_shape), spec, len(block))
+    return grid_mesh(devices, mesh_shape), spec, tuple(b * p for b, p in zip(block, pieces))
+
+
+def all_partition_specs(axis_names: tuple[str, ...], ndim: int) -> list[PartitionSpec]:
+    """Every ``PartitionSpec`` of ``ndim`` entries over ``axis_names``: each mesh axis
+    unused or on one array dimension, the order of several axes on one dimension
+    mattering (``('x', 'y')`` and ``('y', 'x')`` are different specs)."""
+    specs = []
+    for placement in itertools.product(range(-1, ndim), repeat=len(axis_names)):
+        groups = [[a for a, p in zip(axis_names, placement) if p == i] for i in range(ndim)]
+        for orders in itertools.product(*[itertools.permutations(g) for g in groups]):
+            specs.append(PartitionSpec(*[None if not o else o[0] if len(o) == 1 else tuple(o)
+                                         for o in orders]))
+    return specs
+
+
+def expected_index(mesh: Mesh, spec: PartitionSpec, shape: tuple[int, ...]
+                   ) -> dict[Any, tuple[slice, ...]]:
+    """The block of a ``shape`` array each device of ``mesh`` holds under ``spec``,
+    computed from the device's mesh coordinates (axes of one dimension major-first),
+    independently of jax's ``devices_indices_map``. Raises ValueError when a sharded
+    dimension does not divide evenly."""
+    pieces = shards_per_dim(mesh, spec, len(shape))
+    if any(n % p for n, p in zip(shape, pieces)):
+        raise ValueError(f"expected_index: shape {shape} does not divide into {pieces} pieces")
+    position = {a: i for i, a in enumerate(mesh.axis_names)}
+    out = {}
+    for coords in np.ndindex(*mesh.devices.shape):
+        index = []
+        for dim, (n, p) in enumerate(zip(shape, pieces)):
+            entry = spec[dim] if dim < len(spec) else None
+            block = 0
+            for a in () if entry is None else (entry,) if isinstance(entry, str) else entry:
+                block = block * mesh.shape[a] + coords[position[a]]
+            index.append(slice(block * (n // p), (block + 1) * (n // p)))
+        out[mesh.devices[coords]] = tuple(index)
+    return out
 
 
 @st.composite
@@ -37,7 +100,7 @@ def meshes(draw: st.DrawFn, devices: list[Any], *, max_dims: int = 3) -> Mesh:
     if not 1 <= max_dims <= len(AXIS_NAMES):
         raise ValueError(f"meshes: argument 'max_dims' must be in [1, 3], got {max_dims}")
     ndim = draw(st.integers(1, max_dims))
-    shape = draw(st.sampled_from(_factorizations(len(devices), ndim)))
+    shape = draw(st.sampled_from(mesh_shapes(len(devices), ndim)))
     order = draw(st.permutations(range(len(devices))))
     grid = np.array([devices[i] for i in order], dtype=object).reshape(shape)
     return Mesh(grid, AXIS_NAMES[:ndim])
@@ -102,14 +165,20 @@ def coverage(sharding: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def put_sharded(x: np.ndarray, sharding: Any, *, xc: Any = xla_client, committed: bool = True,
-                force_copy: bool = False, semantics: Any = None) -> Any:
-    """``batched_device_put`` of ``x``'s per-device slices under ``sharding``."""
+                force_copy: bool = False, semantics: Any = None,
+                copy_shards: bool = True) -> Any:
+    """``batched_device_put`` of ``x``'s per-device slices under ``sharding``.
+
+    ``copy_shards=False`` hands the runtime views of ``x`` itself (no private copies),
+    so that aliasing of the caller's memory can be observed.
+    """
     index = sharding.devices_indices_map(x.shape)
     devices = list(index)
     kwargs = {}
     if semantics is not None:
         kwargs["host_buffer_semantics"] = semantics
-    shards = [np.array(x[index[d]], copy=True, order="C") for d in devices]
+    shards = [np.array(x[index[d]], copy=True, order="C") if copy_shards else x[index[d]]
+              for d in devices]
     return xc.batched_device_put(lowering.shaped_array(x.shape, x.dtype), sharding, shards,
                                  devices, committed, force_copy, **kwargs)
 

@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 
 HANDLER_SYMBOL = "PjrtConformanceAxpby"
+#: The placement probe: writes the device ordinal of its call context (int32 scalar).
+DEVICE_ORDINAL_SYMBOL = "PjrtConformanceDeviceOrdinal"
 
 
 class NoCompilerError(RuntimeError):
@@ -42,7 +44,7 @@ def compiler_for(kind: str) -> list[str]:
 
 
 def build_handler(kind: str, out_dir: Path) -> ctypes.CDLL:
-    """Compile ``ffi/axpby_<kind>`` into ``out_dir`` and load it.
+    """Compile ``ffi/axpby_<kind>`` (both handlers) into ``out_dir`` and load it.
 
     Raises NoCompilerError when no compiler is found and RuntimeError with the
     compiler's output when compilation fails (timeout: 300 s).
@@ -62,8 +64,15 @@ def build_handler(kind: str, out_dir: Path) -> ctypes.CDLL:
     return ctypes.cdll.LoadLibrary(str(lib))
 
 
-def handler_capsule(lib: ctypes.CDLL):
-    """The FFI handler of ``lib`` as the PyCapsule ``register_custom_call_target`` takes."""
+def handler_capsule(lib: ctypes.CDLL, symbol: str = HANDLER_SYMBOL):
+    """The FFI handler ``symbol`` of ``lib`` (:data:`HANDLER_SYMBOL` or
+    :data:`DEVICE_ORDINAL_SYMBOL`) as the PyCapsule ``register_custom_call_target``
+    takes. Raises ValueError naming ``symbol`` when ``lib`` does not export it."""
     import jax.ffi
 
-    return jax.ffi.pycapsule(getattr(lib, HANDLER_SYMBOL))
+    try:
+        handler = getattr(lib, symbol)
+    except AttributeError as err:
+        raise ValueError(f"handler_capsule: argument 'symbol' {symbol!r} is not exported by "
+                         f"{lib._name}") from err
+    return jax.ffi.pycapsule(handler)

@@ -1,0 +1,160 @@
+"""Deliberately broken transfer, sharding, placement and memory-kind paths.
+
+Appended to ``broken_backends.py`` in the child suite's conftest by
+``test_broken_transfers.py``; each class registers itself as a platform over a
+2-device CPU client. Every one is wrong in a way the older checks did not see.
+"""
+
+import ctypes
+import types
+
+import numpy as np
+
+from runtime import xla_bridge
+from runtime import xla_client as _txc
+from runtime._client import Client
+from runtime._compat import native
+
+
+def _ns(**overrides):
+    """runtime.xla_client with some functions replaced."""
+    ns = types.SimpleNamespace(**{k: getattr(_txc, k) for k in dir(_txc) if not k.startswith("_")})
+    vars(ns).update(overrides)
+    return ns
+
+
+# -- host -> device: copying semantics that alias the caller's array ----------------------
+
+def _aliasing_put(aval, sharding, xs, devices, committed=True, force_copy=False,
+                  host_buffer_semantics=None, **kwargs):
+    return _txc.batched_device_put(aval, sharding, xs, devices, committed, False,
+                                   native.HostBufferSemantics.ZERO_COPY, **kwargs)
+
+
+class AliasesCopyingPuts(Client):
+    """Every put is ZERO_COPY without force_copy, whatever the caller asked for: an
+    aligned host array is aliased, so writing to it later changes the device array."""
+
+    xla_client = property(lambda self: _ns(batched_device_put=_aliasing_put))
+
+    def buffer_from_pyval(self, argument, device=None, force_copy=False,
+                          host_buffer_semantics=None):
+        return super().buffer_from_pyval(argument, device, False,
+                                         native.HostBufferSemantics.ZERO_COPY)
+
+
+# -- device -> host: a writable view of device memory ------------------------------------
+
+class _WritableHostView:
+    """A device array whose ``__array__`` is a writable alias of its device buffer."""
+
+    def __init__(self, arr):
+        self._arr = arr
+
+    def __getattr__(self, name):
+        return getattr(self._arr, name)
+
+    def __array__(self, dtype=None, copy=None):
+        self._arr.block_until_ready()
+        host = np.asarray(self._arr)
+        if host.size == 0:
+            return host.copy()
+        raw = (ctypes.c_uint8 * host.nbytes).from_address(self._arr.unsafe_buffer_pointer())
+        return np.frombuffer(raw, dtype=host.dtype).reshape(host.shape)
+
+
+class WritableDeviceToHost(Client):
+    """np.asarray / np.array of an array return a writable view of its device memory."""
+
+    def buffer_from_pyval(self, *args, **kwargs):
+        return _WritableHostView(super().buffer_from_pyval(*args, **kwargs))
+
+
+# -- placement: single-device programs run on another device ------------------------------
+
+class _RunsElsewhere:
+    """A single-device executable loaded on ``home`` that runs on ``actual`` (inputs
+    copied there, outputs copied back and labelled ``home``)."""
+
+    def __init__(self, exe, client, home, actual):
+        self._exe, self._client, self._home, self._actual = exe, client, home, actual
+
+    def __getattr__(self, name):
+        return getattr(self._exe, name)
+
+    def execute(self, arguments):
+        moved = [Client.buffer_from_pyval(self._client, np.asarray(a), self._actual)
+                 for a in arguments]
+        return [Client.buffer_from_pyval(self._client, np.asarray(o), self._home)
+                for o in self._exe.execute(moved)]
+
+
+class RunsOnTheNextDevice(Client):
+    """A program loaded on device k runs on device k+1; its outputs are labelled k."""
+
+    def compile_and_load(self, computation, executable_devices, compile_options=None,
+                         host_callbacks=()):
+        devices = list(executable_devices)
+        if len(devices) != 1:
+            return super().compile_and_load(computation, executable_devices, compile_options,
+                                            host_callbacks)
+        everyone = self.local_devices()
+        actual = everyone[(everyone.index(devices[0]) + 1) % len(everyone)]
+        exe = super().compile_and_load(computation, [actual], compile_options, host_callbacks)
+        return _RunsElsewhere(exe, self, devices[0], actual)
+
+
+# -- memory kinds: shards in device memory under a host-memory label ---------------------
+
+class _Relabelled:
+    """A device array that reports ``sharding`` while its buffers live elsewhere."""
+
+    def __init__(self, arr, sharding):
+        self._arr, self.sharding = arr, sharding
+
+    def __getattr__(self, name):
+        return getattr(self._arr, name)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.array(self._arr, dtype=dtype)
+
+
+def _device_memory_put(aval, sharding, xs, devices, *args, **kwargs):
+    kind = getattr(sharding, "memory_kind", None)
+    if kind in (None, "device"):
+        return _txc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
+    arr = _txc.batched_device_put(aval, sharding.with_memory_kind("device"), xs, devices,
+                                  *args, **kwargs)
+    return _Relabelled(arr, sharding)
+
+
+class MislabelsMemoryKind(Client):
+    """batched_device_put into a host memory kind keeps the shards in device memory and
+    labels the array with the requested kind."""
+
+    xla_client = property(lambda self: _ns(batched_device_put=_device_memory_put))
+
+
+# -- sharding: wrong only when several mesh axes cut one dimension -----------------------
+
+def _misplaces_multi_axis(aval, sharding, xs, devices, *args, **kwargs):
+    spec = getattr(sharding, "spec", ())
+    if any(isinstance(e, tuple) and len(e) > 1 for e in spec):
+        xs = list(xs)[::-1]
+    return _txc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
+
+
+class MisplacesMultiAxisShards(Client):
+    """batched_device_put puts shards on the wrong devices, only for specs that put two
+    mesh axes on one array dimension (P(('x', 'y')))."""
+
+    xla_client = property(lambda self: _ns(batched_device_put=_misplaces_multi_axis))
+
+
+for _name, _cls in {"broken-host-alias": AliasesCopyingPuts,
+                    "broken-d2h-view": WritableDeviceToHost,
+                    "broken-placement": RunsOnTheNextDevice,
+                    "broken-shard-memory": MislabelsMemoryKind,
+                    "broken-multi-axis": MisplacesMultiAxisShards}.items():
+    xla_bridge.register_backend_factory(
+        _name, (lambda c: lambda: c(native.make_cpu_client(num_devices=2)))(_cls), priority=-1)
