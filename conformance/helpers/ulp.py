@@ -14,6 +14,7 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 
+
 @dataclasses.dataclass(frozen=True)
 class Tolerance:
     """How far a result that IEEE 754 does not define exactly (transcendental
@@ -35,7 +36,8 @@ class Tolerance:
 #: operations (+ - * / sqrt, conversions, comparisons) and integers are exact and
 #: not listed. float64 allows more ULP because XLA's polynomial approximations
 #: target a relative error, not a ULP count; the relative tolerances of float32
-#: and float64 also cover the references' own rounding (jax test_util style).
+#: and float64 also cover the references' own rounding (jax test_util style); fp8's
+#: are exactly ``ulp * eps``.
 TOLERANCE: dict[str, Tolerance] = {
     "bfloat16": Tolerance(ulp=2, rtol=1.6e-2), "float16": Tolerance(ulp=2, rtol=2e-3),
     "float32": Tolerance(ulp=4, rtol=2e-6), "float64": Tolerance(ulp=8, rtol=1e-12),
