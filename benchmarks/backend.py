@@ -16,14 +16,15 @@ from typing import Any
 import numpy as np
 
 from conformance.programs import cache as programs
-from runtime import _compat, xla_bridge, xla_client
-from runtime._platforms import client_platform
+from conformance.programs.lowering import confine_jax_to_cpu
+from runtime import xla_bridge, xla_client
+from runtime.xla_bridge import client_platform
 
 
 @functools.lru_cache(maxsize=1)
 def client() -> Any:
     """The runtime ``Client`` under benchmark (one per process)."""
-    _compat.confine_jax_to_cpu()
+    confine_jax_to_cpu()
     platform = os.environ.get("PJRT_BENCH_PLATFORM", "cpu")
     if platform == "cpu":
         return xla_client.make_cpu_client(

@@ -12,7 +12,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from benchmarks import backend
-from runtime import _compat
+from conformance.programs.lowering import shaped_array
 from runtime import xla_client as xc
 
 NBYTES = 16 << 20
@@ -34,7 +34,7 @@ class ShardedPut:
         self.x = np.arange(NBYTES // 4, dtype=np.float32)
         self.shards = np.split(self.x, ndevices)
         self.sharding = _sharding(self.devices)
-        self.aval = _compat.shaped_array(self.x.shape, self.x.dtype)
+        self.aval = shaped_array(self.x.shape, self.x.dtype)
         self.equal = _sharding(self.devices)
 
     def _put(self, semantics=xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL):
@@ -74,7 +74,7 @@ class Copies:
         self.semantics = getattr(xc.ArrayCopySemantics, semantics)
         x = np.arange(NBYTES // 4, dtype=np.float32)
         self.shards = np.split(x, 4)
-        self.aval = _compat.shaped_array(x.shape, x.dtype)
+        self.aval = shaped_array(x.shape, x.dtype)
 
     def _fresh(self):
         return xc.batched_device_put(self.aval, self.sharding, self.shards, self.src_devices,

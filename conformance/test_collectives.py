@@ -19,7 +19,8 @@ from conformance.helpers import assertions as ph
 from conformance.programs import sharded as sp
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers.reproduction import reproduction
-from runtime import _compat, xla_client
+from conformance.programs import lowering
+from runtime import xla_client
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +49,7 @@ def test_output_shardings_and_memory_kinds(client, runner, data):
     _, _, _, exe = runner.run("negate", lax.neg, [x], [case.sharding], case.sharding,
                               case.shape)
     protos = exe.get_output_shardings()
-    want = _compat.hlo_sharding_of(case.sharding, len(case.shape))
+    want = lowering.hlo_sharding_of(case.sharding, len(case.shape))
     if protos is None:  # Optional: a program on one device may carry no sharding at all
         assert case.mesh.size == 1, (
             f"get_output_shardings() is None for a program over {case.mesh.size} devices "

@@ -146,7 +146,7 @@ import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from conformance.programs import sharded as sp
 from conformance.helpers import sharding_helpers as shh
-from runtime._platforms import client_platform
+from runtime.xla_bridge import client_platform
 devices = client.local_devices()
 sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
 x = np.arange(4 * len(devices), dtype=np.float32)

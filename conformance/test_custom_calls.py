@@ -16,7 +16,7 @@ import pytest
 from conformance.helpers import assertions as ph
 from conformance.programs import cache as programs
 from runtime import cpu_sparse, gpu_linalg, gpu_sparse, lapack
-from runtime._platforms import client_platform, is_gpu
+from runtime.xla_bridge import client_platform, is_gpu
 
 
 def _cholesky_text(client, n: int) -> str:

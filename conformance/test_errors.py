@@ -13,7 +13,8 @@ from conformance.helpers import assertions as ph
 from conformance.programs import cache as programs
 from conformance.programs import catalog
 from conformance.helpers import sharding_helpers as shh
-from runtime import _compat, xla_bridge, xla_client
+from conformance.programs import lowering
+from runtime import xla_bridge, xla_client
 
 
 def _add_text(client):
@@ -120,7 +121,7 @@ def test_batched_device_put_rejects_mismatched_shards(client, xc, case):
         shards = shards[:-1]
     expected = {"dtype": TypeError, "shape": ValueError, "count": ValueError}[case]
     with pytest.raises(expected, match=r"batched_device_put: argument 'xs(\[\d+\])?'"):
-        xc.batched_device_put(_compat.shaped_array(x.shape, x.dtype), sharding, shards, devices)
+        xc.batched_device_put(lowering.shaped_array(x.shape, x.dtype), sharding, shards, devices)
 
 
 @pytest.mark.capability("multi_device")

@@ -26,7 +26,7 @@ from conformance.programs import ffi_build
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
-from runtime._platforms import client_platform
+from runtime.xla_bridge import client_platform
 
 F32 = dh.BY_NAME["float32"]
 pytestmark = pytest.mark.capability("custom_calls")

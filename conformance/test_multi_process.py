@@ -21,7 +21,7 @@ from conformance.processes import launcher
 from conformance.programs import sharded as sp
 from conformance.helpers.assertions import BackendCrash
 from conformance.certification.report import PROCESSES_PROPERTY
-from runtime._platforms import client_platform
+from runtime.xla_bridge import client_platform
 
 pytestmark = pytest.mark.capability("multi_process")
 SLACK_S = 2.0

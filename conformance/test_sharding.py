@@ -19,7 +19,8 @@ from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
-from runtime import _compat, xla_client
+from conformance.programs import lowering
+from runtime import xla_client
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
 
@@ -58,8 +59,8 @@ def test_equivalent_shardings_are_equal_and_hash_equal(client, data):
 
 def _as_gspmd(case: shh.ShardedCase):
     """The GSPMDSharding with the same devices and HloSharding as ``case.sharding``."""
-    hlo = _compat.hlo_sharding_of(case.sharding, len(case.shape))
-    return xla_client.GSPMDSharding(_compat.device_assignment_of(case.sharding), hlo)
+    hlo = lowering.hlo_sharding_of(case.sharding, len(case.shape))
+    return xla_client.GSPMDSharding(lowering.device_assignment_of(case.sharding), hlo)
 
 
 def test_single_device_sharding(client, device):
@@ -78,7 +79,7 @@ def test_single_device_sharding(client, device):
 @given(data=st.data())
 def test_hlo_sharding_round_trip_and_predicates(client, data):
     case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
-    hlo = _compat.hlo_sharding_of(case.sharding, len(case.shape))
+    hlo = lowering.hlo_sharding_of(case.sharding, len(case.shape))
     again = xla_client.HloSharding.from_proto(hlo.to_proto())
     assert again == hlo and hash(again) == hash(hlo), (
         f"HloSharding.from_proto(to_proto()) = {again}, but should be {hlo} [{_describe(case)}]")
@@ -167,7 +168,7 @@ def test_uneven_shapes_are_refused_clearly(client, xc, two_devices, data):
     shape = list(case.shape)
     shape[cut[0]] += 1
     x = np.zeros(shape, dtype=np.float32)
-    aval = _compat.shaped_array(tuple(shape), x.dtype)
+    aval = lowering.shaped_array(tuple(shape), x.dtype)
     with pytest.raises(ValueError, match="evenly divide"):  # not a silent partial put
         xc.batched_device_put(aval, case.sharding, [x] * client.local_device_count(),
                               client.local_devices())

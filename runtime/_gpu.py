@@ -137,7 +137,8 @@ def _load_gpu_plugin(platform_name: str) -> None:
         detail = f" ({'; '.join(causes)})" if causes else ""
         raise GpuLibNotLinkedError(f"make_gpu_client: no {platform_name} PJRT plugin is "
                                    f"installed{detail}. Install {package} on a machine with a "
-                                   "GPU, or pass --platform=cpu.")
+                                   "GPU, or make a client of another platform "
+                                   "(make_cpu_client()).")
     _plugins.load_pjrt_plugin_dynamically(platform_name, path)
 
 

@@ -13,7 +13,7 @@ import re
 import warnings
 from types import ModuleType
 
-from runtime._compat import JAXLIB_VERSION
+from runtime.versions import JAXLIB_VERSION
 
 #: Plugin name -> Python packages that provide it, newest first.
 PLUGIN_MODULE_NAMES = {

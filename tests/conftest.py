@@ -29,27 +29,19 @@ def run_suite(pytester):
     return run
 
 
-_REGISTRY_STATE = ("_factories", "_topology_factories", "_backends", "_errors",
-                   "_plugin_errors", "_plugin_registrations")
-_REGISTRY_SCALARS = ("_default_platform", "_platform_list", "_platform_list_set",
-                     "_plugins_registered")
-
-
 @pytest.fixture
 def registry():
     """``runtime.xla_bridge`` with its registrations, backends and platform list put
-    back after the test, starting from no initialized backends and no list."""
-    from runtime import xla_bridge
+    back after the test, starting from no initialized backends and no list.
 
-    saved = {n: dict(getattr(xla_bridge, n)) for n in _REGISTRY_STATE}
-    scalars = {n: getattr(xla_bridge, n) for n in _REGISTRY_SCALARS}
+    Reaches into the registry's private state (``runtime._registry.STATE``): the
+    public API has no way to unregister everything a test registered."""
+    from runtime import _registry, xla_bridge
+
+    saved = _registry.STATE.snapshot()
     xla_bridge.clear_backends()
     xla_bridge.set_platforms(None)
     try:
         yield xla_bridge
     finally:
-        for name, value in saved.items():
-            getattr(xla_bridge, name).clear()
-            getattr(xla_bridge, name).update(value)
-        for name, value in scalars.items():
-            setattr(xla_bridge, name, value)
+        _registry.STATE.restore(saved)

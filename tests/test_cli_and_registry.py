@@ -45,6 +45,8 @@ def test_cli_not_certified_exit_1(tmp_path):
     (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
     (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
     (["frobnicate"], "invalid choice"),
+    (["run", "--platform", "nope"], "load its plugin with --plugin-library=PATH, or pass "
+                                    "--platform=cpu"),
 ])
 def test_cli_usage_errors_exit_2(tmp_path, args, fragment):
     proc = _cli(*args, cwd=tmp_path)

@@ -7,18 +7,16 @@ import textwrap
 
 import pytest
 
-from runtime import _plugin_discovery as pd
+from runtime import _plugin_discovery as pd  # private: its parsers are tested directly
 from runtime import xla_bridge as xb
-from runtime._plugin_library import PluginLoadError
+from runtime.xla_client import PluginLoadError
 
 _INIT = """
-from runtime import xla_bridge
-from runtime._client import Client
-from runtime._compat import native
+from runtime import xla_bridge, xla_client
 
 def initialize():
     xla_bridge.register_backend_factory(
-        {name!r}, lambda: Client(native.make_cpu_client(num_devices={devices})),
+        {name!r}, lambda: xla_client.make_cpu_client(num_devices={devices}),
         priority={priority})
 """
 

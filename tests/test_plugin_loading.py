@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from runtime import xla_bridge, xla_client
-from runtime._plugin_library import PluginLoadError
+from runtime.xla_client import PluginLoadError
 
 CC = shutil.which("cc") or shutil.which("gcc")
 needs_cc = pytest.mark.skipif(CC is None, reason="no C compiler (cc/gcc) to build fake plugins")
@@ -196,9 +196,9 @@ def test_installed_cuda_package_is_found_and_its_library_loaded(tmp_path):
     lib = _build(tmp_path, _FAKE_API.format(major=99, minor=0, ret="&api"), "cuda")
     shutil.move(lib, pkg / "xla_cuda_plugin.so")
     code = """
-from runtime import _gpu, xla_client
-print("FOUND", _gpu.find_plugin_library("cuda"))
-print("INSTALLED", _gpu.gpu_plugin_installed("cuda"))
+from runtime import xla_bridge, xla_client
+print("FOUND", xla_bridge.gpu_plugin_library("cuda"))
+print("INSTALLED", "cuda" in xla_bridge.available_platforms())
 try:
     xla_client.make_gpu_client()
 except xla_client.PluginLoadError as err:

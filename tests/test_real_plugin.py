@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from runtime import xla_bridge, xla_client
-from runtime._plugins import loaded_library
+from runtime._plugins import loaded_library  # private: the header the loader probed
 
 
 def _library():

@@ -5,12 +5,12 @@ import warnings
 import pytest
 
 from runtime import xla_bridge as xb
-from runtime._client import Client
-from runtime._compat import native
+from runtime import xla_client
+from runtime.xla_client import Client
 
 
 def _cpu(n=1):
-    return lambda: Client(native.make_cpu_client(num_devices=n))
+    return lambda: xla_client.make_cpu_client(num_devices=n)
 
 
 class _NoDevices(Client):
@@ -61,7 +61,9 @@ def test_platform_list_sets_priority_by_order_and_fails_loudly(registry):
 
 
 def test_platform_list_from_environment(registry, monkeypatch):
-    registry._platform_list_set = False
+    from runtime import _registry
+
+    _registry.STATE.platform_list_set = False  # as if set_platforms was never called
     monkeypatch.setenv("JAX_PLATFORMS", "cpu")
     assert registry.platforms() == ["cpu"]
     assert set(registry.backends()) == {"cpu"}
@@ -119,7 +121,7 @@ def test_registration_rules(registry):
 
 @pytest.mark.parametrize("factory,fragment", [
     (lambda: None, "its factory returned None"),
-    (lambda: _NoDevices(native.make_cpu_client()), "provides no devices"),
+    (lambda: _NoDevices(xla_client.make_cpu_client().native), "provides no devices"),
 ])
 def test_unusable_backends_fail(registry, factory, fragment):
     registry.register_backend_factory("t-bad", factory, fail_quietly=False, priority=-5)
@@ -185,3 +187,51 @@ def test_unknown_platform_lists_available_and_install_hint(registry):
         registry.backends()                                # built-in GPU factories stay quiet
     assert "GpuLibNotLinkedError" in registry.backend_errors()["cuda"]
     assert "Install jax-cuda13-pjrt" in registry.backend_errors()["cuda"]
+    assert "--" not in str(registry.backend_errors()["cuda"])  # runtime names no CLI option
+
+
+class _Reports:
+    """A client or device as far as ``client_platform`` looks at it."""
+
+    def __init__(self, platform, platform_version=""):
+        self.platform, self.platform_version = platform, platform_version
+
+
+@pytest.mark.parametrize("platform,version,expected", [
+    ("gpu", "cuda 13000", "cuda"), ("gpu", "ROCm 7.0", "rocm"), ("gpu", "metal", "gpu"),
+    ("cpu", "cuda 13000", "cpu"), ("tpu", "", "tpu")])
+def test_client_platform_names_the_concrete_gpu_platform(platform, version, expected):
+    assert xb.client_platform(_Reports(platform, version)) == expected
+
+
+def test_plugin_file_helpers(tmp_path, monkeypatch):
+    import hashlib
+    import os
+
+    assert xb.gpu_plugin_library("cpu") is None             # no built-in GPU plugin
+    lib = tmp_path / "lib" / "p.so"
+    lib.parent.mkdir()
+    lib.write_bytes(b"\x7fELF" + bytes(range(256)) * 4099)  # more than one 1 MiB block
+    assert xb.library_sha256(str(lib)) == hashlib.sha256(lib.read_bytes()).hexdigest()
+    monkeypatch.chdir(tmp_path)
+    assert xb.normalize_library_path("lib/../lib/p.so") == str(lib)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert xb.normalize_library_path("~/lib/p.so") == str(lib)
+    assert os.path.isabs(xb.normalize_library_path("p.so"))
+
+
+def test_runtime_strings_name_no_command_line_option():
+    """Runtime errors name runtime arguments; the CLI and pytest plugin translate them."""
+    import ast
+    import pathlib
+    import re
+
+    import runtime
+
+    found = []
+    for path in sorted(pathlib.Path(runtime.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found += [f"{path.name}: {m}" for m in re.findall(r"--[a-z][a-z-]+",
+                                                                  node.value)]
+    assert found == []

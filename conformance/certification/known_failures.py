@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
-from runtime import _compat
+from runtime import versions
 
-_VERSIONS = {"jaxlib": _compat.JAXLIB_VERSION, "jax": _compat.JAX_VERSION}
+_VERSIONS = {"jaxlib": versions.JAXLIB_VERSION, "jax": versions.JAX_VERSION}
 
 
 @dataclasses.dataclass

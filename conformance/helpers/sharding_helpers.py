@@ -16,7 +16,8 @@ import numpy as np
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from runtime import _compat, xla_client
+from conformance.programs import lowering
+from runtime import xla_client
 
 AXIS_NAMES = ("x", "y", "z")
 
@@ -105,11 +106,11 @@ def put_sharded(x: np.ndarray, sharding: Any, *, xc: Any = xla_client, committed
     """``batched_device_put`` of ``x``'s per-device slices under ``sharding``."""
     index = sharding.devices_indices_map(x.shape)
     devices = list(index)
-    kwargs = dict(_compat.device_put_kwargs())
+    kwargs = {}
     if semantics is not None:
         kwargs["host_buffer_semantics"] = semantics
     shards = [np.array(x[index[d]], copy=True, order="C") for d in devices]
-    return xc.batched_device_put(_compat.shaped_array(x.shape, x.dtype), sharding, shards,
+    return xc.batched_device_put(lowering.shaped_array(x.shape, x.dtype), sharding, shards,
                                  devices, committed, force_copy, **kwargs)
 
 
@@ -117,10 +118,10 @@ def reordered(sharding: Any, order: list[Any], ndim: int) -> Any:
     """The sharding over devices ``order`` (a permutation of ``sharding``'s devices)
     under which every device keeps the shard index it has now: the destination
     that ``reorder_shards`` expects."""
-    old = _compat.hlo_sharding_of(sharding, ndim)
+    old = lowering.hlo_sharding_of(sharding, ndim)
     if old.is_replicated():
         return xla_client.GSPMDSharding(order, old)
-    current = _compat.device_assignment_of(sharding)
+    current = lowering.device_assignment_of(sharding)
     position = {d.id: i for i, d in enumerate(order)}
     proto = old.to_proto()
     proto.iota_reshape_dims = []

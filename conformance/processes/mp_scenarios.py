@@ -95,7 +95,7 @@ def collectives(ctx: Context) -> dict[str, Any]:
 
     from conformance.programs import sharded as sp
     from conformance.programs.cache import ProgramCache
-    from runtime import _compat
+    from conformance.programs import lowering
     from runtime import xla_client as xc
 
     ctx.join()
@@ -117,9 +117,8 @@ def collectives(ctx: Context) -> dict[str, Any]:
         index = in_s.devices_indices_map(x.shape)
         mine = [d for d in index if d.id in local]
         arr = xc.batched_device_put(
-            _compat.shaped_array(x.shape, x.dtype), in_s,
-            [np.array(x[index[d]], order="C") for d in mine], mine, True, False,
-            **_compat.device_put_kwargs())
+            lowering.shaped_array(x.shape, x.dtype), in_s,
+            [np.array(x[index[d]], order="C") for d in mine], mine, True, False)
         outs = exe.execute_sharded([arr]).disassemble_into_single_device_arrays()[0]
         out_index = out_s.devices_indices_map(out_shape)
         shards, mismatches = [], []

@@ -18,8 +18,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from runtime import _compat
-from runtime._platforms import client_platform
+from conformance.programs import lowering
+from runtime.xla_bridge import client_platform
 from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
 
@@ -55,7 +55,8 @@ def lower(fn: Callable[..., Any], avals: Sequence[Any], platform: str, *,
     :func:`lowered_text` is the cached form. The one lowering path of the suite and the
     benchmarks.
     """
-    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype)) for shape, dtype in avals_of(avals))
+    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype))
+                    for shape, dtype in avals_of(avals))
     program = fn
     if name is not None:
         def program(*args: Any) -> Any:
@@ -69,11 +70,7 @@ def lower(fn: Callable[..., Any], avals: Sequence[Any], platform: str, *,
         jit_kwargs["out_shardings"] = out_shardings
     if donate:
         jit_kwargs["donate_argnums"] = tuple(donate)
-    if not jit_kwargs:
-        return _compat.lower_to_stablehlo(program, structs, platform)
-    with _compat.x64_context():
-        traced = jax.jit(program, **jit_kwargs).trace(*structs)
-        return traced.lower(lowering_platforms=(platform,)).as_text()
+    return lowering.lower_to_stablehlo(program, structs, platform, **jit_kwargs)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -123,7 +120,7 @@ class ProgramCache:
         """:meth:`load` of an SPMD program with explicit shardings, over the devices of
         ``in_shardings[0]`` in tile-assignment order. Keyed by ``name`` (not ``fn``:
         sharded programs are built anew for each example), avals, shardings and devices."""
-        devices = _compat.device_assignment_of(in_shardings[0])
+        devices = lowering.device_assignment_of(in_shardings[0])
         avals = avals_of(args)
         key = (name, avals, tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
                                   for s in [*in_shardings, out_sharding]),
@@ -159,8 +156,8 @@ class ProgramCache:
         exe, text = self.load(name, fn, args, devices)
         sharding = NamedSharding(Mesh(np.array(devices), ("devices",)), PartitionSpec())
         arrays = [batched_device_put(
-            _compat.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,
-            False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL, **_compat.device_put_kwargs())
+            lowering.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,
+            False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
             for a in args]
         results = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         return [[(next(iter(o.devices())), np.asarray(o)) for o in per_output]

@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.programs.lowering import confine_jax_to_cpu
 from conformance.session import pjrt_plugin_info as plugin_info
-from runtime import _compat, xla_bridge, xla_client
-from runtime._plugin_library import absolute_path
-from runtime._platforms import client_platform
+from runtime import xla_bridge, xla_client
+from runtime.xla_bridge import client_platform
 
 
 class PlatformMismatchError(RuntimeError):
@@ -99,7 +99,7 @@ class BackendSpec:
         Raises PluginLoadError (with path and cause) for a plugin that cannot
         load, RuntimeError naming the available platforms for an unknown one.
         """
-        _compat.confine_jax_to_cpu()
+        confine_jax_to_cpu()
         xla_bridge.discover_and_register_pjrt_plugins()
         xla_bridge.clear_backends()
         xla_bridge.register_backend_factory(
@@ -113,7 +113,10 @@ class BackendSpec:
         xla_bridge.set_platforms([self.platform])
         known = xla_bridge.expand_platform_alias(self.platform)
         if not any(p in xla_bridge.registered_platforms() for p in known):
-            raise xla_bridge.unknown_platform_error(self.platform)
+            available = xla_bridge.available_platforms()  # runtime's error, in options:
+            raise RuntimeError(f"{xla_bridge.unknown_platform_error(self.platform)} From the "
+                               "command line: load its plugin with --plugin-library=PATH, or "
+                               f"pass --platform={available[0] if available else 'cpu'}.")
         if not any(p in xla_bridge.available_platforms() for p in known):
             raise xla_client.GpuLibNotLinkedError(
                 f"no {'/'.join(known)} PJRT plugin is installed. Available: "
@@ -138,7 +141,7 @@ class BackendSpec:
             loaded = xla_bridge.plugin_registrations().get(self.platform)
             if not xla_bridge.using_pjrt_c_api(client) or loaded is None or \
                     loaded.library is None or \
-                    absolute_path(self.plugin_library) != loaded.library.path:
+                    xla_bridge.normalize_library_path(self.plugin_library) != loaded.library.path:
                 raise PlatformMismatchError(
                     f"--plugin-library={self.plugin_library}: the client under test is not "
                     f"the PJRT C API client of that library (platform_version "

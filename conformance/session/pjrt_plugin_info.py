@@ -15,9 +15,7 @@ import re
 from typing import Any
 
 from conformance.processes import runner
-from runtime import _compat, plugin_support, xla_bridge
-from runtime._gpu import GPU_PLUGINS, find_plugin_library
-from runtime._plugin_library import sha256_of
+from runtime import plugin_support, versions, xla_bridge
 
 _LOG_LINE = re.compile(r"plugin has PJRT API version (\d+)\.(\d+)\. The framework PJRT API "
                        r"version is (\d+)\.(\d+)")
@@ -70,7 +68,7 @@ def _package_version_check(platform: str) -> dict[str, Any] | None:
         except importlib.metadata.PackageNotFoundError:
             continue
         return {"distribution": dist, "version": version,
-                "compatible": plugin_support.check_plugin_version(dist, _compat.JAXLIB_VERSION,
+                "compatible": plugin_support.check_plugin_version(dist, versions.JAXLIB_VERSION,
                                                                   version)}
     return None
 
@@ -86,9 +84,9 @@ def describe_plugin(client: Any, spec: Any) -> dict[str, Any]:
                   "library_sha256": reg.library.sha256 if reg.library else None,
                   "library_size_bytes": reg.library.size_bytes if reg.library else None}
     elif plugin_version is not None:
-        path = find_plugin_library(spec.platform) if spec.platform in GPU_PLUGINS else None
+        path = xla_bridge.gpu_plugin_library(spec.platform)
         loaded = {"how": "PJRT C API plugin", "source": "built-in factory",
-                  "library_path": path, "library_sha256": sha256_of(path) if path else None}
+                  "library_path": path, "library_sha256": xla_bridge.library_sha256(path) if path else None}
     return {
         "loaded": loaded,
         "using_pjrt_c_api": xla_bridge.using_pjrt_c_api(client),

@@ -38,7 +38,7 @@ from conformance.certification import profiles
 from conformance.certification import report
 from conformance.certification import waivers
 from conformance.programs.cache import ProgramCache
-from runtime import _compat, xla_bridge, xla_client
+from runtime import versions, xla_bridge, xla_client
 
 PROFILES = {
     # The explain phase traces every line after a failure; in long runs it left the
@@ -191,7 +191,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
               xla_bridge.plugin_errors().values()]
     return errors + [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
             f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
-            f"jax {_compat.JAX_VERSION}, jaxlib {_compat.JAXLIB_VERSION}"]
+            f"jax {versions.JAX_VERSION}, jaxlib {versions.JAXLIB_VERSION}"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -350,8 +350,8 @@ def header(state: SessionState) -> dict[str, Any]:
         "platform": (plugin_info.with_framework_version(state.platform_info)
                      if state.platform_info else {"name": state.platform}),
         "requested_platform": state.platform,
-        "environment": {"python": _platform.python_version(), "jax": _compat.JAX_VERSION,
-                        "jaxlib": _compat.JAXLIB_VERSION, "numpy": np.__version__,
+        "environment": {"python": _platform.python_version(), "jax": versions.JAX_VERSION,
+                        "jaxlib": versions.JAXLIB_VERSION, "numpy": np.__version__,
                         "scipy": scipy.__version__, "ml_dtypes": ml_dtypes.__version__,
                         "hypothesis": hypothesis.__version__, "pytest": pytest.__version__,
                         "os": _platform.platform()},

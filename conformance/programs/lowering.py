@@ -1,0 +1,61 @@
+"""The suite's side of jax: lowering jax functions to StableHLO, abstract values, shardings.
+
+The runtime under test never lowers anything; the suite writes its programs as
+jax functions and lowers them here for the platform under test. This is also
+the one place where the suite handles jax version differences (``enable_x64``
+moved from ``jax.experimental`` to ``jax``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import jax
+
+
+def x64_context() -> contextlib.AbstractContextManager:
+    """Context in which jax traces 64-bit dtypes as 64-bit (for lowering)."""
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64  # older jax
+
+    return enable_x64()
+
+
+def lower_to_stablehlo(fn: Any, avals: tuple[Any, ...], platform: str,
+                       **jit_options: Any) -> str:
+    """StableHLO text of the jax function ``fn`` traced at ``avals`` (``jax.ShapeDtypeStruct``
+    or ``ShapedArray`` values, 64-bit dtypes kept) and lowered for ``platform`` (a concrete
+    platform name such as ``"cpu"`` or ``"cuda"``, not the alias ``"gpu"``). ``jit_options``
+    go to ``jax.jit`` (``in_shardings``, ``out_shardings``, ``donate_argnums``)."""
+    with x64_context():
+        traced = jax.jit(fn, **jit_options).trace(*avals)
+        lowered = traced.lower(lowering_platforms=(platform,))
+    return lowered.as_text()
+
+
+def confine_jax_to_cpu() -> None:
+    """Make jax (used only to lower programs) start its CPU backend alone.
+
+    Lowering initializes jax's own backends; with a GPU plugin installed that
+    would be a second GPU client beside the one under test, holding its own
+    preallocated memory. No effect once jax's backends are initialized.
+    """
+    jax.config.update("jax_platforms", "cpu")
+
+
+def shaped_array(shape: tuple[int, ...], dtype: Any) -> Any:
+    """The abstract value (jax ``ShapedArray``) of an array of ``shape`` and ``dtype``: the
+    ``aval`` argument of the seed's ``batched_device_put``."""
+    return jax.core.ShapedArray(tuple(shape), dtype)
+
+
+def hlo_sharding_of(sharding: Any, ndim: int) -> Any:
+    """The ``HloSharding`` of a jax/jaxlib sharding for an array of rank ``ndim``."""
+    return sharding._to_xla_hlo_sharding(ndim)
+
+
+def device_assignment_of(sharding: Any) -> list[Any]:
+    """The devices of a jax/jaxlib sharding in its tile-assignment order."""
+    return list(sharding._device_assignment)
