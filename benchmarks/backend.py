@@ -2,7 +2,8 @@
 
 ``PJRT_BENCH_PLATFORM`` (default ``cpu``) picks the platform; the CPU client has
 ``PJRT_BENCH_CPU_DEVICES`` devices (default 8). Programs are jax functions
-lowered to StableHLO and compiled through ``runtime``, as in the suite.
+lowered to StableHLO and compiled through ``runtime`` by the suite's own lowering and
+compile cache (:mod:`conformance.programs.cache`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from conformance.programs.lowering import confine_jax_to_cpu, lower_to_stablehlo
+from conformance.programs import cache as programs
+from conformance.programs.lowering import confine_jax_to_cpu
 from runtime import xla_bridge, xla_client
 from runtime.xla_bridge import client_platform
 
@@ -35,17 +37,23 @@ def device(index: int = 0) -> Any:
 
 
 def lowered(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any]) -> str:
-    """StableHLO text of ``fn`` for ((shape, dtype), ...) on the benchmarked platform."""
-    import jax
+    """StableHLO text of ``fn`` for ((shape, dtype), ...) on the benchmarked platform,
+    lowered anew on every call (``bench_compile`` times it)."""
+    return programs.lower(fn, avals, client_platform(client()))
 
-    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dt)) for shape, dt in avals)
-    return lower_to_stablehlo(fn, structs, client_platform(client()))
+
+@functools.lru_cache(maxsize=1)
+def program_cache() -> programs.ProgramCache:
+    """The suite's compile cache for the client under benchmark."""
+    return programs.ProgramCache(client())
 
 
 def compiled(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any],
              devices: list[Any] | None = None) -> Any:
-    """A ``LoadedExecutable`` of ``fn`` on ``devices`` (default: device 0)."""
-    return client().compile_and_load(lowered(fn, *avals), devices or [device()])
+    """A ``LoadedExecutable`` of ``fn`` on ``devices`` (default: device 0), from
+    :func:`program_cache` (one compilation per function, avals and devices)."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    return program_cache().load(name, fn, avals, devices or [device()])[0]
 
 
 def put(x: np.ndarray, index: int = 0) -> Any:

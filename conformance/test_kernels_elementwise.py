@@ -19,10 +19,7 @@ once (one SPMD executable, replicated inputs):
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
-from collections.abc import Callable
-from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -34,79 +31,15 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
 from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
+from conformance.programs import cache as programs
+from conformance.programs import catalog
+from conformance.programs.catalog import Elementwise as Op
 
 FLOATS = dh.FLOATS
 INTEGERS = dh.INTS + dh.UINTS
-
-
-@dataclasses.dataclass(frozen=True)
-class Op:
-    """An elementwise op, its NumPy reference and how exactly it must match.
-
-    ``exact``: IEEE 754 defines the result (0 ULP, signed zeros); otherwise the
-    dtype's entry of ``ulp.ULP_TOLERANCE``. ``reference`` runs in the input dtype
-    for exact ops and in float64 for the others. ``domain``: (lo, hi) for drawn
-    values. ``signed_zeros``: the sign of a zero result is defined.
-    ``range_reduced``: periodic (sin, cos, tan), so results near zero are held to an
-    absolute error scaled by the argument instead of ULP.
-    """
-
-    name: str
-    fn: Callable[..., Any]
-    arity: int
-    reference: Callable[..., np.ndarray]
-    exact: bool
-    domain: tuple[float, float] = (-1e3, 1e3)
-    signed_zeros: bool = True
-    range_reduced: bool = False
-
-
-def _round_half_away(x):
-    """Round half away from zero, the sign of zero kept (computed exactly in float64)."""
-    w = x.astype(np.float64)
-    return np.where(np.isfinite(w), np.copysign(np.floor(np.abs(w) + 0.5), w), w).astype(x.dtype)
-
-
-def _sign(x):
-    """StableHLO sign: -1, +1, the zero itself (signed), NaN."""
-    return np.where(x == 0, x, np.sign(x)).astype(x.dtype)
-
-
-FLOAT_OPS = {op.name: op for op in [
-    Op("add", lax.add, 2, np.add, True),
-    Op("subtract", lax.sub, 2, np.subtract, True),
-    Op("multiply", lax.mul, 2, np.multiply, True),
-    Op("divide", lax.div, 2, np.divide, True),
-    Op("sqrt", lax.sqrt, 1, np.sqrt, True, (0, 1e3)),
-    Op("negate", lax.neg, 1, np.negative, True),
-    Op("abs", lax.abs, 1, np.abs, True),
-    Op("sign", lax.sign, 1, _sign, True),
-    Op("floor", lax.floor, 1, np.floor, True),
-    Op("ceil", lax.ceil, 1, np.ceil, True),
-    Op("round_nearest_even",
-       lambda x: lax.round(x, lax.RoundingMethod.TO_NEAREST_EVEN), 1, np.rint, True),
-    Op("round_nearest_afz", lax.round, 1, _round_half_away, True),
-    # IEEE 754-2019 leaves the sign of max(-0, +0) to the implementation.
-    Op("maximum", lax.max, 2, np.maximum, True, signed_zeros=False),
-    Op("minimum", lax.min, 2, np.minimum, True, signed_zeros=False),
-    Op("exp", lax.exp, 1, np.exp, False, (-80, 80)),
-    Op("expm1", lax.expm1, 1, np.expm1, False, (-20, 20)),
-    Op("log", lax.log, 1, np.log, False, (1e-30, 1e30)),
-    Op("log1p", lax.log1p, 1, np.log1p, False, (-0.99, 1e3)),
-    Op("tanh", lax.tanh, 1, np.tanh, False, (-20, 20)),
-    Op("logistic", lax.logistic, 1, lambda x: 1 / (1 + np.exp(-x)), False, (-20, 20)),
-    Op("sin", lax.sin, 1, np.sin, False, (-100, 100), range_reduced=True),
-    Op("cos", lax.cos, 1, np.cos, False, (-100, 100), range_reduced=True),
-    Op("tan", lax.tan, 1, np.tan, False, (-1.5, 1.5), range_reduced=True),
-    Op("rsqrt", lax.rsqrt, 1, lambda x: 1 / np.sqrt(x), False, (1e-6, 1e6)),
-    Op("cbrt", lax.cbrt, 1, np.cbrt, False),
-    Op("atan2", lax.atan2, 2, np.arctan2, False),
-    Op("power", lax.pow, 2, np.power, False, (0.01, 10)),
-]}
 
 
 def _float_specials(dtype: np.dtype) -> np.ndarray:
@@ -168,7 +101,7 @@ def _matches(out: np.ndarray, want: np.ndarray, max_ulp: int, signed_zeros: bool
 FLOAT_CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
                             marks=[pytest.mark.capability(dt.capability)] if dt.capability
                             else [])
-               for op in FLOAT_OPS.values() for dt in FLOATS]
+               for op in catalog.ops(catalog.FLOAT_KERNELS) for dt in FLOATS]
 
 
 @pytest.mark.parametrize("op,dt", FLOAT_CASES)
@@ -189,9 +122,9 @@ ACCURACY_CASES = [c for c in FLOAT_CASES if not c.values[0].exact]
 def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     """Drawn values in the op's domain, 64 a program, within the dtype's ULP tolerance.
 
-    Periodic ops (``range_reduced``: sin, cos, tan) may instead be within an absolute
-    error of ``eps * max(1, |x|)``: near a multiple of pi range reduction makes their
-    relative error unbounded on every implementation. Other ops get only ``tiny`` (a
+    Periodic ops (tolerance class ``ARGUMENT_SCALED``: sin, cos, tan) may instead be within
+    an absolute error of ``eps * max(1, |x|)``: near a multiple of pi range reduction makes
+    their relative error unbounded on every implementation. Other ops get only ``tiny`` (a
     flushed subnormal result).
     """
     fi = ml_dtypes.finfo(dt.dtype)
@@ -203,9 +136,8 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     call = f"execute({op.name}, {dt.name}[64])"
     outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     expected = _float_reference(op, args, dt.dtype)
-    eps = float(ml_dtypes.finfo(dt.dtype).eps)
-    atol = (eps * max(1.0, float(np.max(np.abs(args[0].astype(np.float64)))))
-            if op.range_reduced else float(fi.tiny))
+    atol = (float(fi.eps) * op.arg_scale(args) if op.tolerance == catalog.ARGUMENT_SCALED
+            else float(fi.tiny))
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
             ph.assert_ulp_close(out, expected, max_ulp=ulp.max_ulp(dt.name), atol=atol,
@@ -239,90 +171,35 @@ def _int_specials(dtype: np.dtype) -> np.ndarray:
     return np.array(sorted(values), dtype)
 
 
-def _wrap(python_ints: list[int], dtype: np.dtype) -> np.ndarray:
-    """Python integers reduced modulo 2**bits into ``dtype`` (two's complement)."""
-    bits = np.dtype(dtype).itemsize * 8
-    return np.array([v & ((1 << bits) - 1) for v in python_ints],
-                    f"u{np.dtype(dtype).itemsize}").view(dtype)
-
-
-def _elementwise_py(fn: Callable[..., int], dtype: np.dtype, *args: np.ndarray) -> np.ndarray:
-    return _wrap([fn(*(int(v) for v in vals)) for vals in zip(*args)], dtype)
-
-
-def _shift_amount_ok(s: int, bits: int) -> bool:
-    return 0 <= s < bits
-
-
-def _bits(dtype: np.dtype) -> int:
-    return np.dtype(dtype).itemsize * 8
-
-
-INT_OPS: dict[str, tuple[Callable[..., Any], int, Callable[..., Callable[..., int]]]] = {
-    # name: (lax fn, arity, factory(dtype) -> reference on Python ints, wrapped afterwards)
-    "add": (lax.add, 2, lambda d: lambda a, b: a + b),
-    "subtract": (lax.sub, 2, lambda d: lambda a, b: a - b),
-    "multiply": (lax.mul, 2, lambda d: lambda a, b: a * b),
-    "negate": (lax.neg, 1, lambda d: lambda a: -a),
-    "abs": (lax.abs, 1, lambda d: lambda a: abs(a)),
-    "maximum": (lax.max, 2, lambda d: max),
-    "minimum": (lax.min, 2, lambda d: min),
-    "and": (lax.bitwise_and, 2, lambda d: lambda a, b: a & b),
-    "or": (lax.bitwise_or, 2, lambda d: lambda a, b: a | b),
-    "xor": (lax.bitwise_xor, 2, lambda d: lambda a, b: a ^ b),
-    "not": (lax.bitwise_not, 1, lambda d: lambda a: ~a),
-    "popcnt": (lax.population_count, 1,
-               lambda d: lambda a: bin(a & ((1 << _bits(d)) - 1)).count("1")),
-    "clz": (lax.clz, 1,
-            lambda d: lambda a: _bits(d) - (a & ((1 << _bits(d)) - 1)).bit_length()),
-    # StableHLO: a shift by an amount outside [0, bits) gives 0 (left, logical right) or
-    # the sign fill (arithmetic right); amounts are read as the operand's own type.
-    "shift_left": (lax.shift_left, 2,
-                   lambda d: lambda a, s: a << s if _shift_amount_ok(s, _bits(d)) else 0),
-    "shift_right_logical": (lax.shift_right_logical, 2, lambda d: lambda a, s: (
-        (a & ((1 << _bits(d)) - 1)) >> s if _shift_amount_ok(s, _bits(d)) else 0)),
-    "shift_right_arithmetic": (lax.shift_right_arithmetic, 2, lambda d: lambda a, s: (
-        _signed(a, d) >> (s if _shift_amount_ok(s, _bits(d)) else _bits(d) - 1))),
-}
-
-
-def _signed(a: int, dtype: np.dtype) -> int:
-    """``a`` read as a signed integer of ``dtype``'s width."""
-    bits = _bits(dtype)
-    a &= (1 << bits) - 1
-    return a - (1 << bits) if a >> (bits - 1) else a
-
-
-def _int_args(name: str, arity: int, dtype: np.dtype) -> list[np.ndarray]:
+def _int_args(op: Op, dtype: np.dtype) -> list[np.ndarray]:
     s = _int_specials(dtype)
-    if arity == 1:
+    if op.arity == 1:
         return [s]
-    if name.startswith("shift"):
-        bits = _bits(dtype)
+    if op.name.startswith("shift"):
+        bits = np.dtype(dtype).itemsize * 8
         amounts = [0, 1, bits - 1, bits, bits + 1, 2 * bits, int(np.iinfo(dtype).max)]
         if np.iinfo(dtype).min < 0:
             amounts.append(-1)
-        a, b = zip(*itertools.product(s, _wrap(amounts, dtype)))
+        a, b = zip(*itertools.product(s, catalog.wrap_ints(amounts, dtype)))
     else:
         a, b = zip(*itertools.product(s, s))
     return [np.array(a, dtype), np.array(b, dtype)]
 
 
-INT_CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}")
-             for name in INT_OPS for dt in INTEGERS
-             if not (name == "abs" and dt.kind == "uint")]
+INT_CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}")
+             for op in catalog.ops(catalog.INT_KERNELS) for dt in INTEGERS
+             if dt.kind in op.kinds]
 
 
-@pytest.mark.parametrize("name,dt", INT_CASES)
-def test_integer_extremes(program_cache, name, dt):
-    fn, arity, factory = INT_OPS[name]
-    args = _int_args(name, arity, dt.dtype)
-    expected = _elementwise_py(factory(dt.dtype), dt.dtype, *args)
-    call = f"execute({name}, {dt.name} extremes)"
-    outs, program = programs.run_everywhere(program_cache, name, fn, args, dt, call)
+@pytest.mark.parametrize("op,dt", INT_CASES)
+def test_integer_extremes(program_cache, op, dt):
+    args = _int_args(op, dt.dtype)
+    expected = op.int_reference(*args)
+    call = f"execute({op.name}, {dt.name} extremes)"
+    outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            ph.assert_exact(out, expected.astype(out.dtype) if name in ("popcnt", "clz")
+            ph.assert_exact(out, expected.astype(out.dtype) if op.name in ("popcnt", "clz")
                             else expected, call=f"{call} on {device}")
 
 
@@ -350,7 +227,8 @@ def test_integer_division_by_zero_follows_xla(program_cache, name, dt):
     s = _int_specials(dt.dtype)
     a, b = (np.array(v, dt.dtype) for v in zip(*itertools.product(s, s)))
     ref = _xla_divide if name == "divide" else _xla_remainder
-    expected = _wrap([ref(int(x), int(y), dt.dtype) for x, y in zip(a, b)], dt.dtype)
+    expected = catalog.wrap_ints([ref(int(x), int(y), dt.dtype) for x, y in zip(a, b)],
+                                 dt.dtype)
     call = f"execute({name}, {dt.name} incl. division by zero and MIN/-1)"
     fn = lax.div if name == "divide" else lax.rem
     outs, program = programs.run_everywhere(program_cache, name, fn, [a, b], dt, call)

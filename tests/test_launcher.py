@@ -68,3 +68,60 @@ def test_area_runs_with_four_processes(run_suite):
 def test_launcher_rejects_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         launcher.run_scenario(**kwargs)
+
+
+# -- the one child-process runner (isolation, launcher and the plugin probe use it) --------
+
+def test_runner_names_signals_and_exits():
+    from conformance.processes import runner
+
+    crash = runner.run_python("import os, signal; print('up', flush=True); "
+                              "os.kill(os.getpid(), signal.SIGABRT)", timeout=30)
+    assert crash.signal == "SIGABRT" and crash.stdout == "up\n" and not crash.timed_out
+    plain = runner.run_python("import sys; sys.stderr.write('e'); sys.exit(3)", timeout=30)
+    assert (plain.returncode, plain.signal, plain.stderr) == (3, None, "e")
+    assert runner.signal_name(-9) == "SIGKILL" and runner.signal_name(0) is None
+    assert runner.signal_name(-200) == "signal 200"
+
+
+def test_runner_kills_the_whole_process_group_at_the_timeout():
+    from conformance.processes import runner
+
+    code = ("import subprocess, sys, time; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            "print(p.pid, flush=True); time.sleep(60)")
+    t0 = time.monotonic()
+    child = runner.run_python(code, timeout=3)
+    assert child.timed_out and child.returncode is None and time.monotonic() - t0 < 15
+    grandchild = int(child.stdout.split()[0])
+    deadline = time.monotonic() + 5
+    while not (_gone(child.pid) and _dead(grandchild)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(child.pid) and _dead(grandchild), "a process of the group outlived the timeout"
+
+
+def _dead(pid: int) -> bool:
+    """Gone, or a zombie waiting for a parent that is not the runner to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_runner_environment_puts_the_project_first():
+    from conformance.processes import runner
+
+    child = runner.run_python("import os; print(os.environ['PYTHONPATH']); "
+                              "print(os.environ['MARK'])", timeout=30,
+                              env=runner.child_env({"MARK": "x"}))
+    path, mark = child.stdout.split("\n")[:2]
+    assert path.split(os.pathsep)[0] == runner.ROOT and mark == "x"
+
+
+@pytest.mark.parametrize("timeout", [0, -1, True, "3"])
+def test_runner_rejects_bad_timeouts(timeout):
+    from conformance.processes import runner
+
+    with pytest.raises(ValueError, match="argument 'timeout' must be a positive number"):
+        runner.run_python("pass", timeout=timeout)

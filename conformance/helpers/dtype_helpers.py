@@ -1,4 +1,4 @@
-"""dtype catalogue, capabilities and the one tolerance table (alias ``dh``)."""
+"""dtype catalogue and capabilities (alias ``dh``); tolerances come from :mod:`.ulp`."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import dataclasses
 
 import ml_dtypes
 import numpy as np
+
+from conformance.helpers import ulp
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,20 +50,13 @@ TRANSFER_DTYPES = BOOL + INTS + UINTS + SUBBYTE_INTS + FLOATS + FP8 + COMPLEX
 NUMERIC_DTYPES = INTS + UINTS + FLOATS + COMPLEX
 BY_NAME = {d.name: d for d in TRANSFER_DTYPES}
 
-# Tolerances |out - ref| <= atol + rtol * |ref| for results that IEEE does not
-# define exactly (transcendental functions); one table, jax test_util style.
-TOLERANCE: dict[str, float] = {
-    "bool": 0.0, "int": 0.0, "uint": 0.0,
-    "bfloat16": 1.6e-2, "float16": 2e-3, "float32": 2e-6, "float64": 1e-12,
-    "complex64": 2e-6, "complex128": 1e-12,
-}
-
-
 def tolerance(dt: DType) -> float:
-    """Relative tolerance for ``dt`` (0 for exact kinds)."""
+    """Relative tolerance for ``dt``: 0 for exact kinds (bool, integers), else the
+    ``rtol`` of the one tolerance table, :data:`conformance.helpers.ulp.TOLERANCE`
+    (KeyError for a float dtype the table lacks)."""
     if dt.kind in ("bool", "int", "uint"):
         return 0.0
-    return TOLERANCE[dt.name]
+    return ulp.rtol(dt.name)
 
 
 def real_dtype(dt: DType) -> np.dtype:

@@ -1,4 +1,4 @@
-"""Units in the last place (ULP) between floating-point arrays, and the ULP table.
+"""Units in the last place (ULP) between floating-point arrays, and the one tolerance table.
 
 The distance between two floats of one dtype is the number of representable
 values between them: both bit patterns are mapped to integers that order like
@@ -9,27 +9,65 @@ IEEE-like dtype numpy and ml_dtypes define (float16/32/64, bfloat16, fp8).
 
 from __future__ import annotations
 
+import dataclasses
+
 import ml_dtypes
 import numpy as np
 
-#: Maximum ULP error of kernels whose result IEEE 754 does not define exactly
-#: (transcendental functions, reductions use their own bound), per dtype. One
-#: table for every platform; IEEE-defined operations (+ - * / sqrt, conversions,
-#: comparisons) are checked at 0 ULP. float64 allows more ULP because XLA's
-#: polynomial approximations target a relative error, not a ULP count.
-ULP_TOLERANCE: dict[str, int] = {
-    "bfloat16": 2, "float16": 2, "float32": 4, "float64": 8,
-    "float8_e4m3fn": 1, "float8_e5m2": 1,
+
+@dataclasses.dataclass(frozen=True)
+class Tolerance:
+    """How far a result that IEEE 754 does not define exactly (transcendental
+    functions, complex products) may be from the reference, for one dtype.
+
+    ``ulp``: maximum error in units in the last place, for checks in ULP (None:
+    the dtype has no ULP bound here, e.g. complex). ``rtol``: relative tolerance,
+    ``|out - ref| <= rtol * |ref|`` (plus an absolute part chosen by the check),
+    for checks in floating-point values; it is never tighter than ``ulp`` ULP
+    (``rtol >= ulp * eps``), because 1 ULP of a normal value ``x`` is at most
+    ``eps * |x|``.
+    """
+
+    ulp: int | None
+    rtol: float
+
+
+#: The one tolerance table, per dtype name, for every platform. IEEE-defined
+#: operations (+ - * / sqrt, conversions, comparisons) and integers are exact and
+#: not listed. float64 allows more ULP because XLA's polynomial approximations
+#: target a relative error, not a ULP count; the relative tolerances of float32
+#: and float64 also cover the references' own rounding (jax test_util style); fp8's
+#: are exactly ``ulp * eps``.
+TOLERANCE: dict[str, Tolerance] = {
+    "bfloat16": Tolerance(ulp=2, rtol=1.6e-2), "float16": Tolerance(ulp=2, rtol=2e-3),
+    "float32": Tolerance(ulp=4, rtol=2e-6), "float64": Tolerance(ulp=8, rtol=1e-12),
+    "float8_e4m3fn": Tolerance(ulp=1, rtol=0.125), "float8_e5m2": Tolerance(ulp=1, rtol=0.25),
+    "complex64": Tolerance(ulp=None, rtol=2e-6), "complex128": Tolerance(ulp=None, rtol=1e-12),
 }
 
 
-def max_ulp(dtype_name: str) -> int:
-    """The ULP tolerance of ``dtype_name`` (KeyError names the table's dtypes)."""
+def tolerance(dtype_name: str) -> Tolerance:
+    """The table's entry for ``dtype_name`` (KeyError names the table's dtypes)."""
     try:
-        return ULP_TOLERANCE[dtype_name]
+        return TOLERANCE[dtype_name]
     except KeyError:
+        raise KeyError(f"no tolerance for {dtype_name!r}; table has {sorted(TOLERANCE)}"
+                       ) from None
+
+
+def max_ulp(dtype_name: str) -> int:
+    """The ULP tolerance of ``dtype_name``; KeyError when the table has no ULP bound
+    for it (the message names the dtypes that have one)."""
+    bound = TOLERANCE.get(dtype_name, Tolerance(None, 0.0)).ulp
+    if bound is None:
         raise KeyError(f"no ULP tolerance for {dtype_name!r}; table has "
-                       f"{sorted(ULP_TOLERANCE)}") from None
+                       f"{sorted(k for k, v in TOLERANCE.items() if v.ulp is not None)}")
+    return bound
+
+
+def rtol(dtype_name: str) -> float:
+    """The relative tolerance of ``dtype_name`` (KeyError names the table's dtypes)."""
+    return tolerance(dtype_name).rtol
 
 
 _ML_FLOATS = {np.dtype(getattr(ml_dtypes, n)).type for n in dir(ml_dtypes)

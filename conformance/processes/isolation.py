@@ -1,17 +1,17 @@
 """Run a snippet against the backend in a child process, so a crash costs one test.
 
-Used for calls known to crash some backends (use after delete, double donation).
+Used for calls known to crash some backends (use after delete, double donation). The
+child is started by :mod:`conformance.processes.runner` (its process group is killed at
+the timeout).
 """
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 from typing import Any
 
 from conformance.helpers.assertions import BackendCrash
+from conformance.processes import runner
 
 _PRELUDE = """
 import sys
@@ -44,17 +44,11 @@ def run_snippet(snippet: str, *, spec: Any, device_index: int, call: str,
     """
     code = _PRELUDE.format(spec_json=spec.to_json(),
                            device_index=device_index) + textwrap.dedent(snippet)
-    try:
-        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired as err:
-        raise BackendHang(f"no result within {timeout:g} s [{call}]") from err
-    if proc.returncode < 0:
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        raise BackendCrash(f"process killed by {name} instead of raising a Python error "
+    proc = runner.run_python(code, timeout=timeout)
+    if proc.timed_out:
+        raise BackendHang(f"no result within {timeout:g} s [{call}]")
+    if proc.signal:
+        raise BackendCrash(f"process killed by {proc.signal} instead of raising a Python error "
                            f"[{call}]\nstdout: {proc.stdout.strip()[-500:]}")
     if proc.returncode != 0:
         raise AssertionError(f"child exited with {proc.returncode} [{call}]\n"

@@ -3,9 +3,10 @@
 ``--num-processes=N`` (pytest and ``pjrt-conformance run``) sets N for the
 multi_process area. Each test of that area calls :func:`run_scenario`, which
 picks a free loopback port for the coordination service (hosted by process 0),
-starts N worker processes (:func:`conformance.processes.mp_worker.main`), each in its own
-process group, waits for all of them within ``timeout`` seconds, and kills every
-group that is still alive (a hung or dead worker never outlives the call). Each
+starts N worker processes (:func:`conformance.processes.mp_worker.main`) with
+:func:`conformance.processes.runner.run_many`, each in its own process group, waits
+for all of them within ``timeout`` seconds, and kills every group that is still
+alive (a hung or dead worker never outlives the call). Each
 worker's outcome (result, error, exit code, wall time) comes back as a
 :class:`WorkerResult`; the test asserts on them and records them in the report.
 """
@@ -14,22 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
 from typing import Any
 
-_ROOT = str(Path(__file__).resolve().parents[2])
+from conformance.processes import mp_scenarios  # noqa: F401 - registers the scenarios
+from conformance.processes import mp_worker, runner
 
-
-# Not ``-m conformance.processes.mp_worker``: scenarios registered by preloaded modules must land in
-# the module's own registry, not in a ``__main__`` copy of it.
-_WORKER_MAIN = "import sys; from conformance.processes.mp_worker import main; sys.exit(main(sys.argv))"
+# Not ``-m conformance.processes.mp_worker``: scenarios registered by preloaded modules must
+# land in the module's own registry, not in a ``__main__`` copy of it.
+_WORKER_MAIN = ("import sys; import conformance.processes.mp_scenarios; "
+                "from conformance.processes.mp_worker import main; sys.exit(main(sys.argv))")
 
 
 def free_port() -> int:
@@ -58,12 +53,7 @@ class WorkerResult:
     @property
     def signal(self) -> str | None:
         """The signal that ended the process (``SIGABRT``...), None otherwise."""
-        if self.returncode is None or self.returncode >= 0:
-            return None
-        try:
-            return signal.Signals(-self.returncode).name
-        except ValueError:
-            return f"signal {-self.returncode}"
+        return runner.signal_name(self.returncode)
 
     def summary(self) -> dict[str, Any]:
         """The record kept in the report (no raw output)."""
@@ -88,13 +78,6 @@ def _parse(output: str) -> tuple[dict[str, Any] | None, str | None, dict[str, fl
     return result, error, marks
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | None = None,
                  devices_per_process: int = 2, timeout: float = 120.0,
                  coordinator: str | None = None) -> list[WorkerResult]:
@@ -105,8 +88,6 @@ def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | 
     (default: 127.0.0.1 and a free port). Raises ValueError for ``num_processes`` < 1
     or an unknown scenario. Every worker process group is killed before returning.
     """
-    from conformance.processes import mp_worker
-
     if isinstance(num_processes, bool) or not isinstance(num_processes, int) or \
             num_processes < 1:
         raise ValueError(f"run_scenario: argument 'num_processes' must be an int >= 1, got "
@@ -115,52 +96,19 @@ def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | 
         raise ValueError(f"run_scenario: unknown scenario {scenario!r}; known: "
                          f"{sorted(mp_worker.SCENARIOS)}")
     address = coordinator or f"127.0.0.1:{free_port()}"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]),
-        JAX_PLATFORMS="cpu")
-    procs, started = [], time.monotonic()
-    try:
-        for pid in range(num_processes):
-            spec = {"scenario": scenario, "process_id": pid, "num_processes": num_processes,
-                    "coordinator": address, "devices_per_process": devices_per_process,
-                    "params": params or {}}
-            procs.append(subprocess.Popen(
-                [sys.executable, "-c", _WORKER_MAIN, json.dumps(spec)],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                start_new_session=True))
-        deadline = started + timeout
-        outputs: list[str] = [""] * num_processes
-        ended: list[float | None] = [None] * num_processes
-        codes: list[int | None] = [None] * num_processes
-
-        def wait(i: int) -> None:  # one thread a worker: exit times are exact
-            proc = procs[i]
-            try:
-                outputs[i], _ = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-                codes[i], ended[i] = proc.returncode, time.monotonic()
-            except subprocess.TimeoutExpired:
-                _kill_group(proc)
-                outputs[i], _ = proc.communicate()
-
-        threads = [threading.Thread(target=wait, args=(i,), daemon=True)
-                   for i in range(num_processes)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        for proc in procs:
-            _kill_group(proc)
-            if proc.poll() is None:
-                proc.wait()
+    specs = [{"scenario": scenario, "process_id": pid, "num_processes": num_processes,
+              "coordinator": address, "devices_per_process": devices_per_process,
+              "params": params or {}} for pid in range(num_processes)]
+    children = runner.run_many([(_WORKER_MAIN, [json.dumps(spec)]) for spec in specs],
+                               timeout=timeout, env=runner.child_env({"JAX_PLATFORMS": "cpu"}),
+                               merge_stderr=True)
     results = []
-    for i in range(num_processes):
-        result, error, marks = _parse(outputs[i])
+    for i, child in enumerate(children):
+        result, error, marks = _parse(child.stdout)
         if result is None and error is None:
-            error = (f"no result (exit {codes[i]}); output tail:\n{outputs[i][-2000:]}"
-                     if codes[i] is not None else f"killed after the {timeout:g} s timeout; "
-                     f"output tail:\n{outputs[i][-2000:]}")
-        results.append(WorkerResult(i, codes[i], result, error,
-                                    (ended[i] or time.monotonic()) - started, outputs[i],
-                                    ended[i], marks, procs[i].pid))
+            error = (f"no result (exit {child.returncode}); output tail:\n{child.stdout[-2000:]}"
+                     if not child.timed_out else f"killed after the {timeout:g} s timeout; "
+                     f"output tail:\n{child.stdout[-2000:]}")
+        results.append(WorkerResult(i, child.returncode, result, error, child.wall_s,
+                                    child.stdout, child.ended_at, marks, child.pid))
     return results

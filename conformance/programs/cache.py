@@ -1,16 +1,17 @@
 """StableHLO programs under test: lowered from jax functions, compiled through runtime.
 
-Programs are lowered with jax for the platform under test and compiled and run
+Programs are lowered with jax for the platform under test (:func:`lower`, the one
+lowering path, also for sharded programs and the benchmarks) and compiled and run
 with ``runtime`` (never ``jax.jit`` dispatch). Lowered text is cached per
-(program, avals, platform) and executables per (program, avals, device), so
-Hypothesis examples of one signature compile once.
+(program, avals, platform) and executables per (program, avals, shardings, devices)
+in a :class:`ProgramCache`, so Hypothesis examples of one signature compile once.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -22,56 +23,116 @@ from runtime.xla_bridge import client_platform
 from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
 
-@functools.lru_cache(maxsize=4096)
-def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[tuple[tuple[int, ...], str], ...],
-                 client: Any) -> str:
-    """StableHLO text of ``fn`` for ``avals`` ((shape, dtype name), ...) lowered for
-    ``client``'s platform (``cuda``/``rocm`` for a GPU client reporting ``gpu``).
+Aval = tuple[tuple[int, ...], str]
 
-    The module is named ``@jit_<name>`` (non-identifier characters as ``_``), so a
-    program can be recognised in its text and in the reproduction.
+
+def avals_of(args: Sequence[Any]) -> tuple[Aval, ...]:
+    """``((shape, dtype name), ...)`` of arrays, or of ``(shape, dtype)`` pairs (hashable:
+    the cache key of a program's signature). Raises TypeError for anything else."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, tuple) and len(a) == 2:
+            shape, dtype = a
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            shape, dtype = a.shape, a.dtype
+        else:
+            raise TypeError(f"avals_of: argument {i} must be an array or a (shape, dtype) pair, "
+                            f"got {type(a).__name__}")
+        out.append((tuple(int(d) for d in shape), np.dtype(dtype).name))
+    return tuple(out)
+
+
+def lower(fn: Callable[..., Any], avals: Sequence[Any], platform: str, *,
+          name: str | None = None, in_shardings: Sequence[Any] | None = None,
+          out_shardings: Any = None, donate: tuple[int, ...] = ()) -> str:
+    """StableHLO text of the jax function ``fn`` traced at ``avals`` (arrays or ``(shape,
+    dtype)`` pairs, 64-bit dtypes kept) and lowered for ``platform`` (``cpu``, ``cuda``...).
+
+    ``name``: the module is named ``@jit_<name>`` (non-identifier characters as ``_``), so a
+    program can be recognised in its text and in the reproduction (None: ``fn``'s name).
+    ``in_shardings``/``out_shardings``: jax shardings of the arguments and results (SPMD
+    programs); arguments in ``donate`` are donated (``tf.aliasing_output``). Not cached:
+    :func:`lowered_text` is the cached form. The one lowering path of the suite and the
+    benchmarks.
     """
-    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype)) for shape, dtype in avals)
+    structs = tuple(jax.ShapeDtypeStruct(shape, np.dtype(dtype))
+                    for shape, dtype in avals_of(avals))
+    program = fn
+    if name is not None:
+        def program(*args: Any) -> Any:
+            return fn(*args)
 
-    def program(*args: Any) -> Any:
-        return fn(*args)
+        program.__name__ = program.__qualname__ = re.sub(r"\W", "_", name)
+    jit_kwargs: dict[str, Any] = {}
+    if in_shardings is not None:
+        jit_kwargs["in_shardings"] = tuple(in_shardings)
+    if out_shardings is not None:
+        jit_kwargs["out_shardings"] = out_shardings
+    if donate:
+        jit_kwargs["donate_argnums"] = tuple(donate)
+    return lowering.lower_to_stablehlo(program, structs, platform, **jit_kwargs)
 
-    program.__name__ = program.__qualname__ = re.sub(r"\W", "_", name)
-    return lowering.lower_to_stablehlo(program, structs, client_platform(client))
+
+@functools.lru_cache(maxsize=4096)
+def lowered_text(name: str, fn: Callable[..., Any], avals: tuple[Aval, ...], client: Any) -> str:
+    """:func:`lower` of ``fn`` for ``avals`` ((shape, dtype name), ...) named ``name``, for
+    ``client``'s platform (``cuda``/``rocm`` for a GPU client reporting ``gpu``); cached."""
+    return lower(fn, avals, client_platform(client), name=name)
 
 
 class ProgramCache:
-    """Compiled executables of one client, keyed by (program, avals, device ids).
+    """Compiled executables of one client, keyed by (program, avals, shardings, device ids).
 
     ``compiles`` counts compilations and ``hits`` loads served from the cache, so
-    tests can check that the cache works and the report can show both.
+    tests can check that the cache works and the report can show both. Used by the
+    tests (the ``program_cache`` fixture, sharded runners, multi-process workers) and by
+    the benchmarks.
     """
 
     def __init__(self, client: Any):
         self.client = client
         self.compiles = 0
         self.hits = 0
-        self._executables: dict[tuple, Any] = {}
+        self._executables: dict[tuple, tuple[Any, str]] = {}
 
-    def _load(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
-              devices: list[Any]) -> tuple[Any, str]:
-        """Lowered text and executable for ``fn`` on ``args`` over ``devices`` (cached)."""
-        avals = tuple((tuple(a.shape), np.dtype(a.dtype).name) for a in args)
-        text = lowered_text(name, fn, avals, self.client)
-        key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
-        exe = self._executables.get(key)
-        if exe is None:
-            exe = self.client.compile_and_load(text, devices)
+    def _compiled(self, key: tuple, text: Callable[[], str], devices: list[Any]
+                  ) -> tuple[Any, str]:
+        hit = self._executables.get(key)
+        if hit is None:
+            program = text()
+            hit = self._executables[key] = (self.client.compile_and_load(program, devices),
+                                            program)
             self.compiles += 1
-            self._executables[key] = exe
         else:
             self.hits += 1
-        return exe, text
+        return hit
+
+    def load(self, name: str, fn: Callable[..., Any], avals: Sequence[Any],
+             devices: list[Any]) -> tuple[Any, str]:
+        """The loaded executable and StableHLO text of ``fn`` at ``avals`` (arrays or
+        ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request."""
+        avals = avals_of(avals)
+        key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
+        return self._compiled(key, lambda: lowered_text(name, fn, avals, self.client), devices)
+
+    def load_sharded(self, name: str, fn: Callable[..., Any], args: Sequence[Any],
+                     in_shardings: Sequence[Any], out_sharding: Any) -> tuple[Any, str]:
+        """:meth:`load` of an SPMD program with explicit shardings, over the devices of
+        ``in_shardings[0]`` in tile-assignment order. Keyed by ``name`` (not ``fn``:
+        sharded programs are built anew for each example), avals, shardings and devices."""
+        devices = lowering.device_assignment_of(in_shardings[0])
+        avals = avals_of(args)
+        key = (name, avals, tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
+                                  for s in [*in_shardings, out_sharding]),
+               tuple(d.id for d in devices))
+        platform = client_platform(self.client)
+        return self._compiled(key, lambda: lower(fn, avals, platform, in_shardings=in_shardings,
+                                                 out_shardings=out_sharding), devices)
 
     def get(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
             device: Any) -> tuple[Any, str]:
         """The loaded executable and its StableHLO text for ``fn`` on ``args``."""
-        return self._load(name, fn, args, [device])
+        return self.load(name, fn, args, [device])
 
     def run(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
             device: Any) -> tuple[list[np.ndarray], str]:
@@ -92,7 +153,7 @@ class ProgramCache:
         program on its own copy and each device's result is checked separately.
         """
         devices = self.client.local_devices()
-        exe, text = self._load(name, fn, args, devices)
+        exe, text = self.load(name, fn, args, devices)
         sharding = NamedSharding(Mesh(np.array(devices), ("devices",)), PartitionSpec())
         arrays = [batched_device_put(
             lowering.shaped_array(a.shape, a.dtype), sharding, [a] * len(devices), devices, True,

@@ -23,12 +23,14 @@ def x64_context() -> contextlib.AbstractContextManager:
     return enable_x64()
 
 
-def lower_to_stablehlo(fn: Any, avals: tuple[Any, ...], platform: str) -> str:
+def lower_to_stablehlo(fn: Any, avals: tuple[Any, ...], platform: str,
+                       **jit_options: Any) -> str:
     """StableHLO text of the jax function ``fn`` traced at ``avals`` (``jax.ShapeDtypeStruct``
     or ``ShapedArray`` values, 64-bit dtypes kept) and lowered for ``platform`` (a concrete
-    platform name such as ``"cpu"`` or ``"cuda"``, not the alias ``"gpu"``)."""
+    platform name such as ``"cpu"`` or ``"cuda"``, not the alias ``"gpu"``). ``jit_options``
+    go to ``jax.jit`` (``in_shardings``, ``out_shardings``, ``donate_argnums``)."""
     with x64_context():
-        traced = jax.jit(fn).trace(*avals)
+        traced = jax.jit(fn, **jit_options).trace(*avals)
         lowered = traced.lower(lowering_platforms=(platform,))
     return lowered.as_text()
 

@@ -1,8 +1,9 @@
 """SPMD programs over a mesh: sharded inputs and outputs, and collectives in StableHLO.
 
 Programs are jax functions (``jax.shard_map`` for collectives) lowered for the
-platform under test with explicit input and output shardings, compiled through
-``runtime`` for the mesh's devices and run with ``execute_sharded``. The
+platform under test with explicit input and output shardings and compiled through
+``runtime`` for the mesh's devices, both by :mod:`conformance.programs.cache`, and run
+with ``execute_sharded``. The
 outputs come back as one single-device array per device; :func:`assemble`
 builds the global array from them and checks that replicas agree.
 """
@@ -19,8 +20,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import sharding_helpers as shh
-from conformance.programs import lowering
-from runtime.xla_bridge import client_platform
+from conformance.programs import cache as programs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,13 +90,10 @@ COLLECTIVES = {c.name: c for c in [
 
 def lower(fn: Callable[..., Any], args: list[np.ndarray], in_shardings: list[Any],
           out_shardings: Any, platform: str, donate: tuple[int, ...] = ()) -> str:
-    """StableHLO text of ``fn`` with the given shardings for ``platform``; arguments in
-    ``donate`` are donated (``tf.aliasing_output`` on the parameter)."""
-    structs = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
-    with lowering.x64_context():
-        traced = jax.jit(fn, in_shardings=tuple(in_shardings), out_shardings=out_shardings,
-                         donate_argnums=donate).trace(*structs)
-        return traced.lower(lowering_platforms=(platform,)).as_text()
+    """:func:`conformance.programs.cache.lower` of ``fn`` at ``args``' avals with the given
+    shardings for ``platform``; arguments in ``donate`` are donated."""
+    return programs.lower(fn, args, platform, in_shardings=in_shardings,
+                          out_shardings=out_shardings, donate=donate)
 
 
 def assemble(arrays: list[Any], sharding: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
@@ -121,27 +118,25 @@ def assemble(arrays: list[Any], sharding: Any, shape: tuple[int, ...]) -> tuple[
 
 
 class ShardedRunner:
-    """Compiles and runs sharded programs on one client; executables cached by
-    (program name, avals, shardings, device order)."""
+    """Runs sharded programs on one client; executables come from a
+    :class:`~conformance.programs.cache.ProgramCache` (``cache``; default: a new one),
+    keyed by (program name, avals, shardings, device order). ``xc``: the client's
+    ``xla_client`` module, used to place the inputs."""
 
-    def __init__(self, client: Any, xc: Any):
+    def __init__(self, client: Any, xc: Any, cache: programs.ProgramCache | None = None):
         self.client, self.xc = client, xc
-        self.compiles = 0
-        self._cache: dict[tuple, tuple[Any, str]] = {}
+        self.cache = cache if cache is not None else programs.ProgramCache(client)
+
+    @property
+    def compiles(self) -> int:
+        """Compilations so far by this runner's cache."""
+        return self.cache.compiles
 
     def run(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
             in_shardings: list[NamedSharding], out_sharding: NamedSharding,
             out_shape: tuple[int, ...]) -> tuple[np.ndarray, str, str, Any]:
         """(global output, problem, StableHLO text, executable) of ``fn`` on ``args``."""
-        devices = lowering.device_assignment_of(in_shardings[0])
-        key = (name, tuple((a.shape, a.dtype.str) for a in args),
-               tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
-                     for s in [*in_shardings, out_sharding]), tuple(d.id for d in devices))
-        if key not in self._cache:
-            text = lower(fn, args, in_shardings, out_sharding, client_platform(self.client))
-            self._cache[key] = (self.client.compile_and_load(text, devices), text)
-            self.compiles += 1
-        exe, text = self._cache[key]
+        exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
         arrays = [shh.put_sharded(a, s, xc=self.xc) for a, s in zip(args, in_shardings)]
         per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         out, problem = assemble(per_output[0], out_sharding, out_shape)

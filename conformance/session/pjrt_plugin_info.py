@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import functools
 import importlib.metadata
-import os
 import re
-import subprocess
-import sys
 from typing import Any
 
+from conformance.processes import runner
 from runtime import plugin_support, versions, xla_bridge
 
 _LOG_LINE = re.compile(r"plugin has PJRT API version (\d+)\.(\d+)\. The framework PJRT API "
@@ -37,11 +35,9 @@ def framework_api_version(library_path: str, timeout: float = 120.0) -> tuple[in
     """``(major, minor)`` C API version jaxlib was built with, read from jaxlib's log
     while it initializes ``library_path`` in a child process; None when the line
     is absent (log format changed, library failed before initialization)."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="0")
-    try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD, library_path], capture_output=True,
-                              text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
+    proc = runner.run_python(_CHILD, [library_path], timeout=timeout,
+                             env=runner.child_env({"TF_CPP_MIN_LOG_LEVEL": "0"}))
+    if proc.timed_out:
         return None
     match = _LOG_LINE.search(proc.stderr)
     return (int(match.group(3)), int(match.group(4))) if match else None
