@@ -33,6 +33,20 @@ fuzz()
 print("FUZZ-OK")
 """
 
+#: Mutations of one valid input are scanned over fixed seeds, not drawn: the input
+#: (a serialized executable) differs between CPUs, so drawn seeds would make the
+#: outcome depend on the machine; 200 seeds reach every region of the blob.
+_SCAN = """
+ALLOWED = (TypeError, ValueError, OverflowError, xc.XlaRuntimeError)
+{setup}
+for a in range({examples}):
+    try:
+        {target}
+    except ALLOWED:
+        pass
+print("FUZZ-OK")
+"""
+
 _SERIALIZED = """
 from conformance.programs import cache as programs, catalog
 text = programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
@@ -56,7 +70,7 @@ TARGETS = {
     "deserialize_executable": ("st.binary(max_size=256)",
                                "client.deserialize_executable(a, [device])"),
     "deserialize_executable-mutated": (
-        "st.integers(0, 2**20)", "client.deserialize_executable(flip(blob, a), [device])"),
+        None, "client.deserialize_executable(flip(blob, a), [device])"),
     "Shape.array_shape": ("junk", "xc.Shape.array_shape(a, b)"),
     "dtype_to_etype": ("junk", "xc.dtype_to_etype(a)"),
     "execution_stream_id": ("junk", "xc.execution_stream_id(a).__enter__()"),
@@ -72,7 +86,10 @@ TARGETS = {
 def test_fuzz_public_function(client, name, isolated):
     strategy, target = TARGETS[name]
     setup = _SERIALIZED if "blob" in target else ""
-    snippet = _FUZZ.format(setup=setup, examples=60, strategy_a=strategy, target=target)
+    if strategy is None:  # a scan over fixed mutation seeds
+        snippet = _SCAN.format(setup=setup, examples=200, target=target)
+    else:
+        snippet = _FUZZ.format(setup=setup, examples=60, strategy_a=strategy, target=target)
     out = isolated(snippet, device=client.local_devices()[0], call=f"fuzz {name}",
                    timeout=300)
     assert "FUZZ-OK" in out, f"fuzz {name} did not finish:\n{out[-2000:]}"
