@@ -7,9 +7,9 @@ parsed back:
 - ``pjrt_tier`` and ``pjrt_capability``: set at collection;
 - ``pjrt_outcome``: one dict per phase report, set by the plugin's
   ``pytest_runtest_makereport`` hookwrapper (:mod:`conformance.session.recording`):
-  ``status`` (one of :data:`STATUSES` except ``waived``) and, for failures,
+  ``status`` (one of :data:`STATUSES` except ``waived``); for failures
   ``reproduction``, ``inputs``, ``program_text``, ``falsifying_example``,
-  ``hypothesis_blob``;
+  ``hypothesis_blob``; for ``not_supported`` the ``message``;
 - ``pjrt_processes``: the multi_process area's per-process outcomes.
 
 :class:`Collector` merges the phase reports of one run into one
@@ -124,7 +124,7 @@ class Collector:
                         processes=props.get(PROCESSES_PROPERTY,
                                             prev.processes if prev is not None else None))
         if status != "pass":
-            result.message = _message(report)
+            result.message = outcome.get("message") or _message(report)
         if status in FATAL:
             result.reproduction = outcome.get("reproduction") or ""
             result.facts = {k: outcome.get(k) for k in FAILURE_FACTS}

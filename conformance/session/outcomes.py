@@ -117,9 +117,12 @@ def failure_facts(exc: BaseException) -> dict[str, str | None]:
 
 
 def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str, Any]:
-    """The outcome record of one phase: ``status`` and, for failures, the facts."""
+    """The outcome record of one phase: ``status``; for failures the facts of
+    :func:`failure_facts`, for ``not_supported`` the ``message``."""
     exc = call.excinfo.value if call.excinfo is not None else None
     record: dict[str, Any] = {"status": status(exc, when=call.when, outcome=report.outcome)}
-    if exc is not None and record["status"] not in ("not_supported", "skipped"):
+    if record["status"] == "not_supported":
+        record["message"] = str(exc.msg)  # "not_supported: <what was refused>"
+    elif exc is not None and record["status"] != "skipped":
         record.update(failure_facts(exc))
     return record
