@@ -19,16 +19,17 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.session import options
+from conformance.session import state as session_state
 from conformance.certification import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
@@ -78,6 +79,17 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
     return args + extra
 
 
+class _Written:
+    """A pytest plugin that keeps the report document the session wrote (or None)."""
+
+    doc: dict[str, Any] | None = None
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        state = config.stash.get(session_state.KEY, None)
+        if state is not None and state.written:
+            self.doc = state.written[0]
+
+
 def run(ns: argparse.Namespace) -> int:
     if ns.num_processes < 1:
         print(f"pjrt-conformance: --num-processes must be >= 1, got {ns.num_processes}",
@@ -88,14 +100,13 @@ def run(ns: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     output = ns.output or default_output(ns.platform)
-    rc = pytest.main(pytest_args(ns, output))
-    report_json = output / "report.json"
-    if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or \
-            not report_json.exists():
+    written = _Written()
+    rc = pytest.main(pytest_args(ns, output), plugins=[written])
+    doc = written.doc
+    if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
               "messages above", file=sys.stderr)
         return EXIT_USAGE
-    doc = json.loads(report_json.read_text())
     s = doc["summary"]
     print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {doc['verdict'].upper()}"
           f" ({s['collected']} collected, " + ", ".join(

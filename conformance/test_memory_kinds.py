@@ -18,7 +18,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import sharding_helpers as shh
-from conformance.helpers.capabilities import NOT_SUPPORTED
+from conformance.helpers.capabilities import not_supported
 
 KINDS = ("device", "pinned_host", "unpinned_host")
 
@@ -37,8 +37,8 @@ def _require(client, *kinds: str) -> None:
         if kind not in listed:
             with pytest.raises((ValueError, RuntimeError)):
                 client.local_devices()[0].memory(kind)
-            pytest.skip(f"{NOT_SUPPORTED}: memory kind {kind!r} is not listed by the platform "
-                        f"({sorted(listed)})")
+            not_supported(f"memory kind {kind!r} is not listed by the platform "
+                          f"({sorted(listed)})")
 
 
 def test_memories_are_listed_consistently(device):

@@ -11,6 +11,7 @@ import pytest
 SYNTHETIC = '''
 import pytest
 from conformance.helpers.assertions import BackendCrash
+from conformance.helpers.capabilities import not_supported
 
 def test_pass():
     assert 1 + 1 == 2
@@ -25,7 +26,7 @@ def test_error():
     raise RuntimeError("backend exploded")
 
 def test_not_supported():
-    pytest.skip("not_supported: capability fp8 (float8_e4m3fn): put raised ValueError")
+    not_supported("capability fp8 (float8_e4m3fn): put raised ValueError")
 
 def test_skipped():
     pytest.skip("needs two devices")

@@ -23,6 +23,7 @@ from conformance.certification import verdict as certification
 from conformance.certification import profiles
 from conformance.certification import report
 from conformance.certification import report_html
+from conformance.certification import report_md
 from conformance.certification.waivers import WAIVABLE
 
 MANIFEST = "MANIFEST.sha256"
@@ -73,7 +74,7 @@ def write(doc: dict[str, Any], out_dir: Path) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     texts = {"report.json": json.dumps(doc, indent=2) + "\n",
-             "report.md": report.render_markdown(doc),
+             "report.md": report_md.render(doc),
              "report.html": report_html.render(doc),
              "junit.xml": render_junit(doc)}
     for name, text in texts.items():

@@ -10,7 +10,9 @@ platform under test (``--platform``) is NAME.
 
 A known failure keeps its real status in the report (a known crash is still a
 crash and still denies certification); it only keeps pytest's exit code green.
-Entries that match no collected test are reported.
+Every process that runs tests marks them (:func:`apply`); the process that merges
+the results counts the matches once (:func:`match`), so the counts and the
+"matched no test" warning are the same with and without pytest-xdist.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class Entry:
     source: str
     matched: int = 0
     file_collected: bool = False
+
+    @property
+    def label(self) -> str:
+        """The xfail reason and the report's ``known_failure``: ``known: REASON (SOURCE)``."""
+        return f"known: {self.reason} ({self.source})"
 
     def matches(self, nodeid: str) -> bool:
         """``*`` is the only wildcard; brackets of parametrized ids are literal."""
@@ -92,16 +99,39 @@ def parse(path: Path) -> list[Entry]:
     return entries
 
 
+def _first_match(active: list[Entry], nodeid: str) -> Entry | None:
+    return next((e for e in active if e.matches(nodeid)), None)
+
+
 def apply(items: list[pytest.Item], entries: list[Entry], platform: str | None = None) -> None:
-    """Mark matching items strict-xfail (a fixed bug then fails loudly as XPASS)."""
+    """Mark matching items strict-xfail (a fixed bug then fails loudly as XPASS).
+    Counts nothing: :func:`match` does, where the results are merged."""
     active = [e for e in entries if e.applies(platform)]
-    files = {item.nodeid.split("::")[0] for item in items}
-    for e in active:
-        e.file_collected = e.pattern.split("::")[0] in files
     for item in items:
-        for e in active:
-            if e.matches(item.nodeid):
-                e.matched += 1
-                item.add_marker(pytest.mark.xfail(reason=f"known: {e.reason} ({e.source})",
-                                                  strict=True, run=True))
-                break
+        entry = _first_match(active, item.nodeid)
+        if entry is not None:
+            item.add_marker(pytest.mark.xfail(reason=entry.label, strict=True, run=True))
+
+
+def match(entries: list[Entry], nodeids: list[str],
+          platform: str | None = None) -> dict[str, Entry]:
+    """The entry (first in file order) of every node id that one matches, for the
+    entries that apply on ``platform``; sets each entry's ``matched`` (number of node
+    ids) and ``file_collected`` (its test file has a node id among ``nodeids``)."""
+    active = [e for e in entries if e.applies(platform)]
+    files = {nodeid.split("::")[0] for nodeid in nodeids}
+    found: dict[str, Entry] = {}
+    for e in active:
+        e.matched = 0
+        e.file_collected = e.pattern.split("::")[0] in files
+    for nodeid in nodeids:
+        entry = _first_match(active, nodeid)
+        if entry is not None:
+            entry.matched += 1
+            found[nodeid] = entry
+    return found
+
+
+def unmatched(entries: list[Entry], platform: str | None = None) -> list[Entry]:
+    """Active entries whose test file ran but that matched no test (after :func:`match`)."""
+    return [e for e in entries if e.applies(platform) and e.file_collected and not e.matched]

@@ -6,7 +6,7 @@ from typing import Any
 
 import jinja2
 
-from conformance.certification.report import STATUSES
+from conformance.certification.records import STATUSES
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),

@@ -1,0 +1,108 @@
+"""``report.md``: the report document for humans and pull requests (render only)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.certification.records import STATUSES
+
+
+def _version(v: list[int] | None) -> str:
+    return "unknown" if not v else ".".join(map(str, v))
+
+
+def _backend_lines(p: dict[str, Any]) -> list[str]:
+    """How the backend was loaded: plugin library, options, PJRT C API versions."""
+    loaded = p.get("loaded")
+    if not loaded:
+        return []
+    lines = [f"- Loaded: {loaded['how']}" + (f" ({loaded['source']})" if loaded.get("source")
+                                             else "")]
+    if loaded.get("library_path"):
+        lines.append(f"- Plugin library: `{loaded['library_path']}` sha256 "
+                     f"`{loaded.get('library_sha256')}`, options "
+                     f"`{json.dumps(loaded.get('options') or {}, sort_keys=True)}`")
+    if p.get("using_pjrt_c_api"):
+        lines.append(f"- PJRT C API: plugin {_version(p.get('pjrt_c_api_version'))}, framework "
+                     f"(jaxlib) {_version(p.get('framework_pjrt_c_api_version'))}")
+    lines += [f"- Version check: {f}" for f in p.get("version_findings") or []]
+    if p.get("plugin_package"):
+        pkg = p["plugin_package"]
+        lines.append(f"- Plugin package: {pkg['distribution']} {pkg['version']} "
+                     f"({'compatible' if pkg['compatible'] else 'INCOMPATIBLE'} with jaxlib)")
+    lines += [f"- Plugin error: {name}: {err}"
+              for name, err in (p.get("plugin_errors") or {}).items()]
+    return lines
+
+
+def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list[str]:
+    """A Markdown section with one row of status counts per area or tier."""
+    return ["", f"## {title}", "", f"| {key} | " + " | ".join(STATUSES) + " |",
+            "|---|" + "---|" * len(STATUSES)] + [
+        f"| {name} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
+        for name, c in rows.items()]
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The Markdown page of a report.json document."""
+    p, env, s = doc["platform"], doc["environment"], doc["summary"]
+    lines = [
+        f"# PJRT conformance report: {p.get('name', '?')}",
+        "",
+        f"**Verdict: {doc['verdict']}**" + (
+            "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
+        "",
+        f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
+        f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
+        f", {p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
+    ] + _backend_lines(p) + [
+        f"- Environment: python {env['python']}, jax {env['jax']}, jaxlib {env['jaxlib']}, "
+        f"numpy {env['numpy']}",
+        f"- Hypothesis profile: {doc['hypothesis']['profile']} "
+        f"(max_examples={doc['hypothesis']['max_examples']}, "
+        f"derandomize={doc['hypothesis']['derandomize']})",
+        f"- Profile: " + (f"{doc['profile']['name']} (sha256 {doc['profile']['sha256'][:12]}, "
+                          f"{doc['profile']['tests']} test ids)" if doc.get("profile")
+                          else "none (completeness not checked; not a certification)"),
+        f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
+        f"- Command: `{doc['command']}`",
+        f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
+        f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
+        "",
+        "## Summary",
+        "",
+        f"Collected {s['collected']}, reported {s['reported']}"
+        + (f", expected by the profile {s['expected']}." if s.get("expected") is not None
+           else "."),
+        "",
+        "| status | count |",
+        "|---|---|",
+    ] + [f"| {k} | {v} |" for k, v in s["by_status"].items()]
+    lines += _status_table("Areas", "area", doc["areas"])
+    if doc.get("kernel_families"):
+        lines += _status_table("Kernel families (results vs NumPy/SciPy)", "family",
+                               doc["kernel_families"])
+    if doc.get("programs"):
+        p = doc["programs"]
+        lines += ["", f"Programs compiled: {p['compiles']}, executables served from the cache: "
+                      f"{p['cache_hits']}."]
+    lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
+    if doc.get("report_errors"):
+        lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
+    if doc.get("waivers"):
+        lines += ["", "## Waivers", ""] + [f"- `{w['test']}` until {w['expires']}: "
+                                           f"{w['reason']} ({w['issue']})"
+                                           for w in doc["waivers"]]
+    if doc["failures"]:
+        lines += ["", "## Failures", ""]
+        for f in doc["failures"]:
+            lines += [f"### `{f['nodeid']}`", "", f"Status: **{f['status']}**"
+                      + (f" (known: {f['known_failure']})" if f["known_failure"] else ""),
+                      "", "```", f["message"].strip()[:2000], "```"]
+            if f["reproduction"]:
+                lines += ["", "Reproduction:", "", "```", f["reproduction"].strip(), "```"]
+            if f.get("command"):
+                lines += ["", f"Reproduce: `{f['command']}`"]
+            lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,28 @@
+"""The Hypothesis profiles of the suite: ``ci`` (the default), ``dev``, ``nightly``.
+
+Choose one with Hypothesis' own ``--hypothesis-profile``.
+"""
+
+from __future__ import annotations
+
+import hypothesis
+
+PROFILES = {
+    # The explain phase traces every line after a failure; in long runs it left the
+    # interpreter in a state where later tests hit RecursionError, so ci skips it.
+    "ci": dict(derandomize=True, database=None, deadline=None, print_blob=True, max_examples=8,
+               phases=[p for p in hypothesis.Phase if p.name != "explain"],
+               suppress_health_check=[hypothesis.HealthCheck.too_slow]),
+    "dev": dict(deadline=None, print_blob=True, max_examples=25),
+    "nightly": dict(deadline=None, print_blob=True, max_examples=500,
+                    suppress_health_check=[hypothesis.HealthCheck.too_slow]),
+}
+DEFAULT_PROFILE = "ci"
+
+
+def register(explicit: bool) -> None:
+    """Register :data:`PROFILES`; load ``ci`` unless a profile was chosen (``explicit``)."""
+    for name, kwargs in PROFILES.items():
+        hypothesis.settings.register_profile(name, **kwargs)
+    if not explicit:
+        hypothesis.settings.load_profile(DEFAULT_PROFILE)

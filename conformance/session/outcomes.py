@@ -1,0 +1,128 @@
+"""The status and failure facts of one test phase, from what pytest caught.
+
+The status comes from the exception's *type* (``call.excinfo``), never from
+pytest's failure text:
+
+- :class:`~conformance.helpers.capabilities.NotSupported` -> ``not_supported``,
+  any other skip -> ``skipped``;
+- :class:`~conformance.helpers.assertions.BackendCrash` -> ``crash``;
+- :class:`~conformance.processes.isolation.BackendHang`, or pytest-timeout's
+  failure (raised from its signal handler) -> ``timeout``;
+- an ``AssertionError`` in the test call -> ``fail_wrong_result`` (a failed check);
+- anything else -> ``fail_error`` (also setup/teardown errors, and a strict XPASS).
+
+An exception group (Hypothesis found several distinct failures) is a ``crash``
+or ``timeout`` if one member is, ``fail_wrong_result`` if every member is, and
+``fail_error`` otherwise. The facts of a failure are data attached at the source:
+the :class:`~conformance.helpers.reproduction.Reproduction` of the exception and
+the notes Hypothesis adds (its failing test case and ``@reproduce_failure`` blob).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conformance.helpers import reproduction
+from conformance.helpers.assertions import BackendCrash
+from conformance.helpers.capabilities import NotSupported
+from conformance.processes.isolation import BackendHang
+
+#: How Hypothesis' note of the failing example begins (6.1xx, and older versions).
+_EXAMPLE_PREFIXES = ("Failing test case: ", "Falsifying example: ",
+                     "Falsifying explicit example: ")
+_BLOB = "@reproduce_failure("
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for member in exc.exceptions:
+            yield from _leaves(member)
+    else:
+        yield exc
+
+
+def _from_pytest_timeout(exc: BaseException) -> bool:
+    """True when ``exc`` was raised by pytest-timeout's signal handler."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == "pytest_timeout":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _leaf_status(exc: BaseException, when: str) -> str:
+    if isinstance(exc, BackendCrash):
+        return "crash"
+    if isinstance(exc, BackendHang) or _from_pytest_timeout(exc):
+        return "timeout"
+    if when == "call" and isinstance(exc, AssertionError):
+        return "fail_wrong_result"
+    return "fail_error"
+
+
+def status(exc: BaseException | None, *, when: str, outcome: str) -> str:
+    """Status of one phase: ``exc`` the exception it raised (None if none),
+    ``when`` ``setup``/``call``/``teardown``, ``outcome`` the report's outcome."""
+    if exc is None:
+        return {"passed": "pass", "skipped": "skipped"}.get(outcome, "fail_error")
+    if isinstance(exc, NotSupported):
+        return "not_supported"
+    if isinstance(exc, pytest.skip.Exception):
+        return "skipped"
+    statuses = {_leaf_status(e, when) for e in _leaves(exc)}
+    for worst in ("crash", "timeout"):
+        if worst in statuses:
+            return worst
+    return "fail_wrong_result" if statuses == {"fail_wrong_result"} else "fail_error"
+
+
+def _hypothesis_notes(exc: BaseException) -> list[str]:
+    """Hypothesis' notes on ``exc``: from its failing example to the end."""
+    notes = [str(n) for n in getattr(exc, "__notes__", ())]
+    start = next((i for i, n in enumerate(notes) if n.startswith(_EXAMPLE_PREFIXES)), None)
+    return [] if start is None else notes[start:]
+
+
+def _example_and_blob(notes: list[str]) -> tuple[str | None, str | None]:
+    if not notes:
+        return None, None
+    blob_at = next((i for i, n in enumerate(notes) if _BLOB in n), len(notes))
+    first = notes[0]
+    for prefix in _EXAMPLE_PREFIXES:
+        first = first.removeprefix(prefix)
+    example = "\n".join([first] + notes[1:blob_at]).strip()
+    blob = None
+    if blob_at < len(notes):
+        text = notes[blob_at][notes[blob_at].index(_BLOB):]
+        blob = text[:text.index(")") + 1] if ")" in text else text
+    return example, blob
+
+
+def failure_facts(exc: BaseException) -> dict[str, str | None]:
+    """``reproduction`` (the note and Hypothesis' failing example and blob),
+    ``inputs``, ``program_text``, ``falsifying_example`` and ``hypothesis_blob``
+    of a failure (None where absent; members of a group: the first that has them)."""
+    leaves = list(_leaves(exc))
+    repro = next((r for r in map(reproduction.of, leaves) if r is not None), None)
+    notes = next((n for n in map(_hypothesis_notes, leaves) if n), [])
+    example, blob = _example_and_blob(notes)
+    parts = ([repro.note()] if repro else []) + [n.strip() for n in notes]
+    return {"reproduction": "\n".join(parts), "inputs": repro.inputs if repro else None,
+            "program_text": repro.program if repro else None,
+            "falsifying_example": example, "hypothesis_blob": blob}
+
+
+def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str, Any]:
+    """The outcome record of one phase: ``status``; for failures the facts of
+    :func:`failure_facts`, for ``not_supported`` the ``message``."""
+    exc = call.excinfo.value if call.excinfo is not None else None
+    record: dict[str, Any] = {"status": status(exc, when=call.when, outcome=report.outcome)}
+    if record["status"] == "not_supported":
+        record["message"] = str(exc.msg)  # "not_supported: <what was refused>"
+    elif exc is not None and record["status"] != "skipped":
+        record.update(failure_facts(exc))
+    return record

@@ -1,0 +1,135 @@
+"""Recording of results (a pytest plugin module, loaded by the suite's plugin).
+
+Each process that runs tests records every phase's outcome as data in the
+report's ``user_properties`` (:mod:`conformance.session.outcomes`); pytest-xdist
+carries them to the controller. The process that merges the results (the
+controller, or the only process without workers) collects them, matches the
+known failures once, builds the report once (:func:`conformance.certification.report.build`)
+and writes the bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import conformance
+from conformance.certification import bundle
+from conformance.certification import known_failures
+from conformance.certification import records
+from conformance.certification import report
+from conformance.session import outcomes
+from conformance.session import pjrt_plugin_info as plugin_info
+from conformance.session import state as session_state
+
+_WORKER_PLATFORM, _WORKER_PROGRAMS = "pjrt_platform_info", "pjrt_programs"
+
+
+def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
+    """One pytest command line that reruns ``nodeid`` on the same backend."""
+    name = nodeid.split("::", 1)[1] if "::" in nodeid else ""
+    path = Path(item_path).resolve()
+    if path.parent == Path(conformance.__file__).resolve().parent:
+        # Portable: the installed suite, wherever it lives on the reader's machine.
+        module = f"conformance.{path.stem}"
+        target = f"--pyargs {shlex.quote(f'{module}::{name}' if name else module)}"
+    else:
+        target = shlex.quote(f"{item_path}::{name}" if name else item_path)
+    s = session_state.of(config).spec
+    plugin = ""
+    if s.plugin_library:
+        plugin = f" --plugin-library={shlex.quote(s.plugin_library)}"
+        if s.plugin_options:
+            plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
+    if s.expect_platform:
+        plugin += f" --expect-platform={s.expect_platform}"
+    return (f"pytest {target} --platform={s.platform} "
+            f"--cpu-devices={s.cpu_devices} "
+            f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")
+
+
+class Recorder:
+    """The plugin object that records and merges results (one per pytest process)."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.worker = hasattr(config, "workerinput")  # a pytest-xdist worker
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]):
+        """Attach the phase's outcome record (status by exception type, failure facts)."""
+        rep = yield
+        rep.user_properties.append((records.OUTCOME_PROPERTY, outcomes.of_phase(call, rep)))
+        return rep
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
+                               sched: Any) -> None:
+        """pytest-xdist: the worker running ``crashitem`` died; its report is a crash."""
+        report.user_properties.append((records.OUTCOME_PROPERTY, {"status": "crash"}))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect every phase report where the results are merged (not in workers)."""
+        if self.worker:
+            return
+        path = report.location[0] if report.location else report.nodeid.split("::")[0]
+        full = str(Path(self.config.rootpath, path))
+        session_state.of(self.config).collector.add(
+            report, repro_command=repro_command(self.config, full, report.nodeid))
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist: add a finished worker's platform facts and program counts."""
+        output = getattr(node, "workeroutput", {})
+        state = session_state.of(self.config)
+        if output.get(_WORKER_PLATFORM):
+            state.platform_info = output[_WORKER_PLATFORM]
+        state.add_programs(output.get(_WORKER_PROGRAMS, {}))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Workers hand their facts to the controller; the merging process matches
+        the known failures and writes the report bundle (``--report-dir``)."""
+        config = self.config
+        state = session_state.of(config)
+        if self.worker:
+            config.workeroutput[_WORKER_PLATFORM] = state.platform_info
+            config.workeroutput[_WORKER_PROGRAMS] = state.program_counts()
+            return
+        state.add_programs(state.program_counts())  # in-process run: its own cache
+        state.collector.match_known(state.known, state.platform)
+        out = config.getoption("report_dir")
+        if not out:
+            return
+        info = state.platform_info
+        header = report.header(
+            platform=state.platform, known=state.known, argv=sys.argv,
+            platform_info=plugin_info.with_framework_version(info) if info else {},
+            cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
+            programs=state.programs, started=state.started,
+            duration_s=time.monotonic() - state.t0)
+        doc = report.build(list(state.collector.results.values()),
+                           collected=session.testscollected, header=header,
+                           profile=state.profile, declared=tuple(state.declared),
+                           waivers=tuple(state.waivers),
+                           device_count=info.get("local_device_count", 1))
+        state.written = (doc, bundle.write(doc, Path(out)))
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        """The verdict line, and known-failure entries that matched no test."""
+        if self.worker:
+            return
+        state = session_state.of(self.config)
+        if state.written:
+            doc, path = state.written
+            terminalreporter.write_line(
+                f"pjrt-conformance verdict: {doc['verdict']} "
+                f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'}) -- report: {path}")
+        for e in known_failures.unmatched(state.known, state.platform):
+            terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
+                                        f"({e.source})")

@@ -1,0 +1,107 @@
+"""The per-session state of the pytest plugin: the one client, the run's options
+and the merged results. One :class:`SessionState` per pytest process, in
+``config.stash`` (get it with :func:`of`)."""
+
+from __future__ import annotations
+
+import datetime
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.certification import known_failures
+from conformance.certification import profiles
+from conformance.certification import records
+from conformance.certification import waivers
+from conformance.programs.cache import ProgramCache
+from conformance.session import backend
+
+KEY = pytest.StashKey["SessionState"]()
+
+
+def of(config: pytest.Config) -> "SessionState":
+    """The session state of ``config`` (KeyError before the plugin configured it)."""
+    return config.stash[KEY]
+
+
+class SessionState:
+    """Per-session state: the one client, results, header facts."""
+
+    def __init__(self, config: pytest.Config, spec: backend.BackendSpec):
+        self.config = config
+        self.spec: backend.BackendSpec = spec
+        self.platform: str = spec.platform
+        self.cpu_devices: int = spec.cpu_devices
+        self.collector = records.Collector()
+        self.known: list[known_failures.Entry] = []
+        self.platform_info: dict[str, Any] = {}
+        self.started = datetime.datetime.now(datetime.timezone.utc)
+        self.t0 = time.monotonic()
+        self._client: Any = None
+        self._cache: ProgramCache | None = None
+        self.written: tuple[dict, Path] | None = None
+        self.profile: profiles.Profile | None = None
+        self.declared: list[str] = []
+        self.waivers: list[waivers.Waiver] = []
+        #: Programs compiled and executables served from the cache, summed over workers.
+        self.programs: dict[str, int] = {"compiles": 0, "cache_hits": 0}
+
+    def program_counts(self) -> dict[str, int]:
+        """This process's ProgramCache counters (zeros when no program ran here)."""
+        cache = self._cache
+        return {"compiles": cache.compiles if cache else 0,
+                "cache_hits": cache.hits if cache else 0}
+
+    def add_programs(self, counts: dict[str, int]) -> None:
+        """Add one process's ``compiles`` and ``cache_hits`` to the run's totals."""
+        for key, value in counts.items():
+            self.programs[key] = self.programs.get(key, 0) + int(value)
+
+    def configure_certification(self) -> None:
+        """Load --profile, --declare/--declare-file, --waivers and --known-failures
+        (ValueError naming the option if bad)."""
+        opt = self.config.getoption
+        if opt("profile") != "none":
+            self.profile = profiles.load(opt("profile"))
+        declared = list(opt("declare"))
+        self.declared = profiles.parse_declared(declared)
+        if opt("declare_file"):
+            try:
+                extra = profiles.read_declare_file(Path(opt("declare_file")))
+            except OSError as err:
+                raise ValueError(f"--declare-file: {err}") from err
+            self.declared += [c for c in extra if c not in self.declared]
+        if opt("waivers"):
+            self.waivers = waivers.parse(Path(opt("waivers")))
+        for path in opt("known_failures"):
+            try:
+                self.known += known_failures.parse(Path(path))
+            except (OSError, ValueError) as err:
+                raise ValueError(f"--known-failures={path}: {err}") from err
+
+    def tier(self, item: pytest.Item) -> str:
+        """The item's tier: the profile's, else its own markers'."""
+        own = profiles.tier_of(list(item.iter_markers()))
+        if self.profile is None:
+            return own
+        return self.profile.tier(profiles.profile_id(item.nodeid)) or own
+
+    def client(self) -> Any:
+        """The client of the platform under test, opened once (pytest.UsageError if it
+        cannot start)."""
+        if self._client is None:
+            try:
+                self._client = self.spec.open()
+            except RuntimeError as err:
+                raise pytest.UsageError(str(err) if str(err).startswith("--platform")
+                                        else f"--platform={self.platform}: {err}") from err
+            self.platform_info = backend.describe(self._client, self.spec)
+        return self._client
+
+    def program_cache(self) -> ProgramCache:
+        """The session's ProgramCache over :meth:`client`."""
+        if self._cache is None:
+            self._cache = ProgramCache(self.client())
+        return self._cache
