@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import secrets
 import sys
 import tempfile
 from pathlib import Path
@@ -53,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="pytest-xdist workers ('auto' or a number; default 0: in-process)")
     run.add_argument("--timeout", type=float, default=600,
                      help="per-test timeout in seconds (default: 600)")
+    run.add_argument("--random-seed", action="store_true",
+                     help="the scheduled random-seed job: a fresh Hypothesis seed (printed and "
+                          "recorded in the report) and the 'nightly' profile unless "
+                          "--hypothesis-profile is given after '--'")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
     ver = sub.add_parser("verify", help="check a report bundle and print its verdict")
@@ -76,6 +81,10 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
     extra = list(ns.pytest_args)
     if extra and extra[0] == "--":
         extra = extra[1:]
+    if getattr(ns, "seed", None) is not None:
+        if not any(a.startswith("--hypothesis-profile") for a in extra):
+            args.append("--hypothesis-profile=nightly")
+        args.append(f"--hypothesis-seed={ns.seed}")
     return args + extra
 
 
@@ -100,6 +109,16 @@ def run(ns: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     output = ns.output or default_output(ns.platform)
+    ns.seed = None
+    if ns.random_seed:
+        if any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
+            print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        ns.seed = secrets.randbelow(2**32)
+        print(f"pjrt-conformance: Hypothesis seed {ns.seed}; reproduce with: "
+              f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
+              f"--hypothesis-seed={ns.seed}", flush=True)
     written = _Written()
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     doc = written.doc
@@ -113,6 +132,8 @@ def run(ns: argparse.Namespace) -> int:
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:
         print(f"  - {reason}")
+    if ns.seed is not None:
+        print(f"Hypothesis seed: {ns.seed} (--hypothesis-seed={ns.seed} reproduces every draw)")
     print(f"report bundle: {output}/ (report.json, report.md, report.html, junit.xml, "
           f"MANIFEST.sha256); check it with: pjrt-conformance verify {output}")
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED

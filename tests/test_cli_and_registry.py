@@ -24,6 +24,23 @@ def test_cli_certifies_a_passing_selection(tmp_path):
     assert "CERTIFIED" in proc.stdout and "report bundle:" in proc.stdout
 
 
+def test_cli_random_seed_job_prints_and_records_its_seed(tmp_path):
+    """The scheduled random-seed job: nightly profile, a fresh seed printed before and
+    after the run and recorded in the report, so a failure is reproducible from it."""
+    proc = _cli("run", "--random-seed", "--platform", "cpu", "--cpu-devices", "2", "--output",
+                "out", "--profile", "none", "--", "-k",
+                "test_array_shape_dimensions_and_rank", cwd=tmp_path)
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    seed = doc["hypothesis"]["seed"]
+    assert isinstance(seed, int) and 0 <= seed < 2**32, doc["hypothesis"]
+    assert doc["hypothesis"]["profile"] == "nightly" and not doc["hypothesis"]["derandomize"]
+    assert f"--hypothesis-seed={seed}" in proc.stdout, proc.stdout[-2000:]
+    assert proc.returncode == 0 and doc["summary"]["collected"] == 1, proc.stdout[-2000:]
+    clash = _cli("run", "--random-seed", "--cpu-devices", "1", "--", "--hypothesis-seed=3",
+                 cwd=tmp_path)
+    assert clash.returncode == 2 and "exclude each other" in clash.stderr
+
+
 def test_cli_default_output_dir(tmp_path):
     proc = _cli("run", "--cpu-devices", "1", "--profile", "none", "--", "-k",
                 "test_device_ids_unique", cwd=tmp_path)

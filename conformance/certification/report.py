@@ -59,14 +59,16 @@ def environment() -> dict[str, str]:
 
 def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
            argv: list[str], cpu_devices: int, num_processes: int, programs: dict[str, int],
-           started: datetime.datetime, duration_s: float) -> dict[str, Any]:
+           started: datetime.datetime, duration_s: float,
+           hypothesis_seed: int | None = None) -> dict[str, Any]:
     """Report header: what is needed to reproduce and trust the report.
 
     ``platform``: the ``--platform`` name; ``platform_info``: the backend's facts
     (empty when no client was opened); ``known``: the known-failure entries after
     :func:`conformance.certification.known_failures.match`; ``argv``: the command
     line; ``programs``: ``compiles`` and ``cache_hits`` summed over processes;
-    ``started``: an aware UTC datetime; ``duration_s``: seconds.
+    ``started``: an aware UTC datetime; ``duration_s``: seconds;
+    ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given).
     """
     import hypothesis
 
@@ -78,7 +80,8 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
         "requested_platform": platform,
         "environment": environment(),
         "hypothesis": {"profile": hypothesis.settings._current_profile,
-                       "max_examples": prof.max_examples, "derandomize": prof.derandomize},
+                       "max_examples": prof.max_examples, "derandomize": prof.derandomize,
+                       "seed": hypothesis_seed},
         "known_failures": [{"pattern": e.pattern, "requirement": e.requirement,
                             "reason": e.reason, "source": e.source, "matched": e.matched,
                             "active": e.applies(platform)} for e in known],

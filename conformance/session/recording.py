@@ -112,7 +112,8 @@ class Recorder:
             platform_info=plugin_info.with_framework_version(info) if info else {},
             cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
             programs=state.programs, started=state.started,
-            duration_s=time.monotonic() - state.t0)
+            duration_s=time.monotonic() - state.t0,
+            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)))
         doc = report.build(list(state.collector.results.values()),
                            collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
@@ -133,3 +134,14 @@ class Recorder:
         for e in known_failures.unmatched(state.known, state.platform):
             terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                         f"({e.source})")
+
+
+def _seed(value: Any) -> int | None:
+    """``--hypothesis-seed`` as recorded in the report (Hypothesis takes any string; an
+    integer stays an integer)."""
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return value
