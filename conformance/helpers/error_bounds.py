@@ -121,3 +121,25 @@ def product_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
                            growth=np.where(may_underflow, big * (1 + rel * eps), 0.0),
                            peak=big, exact=exact, name="(n+1)*eps*prod|x| + n*tiny*prod(max(|x|,1))")
     return bound._replace(nan=bound.overflow & (has_zero | complex_))
+
+
+def summation_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
+    """Bound of ``sum(x, axis=axes)`` computed in ``x.dtype`` (or wider) in any order.
+
+    ``max(n, 2) * eps * sum|x| + n * tiny`` per output (``n`` terms: ``n - 1``
+    roundings of partial sums and the final one), and 0 where every term is an
+    integer and ``sum|x|`` is below ``2**digits``: every partial sum is then
+    exactly representable, so any order gives the exact sum.
+    """
+    x = np.asarray(x)
+    eps, _, _ = float_limits(x.dtype)
+    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
+    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+    mag = np.sum(np.abs(wide), axis=axes)
+    parts = np.stack([wide.real, wide.imag])
+    with np.errstate(invalid="ignore"):
+        integral = np.all(parts == np.round(parts), axis=(0,) + tuple(a + 1 for a in axes))
+    exact = integral & (mag * (2 if x.dtype.kind == "c" else 1) < 2.0 / eps)
+    bound = rounding_bound(x.dtype, mag, roundings=max(n, 2), underflows=n,
+                           name="n*eps*sum|x| + n*tiny (0 for integers below 2**digits)")
+    return bound._replace(abs=np.where(exact, 0.0, bound.abs))
