@@ -61,7 +61,7 @@ def float_limits(dtype: Any) -> tuple[float, float, float]:
 
 def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
                    underflows: float | None = None, growth: Any = 1.0,
-                   peak: Any = None, exact: Any = None) -> ErrorBound:
+                   peak: Any = None, exact: Any = None, integral: Any = False) -> ErrorBound:
     """Bound of a result computed with ``roundings`` roundings in ``dtype`` (any order).
 
     ``magnitude``: non-negative array, e.g. ``sum|x|`` per output. ``underflows``:
@@ -71,7 +71,10 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
     bound on every intermediate's magnitude (default ``magnitude``), which decides
     where overflow is possible. ``exact``: ``|exact result|`` (float64), which
     decides where an exact result beyond ``max`` may still come back finite
-    (default: ``magnitude``). Raises ValueError for negative counts.
+    (default: ``magnitude``). ``integral``: True where every term is an integer
+    (sums of integer-valued terms or products): there the result is exact (bound
+    0) wherever ``magnitude``, which bounds every partial sum, is below
+    ``2**digits``. Raises ValueError for negative counts.
     """
     if roundings < 0 or (underflows is not None and underflows < 0):
         raise ValueError(f"rounding_bound: 'roundings'={roundings} and 'underflows'="
@@ -84,6 +87,7 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
         top = mag if peak is None else np.asarray(peak, np.float64)
         overflow = top * (1 + roundings * eps) >= fmax
         near = (mag if exact is None else np.asarray(exact, np.float64)) - allowed <= fmax
+        allowed = np.where(np.asarray(integral, bool) & (mag < 2.0 / eps), 0.0, allowed)
     return ErrorBound(allowed, name, overflow, overflow, overflow & near)
 
 
@@ -132,14 +136,19 @@ def summation_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
     exactly representable, so any order gives the exact sum.
     """
     x = np.asarray(x)
-    eps, _, _ = float_limits(x.dtype)
+    complex_ = x.dtype.kind == "c"
     n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-    wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
-    mag = np.sum(np.abs(wide), axis=axes)
+    wide = x.astype(np.complex128 if complex_ else np.float64)
+    return rounding_bound(x.dtype, np.sum(np.abs(wide), axis=axes),
+                          roundings=max(n, 2), underflows=n, integral=integral_terms(x, axes),
+                          name="n*eps*sum|x| + n*tiny (0 for integers below 2**digits)")
+
+
+def integral_terms(x: np.ndarray, axes: tuple[int, ...] | None = None) -> np.ndarray:
+    """True where every element of ``x`` over ``axes`` (default all) is integer-valued
+    (complex: both parts)."""
+    wide = np.asarray(x).astype(np.complex128)
     parts = np.stack([wide.real, wide.imag])
+    reduce = (0,) + tuple(a + 1 for a in (range(wide.ndim) if axes is None else axes))
     with np.errstate(invalid="ignore"):
-        integral = np.all(parts == np.round(parts), axis=(0,) + tuple(a + 1 for a in axes))
-    exact = integral & (mag * (2 if x.dtype.kind == "c" else 1) < 2.0 / eps)
-    bound = rounding_bound(x.dtype, mag, roundings=max(n, 2), underflows=n,
-                           name="n*eps*sum|x| + n*tiny (0 for integers below 2**digits)")
-    return bound._replace(abs=np.where(exact, 0.0, bound.abs))
+        return np.all(parts == np.round(parts), axis=reduce)
