@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given
