@@ -218,7 +218,8 @@ def _prod_check(x, out, axes=(0,)):
     from conformance.helpers.error_bounds import product_bound
 
     with np.errstate(over="ignore"):
-        expected = np.asarray(np.prod(x.astype(np.float64), axis=axes)).astype(x.dtype)
+        wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+        expected = np.asarray(np.prod(wide, axis=axes)).astype(x.dtype)
     ph.assert_within_bound(np.asarray(out, x.dtype).reshape(expected.shape), expected,
                            product_bound(x, axes), call="c")
 
@@ -304,3 +305,10 @@ def test_error_bound_helpers_validate_arguments():
         product_bound(np.ones(3, np.int32), (0,))
     with pytest.raises(ValueError, match="argument 'axes'"):
         product_bound(np.ones(3, np.float32), (1,))
+
+
+def test_product_bound_complex_overflow_may_give_any_non_finite_value():
+    z = np.array([1 + 1.9j] * 200, np.complex64)  # |z|**200 overflows complex64
+    _prod_check(z, [complex(np.nan, -np.inf)])
+    with pytest.raises(AssertionError, match="non-finite"):  # no overflow possible
+        _prod_check(np.array([1 + 1j, 2 - 1j], np.complex64), [complex(np.nan, -np.inf)])

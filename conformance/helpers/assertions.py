@@ -193,9 +193,10 @@ def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound
     ``got``/``want``: complex128. Non-finite values: an expected NaN needs a NaN
     (either component), an expected infinity the same value; an infinity or NaN
     where a finite value is expected passes only where ``bound`` allows overflow
-    (sign of ``expected``) or NaN; an expected infinity may come back as a value
-    within the bound of ``+-limit`` (the largest finite value) where the bound's
-    ``near_max`` says the exact result lies that close.
+    (an infinity of ``expected``'s sign) or NaN (then any non-finite value, e.g.
+    after ``inf - inf`` or a complex overflow); an expected infinity may come back
+    as a value within the bound of ``+-limit`` (the largest finite value) where
+    the bound's ``near_max`` says the exact result lies that close.
     """
     shape = got.shape
     overflow = np.broadcast_to(np.asarray(bound.overflow, bool), shape)
@@ -211,9 +212,10 @@ def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound
         clipped = np.stack([np.clip(p, -limit, limit) for p in parts[1]])
         near_limit = np.abs(got - (clipped[0] + 1j * clipped[1])) <= allowed
     ok = np.where(w_nan, g_nan, True)
-    ok &= np.where(~w_nan & ~w_fin, same | (near_max & g_fin & sign_ok & near_limit), True)
+    ok &= np.where(~w_nan & ~w_fin, same | (near_max & g_fin & sign_ok & near_limit)
+                   | (nan_ok & ~g_fin), True)
     ok &= np.where(w_fin & g_nan, nan_ok, True)
-    ok &= np.where(w_fin & ~g_fin & ~g_nan, overflow & sign_ok, True)
+    ok &= np.where(w_fin & ~g_fin & ~g_nan, overflow & (sign_ok | nan_ok), True)
     ok &= np.where(w_fin & g_fin, ~bad_finite, True)
     return ~ok
 

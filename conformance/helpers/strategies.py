@@ -92,8 +92,8 @@ def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
                   values: tuple[float, ...] | None = None) -> st.SearchStrategy:
     """Large arrays of ``dt`` in [min_value, max_value], fast to draw at any size.
 
-    The bulk comes from a drawn seed (uniform; integer-valued if ``integral``; or
-    picked from ``values``), and up to 8 elements, at drawn positions (first and
+    The bulk comes from a drawn seed (uniform, complex: both parts; integer-valued
+    if ``integral``; or picked from ``values``, real), and up to 8 elements, at drawn positions (first and
     last included), are drawn by ``finite_arrays`` so the edge values of the
     range appear and shrink. Every drawn number is shown with its label.
     """
@@ -115,7 +115,7 @@ def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
         else:
             flat = rng.uniform(min_value, max_value, size)
         flat = np.clip(flat, min_value, max_value)
-        if dt.kind == "complex":
+        if dt.kind == "complex" and values is None:
             flat = flat + 1j * rng.uniform(min_value, max_value, size)
         flat = flat.astype(dt.dtype)
         if size:
