@@ -70,21 +70,23 @@ def axis_sizes(max_size: int, *, min_size: int = 0) -> st.SearchStrategy[int]:
                      + [st.integers(min_size, max_size)])
 
 
-@st.composite
-def long_axis_shapes(draw, budget: int, *, min_dims: int = 1, max_dims: int = 3,
-                     short_side: int = 4, min_long: int = 0) -> tuple[int, ...]:
+def long_axis_shapes(budget: int, *, min_dims: int = 1, max_dims: int = 3,
+                     short_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
     """Shapes with one long axis (``axis_sizes``) and short other axes (1..short_side),
-    at most ``budget`` elements in all."""
+    at most ``budget`` elements in all. Raises ValueError on bad bounds."""
     if not 1 <= min_dims <= max_dims or budget < 1 or short_side < 1:
         raise ValueError(f"long_axis_shapes: need 1 <= min_dims <= max_dims, budget >= 1, "
                          f"short_side >= 1; got {min_dims}, {max_dims}, {budget}, {short_side}")
-    ndim = draw(st.integers(min_dims, max_dims), label="ndim")
-    shape = [draw(st.integers(1, short_side), label="short side") for _ in range(ndim)]
-    long_axis = draw(st.integers(0, ndim - 1), label="long axis")
-    rest = int(np.prod(shape)) // shape[long_axis]
-    cap = max(budget // rest, min(min_long, budget))
-    shape[long_axis] = draw(axis_sizes(cap, min_size=min(min_long, cap)), label="long side")
-    return tuple(shape)
+
+    @st.composite
+    def build(draw) -> tuple[int, ...]:
+        ndim = draw(st.integers(min_dims, max_dims), label="ndim")
+        shape = [draw(st.integers(1, short_side), label="short side") for _ in range(ndim)]
+        long_axis = draw(st.integers(0, ndim - 1), label="long axis")
+        rest = int(np.prod(shape)) // shape[long_axis]
+        shape[long_axis] = draw(axis_sizes(max(budget // rest, 1)), label="long side")
+        return tuple(shape)
+    return build()
 
 
 def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
