@@ -124,21 +124,25 @@ CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
 
 @pytest.mark.parametrize("src,group", CASES)
 def test_convert(program_cache, src, group):
-    dests = GROUPS[group]
-    x = _values(src)
+    _convert_and_check(program_cache, _values(src), src, GROUPS[group], f"{src.name}_to_{group}",
+                       "convert")
 
+
+def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[dh.DType],
+                       name: str, what: str) -> None:
+    """Convert ``x`` to every dtype of ``dests`` in one program, check each result."""
     def convert_all(a):
         return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
 
     gate = src if src.capability else dests[0]
-    call = f"execute(convert {src.name} -> {[d.name for d in dests]})"
-    outs, program = programs.run_everywhere(program_cache, f"convert_{src.name}_to_{group}",
+    call = f"execute({what} {src.name}[{x.size}] -> {[d.name for d in dests]})"
+    outs, program = programs.run_everywhere(program_cache, f"{what.replace(' ', '_')}_{name}",
                                             convert_all, [x], gate, call, n_outputs=len(dests))
     outs = outs if len(dests) > 1 else [outs]
     with reproduction(call, program=program, inputs=[x]):
         for dst, per_device in zip(dests, outs):
             for device, out in per_device:
-                _check(out, x, src, dst, f"convert {src.name} -> {dst.name} on {device}")
+                _check(out, x, src, dst, f"{what} {src.name} -> {dst.name} on {device}")
 
 
 _BY_WIDTH = {w: [d for d in dh.INTS + dh.UINTS + dh.FLOATS + _FP8
@@ -231,18 +235,5 @@ TIE_CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
 def test_convert_rounds_ties_to_nearest_even(program_cache, src, group):
     """Exact ties of float -> narrower float round to even (not away from or toward zero);
     float -> int truncates ``k + 0.5`` toward zero. Reference: ml_dtypes / NumPy."""
-    dests = TIE_GROUPS[group]
-    x = _ties(src, dests)
-
-    def convert_all(a):
-        return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
-
-    gate = src if src.capability else dests[0]
-    call = f"execute(convert rounding ties {src.name}[{x.size}] -> {[d.name for d in dests]})"
-    outs, program = programs.run_everywhere(program_cache, f"convert_ties_{src.name}_to_{group}",
-                                            convert_all, [x], gate, call, n_outputs=len(dests))
-    outs = outs if len(dests) > 1 else [outs]
-    with reproduction(call, program=program, inputs=[x]):
-        for dst, per_device in zip(dests, outs):
-            for device, out in per_device:
-                _check(out, x, src, dst, f"convert ties {src.name} -> {dst.name} on {device}")
+    _convert_and_check(program_cache, _ties(src, TIE_GROUPS[group]), src, TIE_GROUPS[group],
+                       f"{src.name}_to_{group}", "convert ties")
