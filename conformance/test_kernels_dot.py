@@ -11,10 +11,10 @@ Integer results are exact (two's complement wraparound). A float result with
 ``k`` terms per output is held to ``|out - ref| <= k * eps * (|A| @ |B|)``,
 the standard forward error bound of a dot product computed in any order, with
 ``eps`` of the accumulation type (with the flush-to-zero allowance of
-``error_bounds``, and exact for integer-valued operands below ``2**digits``): float32 for bfloat16/float16 inputs, which
-are multiplied with ``preferred_element_type=float32`` as jax does for mixed
-precision; a platform that accumulates them in 16 bits fails. Programs ask for
-``Precision.HIGHEST``: at ``DEFAULT`` XLA may use TF32 on NVIDIA GPUs (seen on
+``error_bounds``, and exact for integer-valued operands below ``2**digits``):
+float32 for bfloat16/float16 inputs, which are multiplied with
+``preferred_element_type=float32`` as jax does for mixed precision; a platform
+that accumulates them in 16 bits fails. Programs ask for ``Precision.HIGHEST``: at ``DEFAULT`` XLA may use TF32 on NVIDIA GPUs (seen on
 an H100: complex64 products off by 1e-4 relative), which is allowed there.
 """
 

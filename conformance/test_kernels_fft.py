@@ -2,8 +2,9 @@
 
 Seed 000 (Compile and Execute), every device at once. Lengths are drawn from
 powers of two, primes and 1, and lengths with large prime factors up to 4099
-(``LARGE_LENGTHS``; the nightly profile adds 2**16, 65537 and 2**17 - 1); axes from the array's last dimensions (FFT acts
-on trailing axes). The error of an FFT of length ``n`` is bounded by
+(``LARGE_LENGTHS``, each pinned in every run; the nightly profile adds 2**16,
+65537 and 2**17 - 1); axes from the array's last dimensions (FFT acts on
+trailing axes). The error of an FFT of length ``n`` is bounded by
 ``c * log2(n) * eps * sqrt(n) * ||x||_2``-style norms; the test holds every
 output element to ``8 * (log2(n) + 1) * eps * sum(|x|)`` over the transformed
 axes, which a wrong normalisation (a factor ``n`` or ``sqrt(n)``) or a wrong

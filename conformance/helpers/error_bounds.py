@@ -123,7 +123,8 @@ def product_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
     may_underflow = small * (1 - min(rel * eps, 1.0)) < tiny
     bound = rounding_bound(x.dtype, exact, roundings=rel, underflows=n,
                            growth=np.where(may_underflow, big * (1 + rel * eps), 0.0),
-                           peak=big, exact=exact, name="(n+1)*eps*prod|x| + n*tiny*prod(max(|x|,1))")
+                           peak=big, exact=exact,
+                           name="(n+1)*eps*prod|x| + n*tiny*prod(max(|x|,1))")
     return bound._replace(nan=bound.overflow & (has_zero | complex_))
 
 

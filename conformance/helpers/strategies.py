@@ -95,9 +95,9 @@ def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
     """Large arrays of ``dt`` in [min_value, max_value], fast to draw at any size.
 
     The bulk comes from a drawn seed (uniform, complex: both parts; integer-valued
-    if ``integral``; or picked from ``values``, real), and up to 8 elements, at drawn positions (first and
-    last included), are drawn by ``finite_arrays`` so the edge values of the
-    range appear and shrink. Every drawn number is shown with its label.
+    if ``integral``; or picked from ``values``, real), and up to 8 elements, at
+    drawn positions (first and last included), are drawn by ``finite_arrays`` so
+    the edge values of the range appear and shrink. Every drawn number is shown with its label.
     """
     dt = _check_dtype(dt, "seeded_arrays")
     if min_value > max_value:
