@@ -14,8 +14,9 @@ the standard forward error bound of a dot product computed in any order, with
 ``error_bounds``, and exact for integer-valued operands below ``2**digits``):
 float32 for bfloat16/float16 inputs, which are multiplied with
 ``preferred_element_type=float32`` as jax does for mixed precision; a platform
-that accumulates them in 16 bits fails. Programs ask for ``Precision.HIGHEST``: at ``DEFAULT`` XLA may use TF32 on NVIDIA GPUs (seen on
-an H100: complex64 products off by 1e-4 relative), which is allowed there.
+that accumulates them in 16 bits fails. Programs ask for ``Precision.HIGHEST``:
+at ``DEFAULT`` XLA may use TF32 on NVIDIA GPUs (seen on an H100: complex64
+products off by 1e-4 relative), which is allowed there.
 """
 
 from __future__ import annotations
