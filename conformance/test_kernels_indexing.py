@@ -15,7 +15,7 @@ indices, sorts and top_k over rows of 1025 and 4097 with many ties and NaNs:
 - ``sort`` is stable (equal keys keep their order, checked with a carried
   index operand) and puts NaN last (jax's total order; -0.0 and +0.0 equal).
 - ``top_k`` returns the k largest in descending order, the lower index first
-  among ties.
+  among ties; a (positive) NaN ranks above +inf (XLA's total order).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
+from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
 
 F32, I32 = dh.BY_NAME["float32"], dh.BY_NAME["int32"]
@@ -243,10 +244,14 @@ def _check_top_k(program_cache, case, data):
     shape, k = case
     x = _operand(data, F32, shape, "x", min_value=-3, max_value=3)
     x = np.round(x).astype(np.float32) + np.float32(0.0)  # ties, and no -0.0 (+0 > -0 in
-    call = f"execute(top_k k={k}, float32{list(shape)})"     # XLA's total order)
+    holes = data.draw(st.lists(st.integers(0, x.size - 1), max_size=max(2, x.size // 64)),
+                      label="NaN positions")                # XLA's total order)
+    x.reshape(-1)[holes] = np.nan
+    call = f"execute(top_k k={k}, float32{list(shape)})"
     outs, program = programs.run_everywhere(program_cache, "top_k", _top_k_fn(k), [x], F32, call,
                                             n_outputs=2)
-    idx = np.argsort(-x, axis=-1, kind="stable")[:, :k].astype(np.int32)
+    # total order: +NaN above +inf; equal keys keep their order (lower index first)
+    idx = np.argsort(-ulp.ordered_bits(x), axis=-1, kind="stable")[:, :k].astype(np.int32)
     with reproduction(call, program=program, inputs=[x]):
         for (device, values), (_, indices) in zip(outs[0], outs[1]):
             where = f"{call} on {device}"
