@@ -102,8 +102,10 @@ def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: s
         src_parts = parts(x) if x.dtype.kind == "c" else [x, np.zeros(x.shape, np.float32)]
         pairs = zip(parts(out), parts(expected), src_parts) if dst.kind == "complex" else \
             [(out, expected, src_parts[0])]
-        fixed = [np.where((ulp.is_subnormal(src) | ulp.is_subnormal(e)) & (o == 0), o, e)
-                 for o, e, src in pairs]
+        tiny = float(ml_dtypes.finfo(dh.real_dtype(dst)).tiny)  # FTZ: a value below the
+        fixed = [np.where((ulp.is_subnormal(src) | ulp.is_subnormal(e)  # destination's tiny
+                           | (np.abs(src.astype(np.float64)) < tiny)) & (o == 0), o, e)
+                 for o, e, src in pairs]  # may flush even where it rounds up to tiny
         expected = fixed[0].astype(dst.dtype)
         if dst.kind == "complex":
             expected.imag = fixed[1]
@@ -122,21 +124,25 @@ CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
 
 @pytest.mark.parametrize("src,group", CASES)
 def test_convert(program_cache, src, group):
-    dests = GROUPS[group]
-    x = _values(src)
+    _convert_and_check(program_cache, _values(src), src, GROUPS[group], f"{src.name}_to_{group}",
+                       "convert")
 
+
+def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[dh.DType],
+                       name: str, what: str) -> None:
+    """Convert ``x`` to every dtype of ``dests`` in one program, check each result."""
     def convert_all(a):
         return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
 
     gate = src if src.capability else dests[0]
-    call = f"execute(convert {src.name} -> {[d.name for d in dests]})"
-    outs, program = programs.run_everywhere(program_cache, f"convert_{src.name}_to_{group}",
+    call = f"execute({what} {src.name}[{x.size}] -> {[d.name for d in dests]})"
+    outs, program = programs.run_everywhere(program_cache, f"{what.replace(' ', '_')}_{name}",
                                             convert_all, [x], gate, call, n_outputs=len(dests))
     outs = outs if len(dests) > 1 else [outs]
     with reproduction(call, program=program, inputs=[x]):
         for dst, per_device in zip(dests, outs):
             for device, out in per_device:
-                _check(out, x, src, dst, f"convert {src.name} -> {dst.name} on {device}")
+                _check(out, x, src, dst, f"{what} {src.name} -> {dst.name} on {device}")
 
 
 _BY_WIDTH = {w: [d for d in dh.INTS + dh.UINTS + dh.FLOATS + _FP8
@@ -166,3 +172,68 @@ def test_bitcast_convert(program_cache, src, dst):
         for device, out in outs:
             ph.assert_bitwise_equal(out, x.view(dst.dtype), call=f"{call} on {device}",
                                     nan_payloads=True)
+
+
+#: Narrower float destinations whose rounding ties are checked, per capability group.
+_ALL_FP8 = [d for d in dh.FP8 if d.name != "float8_e8m0fnu"]  # e8m0: powers of two only
+TIE_GROUPS: dict[str, list[dh.DType]] = {
+    "f32": [dh.BY_NAME["float32"]], "bf16": [dh.BY_NAME["bfloat16"]],
+    "f16": [dh.BY_NAME["float16"]], "fp8": _ALL_FP8, "int": dh.INTS + dh.UINTS}
+
+
+def _finite_values(dst: np.dtype) -> np.ndarray:
+    """The non-negative finite values of an 8- or 16-bit float dtype, sorted (float64);
+    of float32: 1, 1.5, 3, the extremes and the subnormal range, and 512 spread values."""
+    dst = np.dtype(dst)
+    if dst.itemsize <= 2:
+        codes = np.arange(2 ** (8 * dst.itemsize), dtype=f"u{dst.itemsize}").view(dst)
+        with np.errstate(invalid="ignore"):
+            wide = codes.astype(np.float64)
+        return np.unique(wide[np.isfinite(wide) & (wide >= 0)])
+    fi = np.finfo(np.float32)
+    spread = np.random.default_rng(0).integers(0, 0x7F7FFFFF, 512, dtype=np.uint32)
+    base = np.array([1.0, 1.5, 3.0, fi.tiny, fi.smallest_subnormal, 2 * fi.smallest_subnormal,
+                     3 * fi.smallest_subnormal, fi.max / 2, fi.max], np.float32)
+    ups = np.nextafter(np.concatenate([base, spread.view(np.float32)]), np.float32(fi.max))
+    return np.unique(np.concatenate([base, spread.view(np.float32), ups]).astype(np.float64))
+
+
+def _ties(src: dh.DType, dests: list[dh.DType]) -> np.ndarray:
+    """Values of ``src`` exactly halfway between neighbours of each destination (and half a
+    step above its largest finite value), both signs; for integer destinations ``k + 0.5``.
+    Sources narrower than float64 also get the values one ``src`` step either side of a tie,
+    which must round to the nearer neighbour."""
+    mids = []
+    for dst in dests:
+        if dst.kind in ("int", "uint"):
+            top = 2.0 ** (ml_dtypes.finfo(src.dtype).nmant - 1)  # k + 0.5 still representable
+            ks = np.unique(np.concatenate([np.arange(-130, 131), [top - 1, top / 2 + 1]]))
+            mids.append(ks + 0.5)
+            continue
+        v = _finite_values(dst.dtype)
+        mids.append(np.concatenate([(v[:-1] + v[1:]) / 2, [v[-1] + (v[-1] - v[-2]) / 2]]))
+    t = np.concatenate(mids)
+    with np.errstate(over="ignore"):
+        t = t[t.astype(src.dtype).astype(np.float64) == t]  # exactly representable in src
+    x = np.unique(np.concatenate([t, -t])).astype(src.dtype)
+    if src.name != "float64":  # ml_dtypes rounds float64 via float32 (twice): ties only
+        big = np.array(np.inf, np.float64).astype(src.dtype)
+        x = np.concatenate([x, np.nextafter(x, big), np.nextafter(x, -big)])
+    return x
+
+
+TIE_CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
+                          marks=[pytest.mark.capability(c) for c in sorted(
+                              {src.capability, TIE_GROUPS[group][0].capability} - {None})][:1])
+             for src in dh.FLOATS for group in TIE_GROUPS
+             if group == "int" or all(
+                 ml_dtypes.finfo(d.dtype).nmant < ml_dtypes.finfo(src.dtype).nmant
+                 for d in TIE_GROUPS[group])]
+
+
+@pytest.mark.parametrize("src,group", TIE_CASES)
+def test_convert_rounds_ties_to_nearest_even(program_cache, src, group):
+    """Exact ties of float -> narrower float round to even (not away from or toward zero);
+    float -> int truncates ``k + 0.5`` toward zero. Reference: ml_dtypes / NumPy."""
+    _convert_and_check(program_cache, _ties(src, TIE_GROUPS[group]), src, TIE_GROUPS[group],
+                       f"{src.name}_to_{group}", "convert ties")

@@ -15,16 +15,22 @@ tests skip with the lowering error (informational tier).
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 import pytest
 import scipy.linalg
 from hypothesis import given
 from hypothesis import strategies as st
+from jax import lax
+from jax import numpy as jnp
+from jax.scipy import linalg as jsl
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
 from conformance.helpers.reproduction import reproduction
 
@@ -42,10 +48,6 @@ def _norm1(a: np.ndarray) -> float:
 
 def _h(a: np.ndarray) -> np.ndarray:
     return np.conj(np.swapaxes(a, -1, -2))
-
-
-def _eye_like(a: np.ndarray) -> np.ndarray:
-    return np.broadcast_to(np.eye(a.shape[-1]), a.shape)
 
 
 def _matrix(data, dt: dh.DType, shape: tuple[int, ...]) -> np.ndarray:
@@ -71,6 +73,14 @@ def _run(program_cache, name, fn, args, dt, call, n_outputs):
         pytest.skip(f"{call}: jax cannot lower it for this platform: {err}")
 
 
+# Programs as module-level functions: the program cache keys on the function object.
+_svd = functools.partial(jnp.linalg.svd, full_matrices=False)
+_eig = functools.partial(lax.linalg.eig, compute_left_eigenvectors=False)
+_hessenberg = functools.partial(jsl.hessenberg, calc_q=True)
+_SOLVERS = {lower: (lambda tri, rhs, lower=lower: lax.linalg.triangular_solve(
+    tri, rhs, left_side=True, lower=lower)) for lower in (False, True)}
+
+
 def _per_device(outs):
     """[(device, (out0, out1, ...))] from run_everywhere's per-output lists."""
     return [(pairs[0][0], tuple(o for _, o in pairs)) for pairs in zip(*outs)]
@@ -79,8 +89,6 @@ def _per_device(outs):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_lu_with_partial_pivoting(program_cache, dt, data):
-    from jax import lax
-
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     a = _matrix(data, dt, shape)
     if data.draw(st.booleans(), label="singular"):
@@ -92,7 +100,7 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
         for device, (lu, pivots, perm) in _per_device(outs):
             where = f"{call} on {device}"
             w = _wide(lu)
-            lower = np.tril(w, -1) + _eye_like(w)
+            lower = np.tril(w, -1) + np.eye(n)
             upper = np.triu(w)
             permuted = np.take_along_axis(_wide(a), perm[..., :, None].astype(np.intp), axis=-2)
             ph.assert_residual_ratio(permuted - lower @ upper, _norm1(_wide(a)), n=n,
@@ -112,8 +120,6 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_qr(program_cache, dt, data):
-    import jax.numpy as jnp
-
     shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
     a = _matrix(data, dt, shape)
     call = f"execute(qr, {dt.name}{list(shape)})"
@@ -137,8 +143,6 @@ def _spd(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_cholesky(program_cache, dt, data):
-    import jax.numpy as jnp
-
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     a = _spd(_matrix(data, dt, shape))
     call = f"execute(cholesky, {dt.name}{list(shape)})"
@@ -159,8 +163,6 @@ def test_cholesky(program_cache, dt, data):
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME["float64"])])
 def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
     """Hilbert(8): condition number 1.5e10, still positive definite in float64."""
-    import jax.numpy as jnp
-
     a = scipy.linalg.hilbert(8)
     call = "execute(cholesky, float64 Hilbert(8))"
     outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
@@ -173,13 +175,10 @@ def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_svd(program_cache, dt, data):
-    import jax.numpy as jnp
-
     shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
     a = _matrix(data, dt, shape)
     call = f"execute(svd, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "svd",
-                         lambda x: jnp.linalg.svd(x, full_matrices=False), [a], dt, call, 3)
+    outs, program = _run(program_cache, "svd", _svd, [a], dt, call, 3)
     n = max(shape[-2:])
     reference = np.stack([scipy.linalg.svdvals(_wide(a)[i])
                           for i in np.ndindex(*shape[:-2])]).reshape(shape[:-2] + (-1,))
@@ -191,16 +190,14 @@ def test_svd(program_cache, dt, data):
                                      what="A - U S V^H", call=where)
             ph.assert_residual_ratio(_h(_wide(u)) @ _wide(u) - np.eye(u.shape[-1]), 1.0, n=n,
                                      eps=_eps(dt), what="U^H U - I", call=where)
-            ph.assert_within_bound(s, reference.astype(s.dtype),
-                                   30 * n * _eps(dt) * reference[..., :1],
-                                   bound_name="30*n*eps*sigma_max", call=f"{where} vs svdvals")
+            ph.assert_within_bound(s, reference.astype(s.dtype), error_bounds.rounding_bound(
+                s.dtype, reference[..., :1], roundings=30 * n, name="30*n*eps*sigma_max"),
+                call=f"{where} vs svdvals")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_eigh(program_cache, dt, data):
-    import jax.numpy as jnp
-
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     m = _matrix(data, dt, shape)
     a = ((m + _h(m)) / 2).astype(dt.dtype)
@@ -218,26 +215,21 @@ def test_eigh(program_cache, dt, data):
                                      call=where)
             ph.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, eps=_eps(dt),
                                      what="V^H V - I", call=where)
-            ph.assert_within_bound(w, reference.astype(w.dtype),
-                                   30 * n * _eps(dt) * _norm1(_wide(a)),
-                                   bound_name="30*n*eps*||A||", call=f"{where} vs eigvalsh")
+            ph.assert_within_bound(w, reference.astype(w.dtype), error_bounds.rounding_bound(
+                w.dtype, _norm1(_wide(a)), roundings=30 * n, name="30*n*eps*||A||"),
+                call=f"{where} vs eigvalsh")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_triangular_solve(program_cache, dt, data):
-    from jax import lax
-
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     lower = data.draw(st.booleans(), label="lower")
     m = _matrix(data, dt, shape)
     n = shape[-1]
     t = ((np.tril(m) if lower else np.triu(m)) + 2 * np.eye(n)).astype(dt.dtype)
     b = _matrix(data, dt, shape[:-1] + (2,))
-
-    def solve(tri, rhs):
-        return lax.linalg.triangular_solve(tri, rhs, left_side=True, lower=lower)
-
+    solve = _SOLVERS[lower]
     call = f"execute(triangular_solve lower={lower}, {dt.name}{list(shape)})"
     outs, program = _run(program_cache, f"triangular_solve_{lower}", solve, [t, b], dt, call, 1)
     with reproduction(call, program=program, inputs=[t, b]):
@@ -250,16 +242,10 @@ def test_triangular_solve(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_general_eigendecomposition(program_cache, dt, data):
-    from jax import lax
-
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     a = _matrix(data, dt, shape)
-
-    def eig(x):
-        return lax.linalg.eig(x, compute_left_eigenvectors=False)
-
     call = f"execute(eig, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "eig", eig, [a], dt, call, 2)
+    outs, program = _run(program_cache, "eig", _eig, [a], dt, call, 2)
     n = shape[-1]
     with reproduction(call, program=program, inputs=[a]):
         for device, (w, vr) in _per_device(outs):
@@ -273,8 +259,6 @@ def test_general_eigendecomposition(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_schur(program_cache, dt, data):
-    from jax import lax
-
     shape = data.draw(st.sampled_from(((3, 3), (8, 8))), label="shape")
     a = _matrix(data, dt, shape)
     call = f"execute(schur, {dt.name}{list(shape)})"
@@ -296,13 +280,10 @@ def test_schur(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_hessenberg(program_cache, dt, data):
-    import jax.scipy.linalg
-
     shape = data.draw(st.sampled_from(((3, 3), (8, 8))), label="shape")
     a = _matrix(data, dt, shape)
     call = f"execute(hessenberg, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "hessenberg",
-                         lambda x: jax.scipy.linalg.hessenberg(x, calc_q=True), [a], dt, call, 2)
+    outs, program = _run(program_cache, "hessenberg", _hessenberg, [a], dt, call, 2)
     n = shape[-1]
     with reproduction(call, program=program, inputs=[a]):
         for device, (h, q) in _per_device(outs):

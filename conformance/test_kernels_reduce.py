@@ -1,19 +1,26 @@
 """Area kernels_reduce: reductions, arg-reductions and cumulative sums vs NumPy.
 
-Seed 000 (Compile and Execute), every device at once. Axes are drawn by
-Hypothesis from a bounded set of shapes, so each signature compiles once.
+Seed 000 (Compile and Execute), every device at once. Shapes are drawn from a
+small set or with one long axis across the tile/vector/block boundaries
+(``hh.long_axis_shapes``: up to 2**17 elements, 2**21 under the nightly
+profile), axes from every subset; every run also reduces each boundary size of
+``hh.BOUNDARY_SIZES``, 65,537 terms and several axes at once with every kind
+(``test_every_reduction_at_block_boundaries``).
 
 - Integer and boolean reductions are exact (sums wrap in two's complement).
-- Float sums and products are held to the classical error bound of recursive
-  summation in any order: ``|out - ref| <= n * eps * sum(|x|)`` per output
+- Float sums and products are held to the classical error bounds of
+  ``error_bounds`` for any order: sums ``n * eps * sum(|x|)`` per output
   (``n``: number of terms, ``eps`` of the dtype, so accumulating in it or in a
-  wider type both pass; products: relative ``(n + 1) * eps``), which scales
-  with the number of summed terms.
+  wider type both pass), exact for integer-valued terms below ``2**digits``;
+  products relative ``(n + 1) * eps``; both with the flush-to-zero, subnormal
+  and overflow allowances of ``error_bounds``.
 - max/min are exact and propagate NaN; argmax/argmin return the first index
   among ties (NumPy's rule, and jax's).
 """
 
 from __future__ import annotations
+
+import functools
 
 import ml_dtypes
 import numpy as np
@@ -25,6 +32,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
@@ -32,6 +40,11 @@ from conformance.helpers.reproduction import reproduction
 SHAPES = ((12,), (3, 5), (2, 3, 4), (0, 4))
 DTYPES = [dh.BY_NAME[n] for n in ("int8", "int32", "uint16", "int64", "float16", "bfloat16",
                                   "float32", "float64", "complex64")]
+#: Pinned in every run: each boundary size of hh.BOUNDARY_SIZES as a reduced axis, at least
+#: 65,536 terms, and several axes at once; (shape, axes, dtype).
+PINNED = [(pair, axes, dt) for i, pair in enumerate(hh.BOUNDARY_PAIRS)
+          for axes, dt in [[((1,), "float32"), ((0,), "int32"), ((0, 1), "float64")][i % 3]]] + [
+    ((65537,), (0,), "float32"), ((2, 129, 257), (0, 2), "int32")]
 
 
 def _axes(shape: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
@@ -39,22 +52,72 @@ def _axes(shape: tuple[int, ...]) -> st.SearchStrategy[tuple[int, ...]]:
         lambda a: tuple(sorted(a)))
 
 
-def _sum_bound(x: np.ndarray, axes: tuple[int, ...], dt: dh.DType) -> np.ndarray:
-    n = int(np.prod([x.shape[a] for a in axes])) if axes else 1
-    eps = float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)  # accumulation in dt or wider
-    mag = np.sum(np.abs(x.astype(np.complex128 if dt.kind == "complex" else np.float64)),
-                 axis=axes)
-    return max(n, 2) * eps * mag  # (n-1) roundings of partial sums + the final one
+def _shapes() -> st.SearchStrategy[tuple[int, ...]]:
+    """SHAPES, or one long axis across the block boundaries (2**17 elements; nightly 2**21)."""
+    budget = hh.element_budget(ci=2**17, nightly=2**21)
+    return st.one_of(st.sampled_from(SHAPES), hh.long_axis_shapes(budget))
 
 
-def _reduce_fn(name: str, axes: tuple[int, ...]):
+def _values(data, dt: dh.DType, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """Terms of a reduction: within +-1e3 and small enough that partial sums of the
+    dtype cannot overflow; products: within +-2, and for many terms +-1 apart from 8."""
+    size = int(np.prod(shape))
+    if name == "prod":
+        if size <= 24:
+            return data.draw(hh.finite_arrays(dt, shape, min_value=-2, max_value=2), label="x")
+        return data.draw(hh.seeded_arrays(dt, shape, min_value=-2, max_value=2,
+                                          values=(-1.0, 1.0)), label="x")
+    bound = 1e3 if dt.kind not in ("float", "complex") else min(
+        1e3, float(ml_dtypes.finfo(dh.real_dtype(dt)).max) / (4 * max(size, 1)))
+    if size <= 64:
+        return data.draw(hh.finite_arrays(dt, shape, min_value=-bound, max_value=bound),
+                         label="x")
+    if data.draw(st.booleans(), label="integers within +-3") and bound >= 3:
+        bound = 3  # exact float sums in any order (below 2**digits), ties for argmax/argmin
+    return data.draw(hh.seeded_arrays(dt, shape, min_value=-bound, max_value=bound,
+                                      integral=True if bound == 3 else dt.kind == "int"),
+                     label="x")
+
+
+@functools.lru_cache(maxsize=None)  # one function per signature: the program cache keys on it
+def _reduce_fn(name: str, axes: tuple[int, ...], reverse: bool = False):
+    """The jax function of reduction ``name`` over ``axes`` (argmax/argmin/cumsum: axes[0])."""
     import jax.numpy as jnp
 
     fns = {"sum": lambda x: jnp.sum(x, axis=axes, dtype=x.dtype),
            "prod": lambda x: jnp.prod(x, axis=axes, dtype=x.dtype),
            "max": lambda x: lax.reduce_max(x, axes),
-           "min": lambda x: lax.reduce_min(x, axes)}
+           "min": lambda x: lax.reduce_min(x, axes),
+           "and": lambda x: lax.reduce_and(x, axes), "or": lambda x: lax.reduce_or(x, axes),
+           "argmax": lambda x: jnp.argmax(x, axis=axes[0]),
+           "argmin": lambda x: jnp.argmin(x, axis=axes[0]),
+           "cumsum": lambda x: lax.cumsum(x, axis=axes[0], reverse=reverse)}
     return fns[name]
+
+
+def _expected(name: str, x: np.ndarray, axes: tuple[int, ...], dt: dh.DType) -> np.ndarray:
+    ref = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[name]
+    if name in ("max", "min") and x.size == 0 and axes:
+        return np.full([s for i, s in enumerate(x.shape) if i not in axes],
+                       _identity(name, dt), dt.dtype)
+    with np.errstate(over="ignore"):
+        if dt.kind in ("int", "uint"):  # sums and products wrap
+            return np.asarray(ref(x, axis=axes, dtype=dt.dtype) if name in ("sum", "prod")
+                              else ref(x, axis=axes))
+        wide = x.astype(np.complex128 if dt.kind == "complex" else np.float64)
+        return np.asarray(ref(wide, axis=axes)).astype(dt.dtype)
+
+
+def _check(name: str, out: np.ndarray, x: np.ndarray, axes: tuple[int, ...], dt: dh.DType,
+           where: str) -> None:
+    __tracebackhide__ = True
+    expected = _expected(name, x, axes, dt)
+    if dt.kind in ("int", "uint") or name in ("max", "min"):
+        ph.assert_exact(out, expected.astype(dt.dtype), call=where)
+    elif name == "sum":
+        ph.assert_within_bound(out, expected, error_bounds.summation_bound(x, axes), call=where)
+    else:
+        ph.assert_within_bound(out, expected, error_bounds.product_bound(x, axes), call=where)
 
 
 CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}",
@@ -66,41 +129,61 @@ CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}",
 @pytest.mark.parametrize("name,dt", CASES)
 @given(data=st.data())
 def test_reduce(program_cache, name, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES), label="shape")
+    shape = data.draw(_shapes(), label="shape")
     axes = data.draw(_axes(shape), label="axes")
-    bound = 2.0 if name == "prod" else 1e3  # products of O(1) values stay representable
-    x = data.draw(hh.finite_arrays(dt, shape, min_value=-bound, max_value=bound), label="x")
+    x = _values(data, dt, shape, name)
     call = f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)})"
-    fn = _reduce_fn(name, axes)
-    ref = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[name]
-    if name in ("max", "min") and x.size == 0 and axes:
-        expected = np.full([s for i, s in enumerate(shape) if i not in axes],
-                           _identity(name, dt), dt.dtype)
-    elif dt.kind in ("int", "uint"):  # sums and products wrap
-        with np.errstate(over="ignore"):
-            expected = np.asarray(ref(x, axis=axes, dtype=dt.dtype) if name in ("sum", "prod")
-                                  else ref(x, axis=axes))
-    else:
-        wide = x.astype(np.complex128 if dt.kind == "complex" else np.float64)
-        with np.errstate(over="ignore"):
-            expected = np.asarray(ref(wide, axis=axes)).astype(dt.dtype)
-    outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}", fn, [x], dt,
-                                            call)
+    outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}",
+                                            _reduce_fn(name, axes), [x], dt, call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
+            _check(name, out, x, axes, dt, f"{call} on {device}")
+
+
+@functools.lru_cache(maxsize=None)
+def _every_reduction(axes: tuple[int, ...]):
+    import jax.numpy as jnp
+
+    last = axes[-1]
+
+    def every(a, b):
+        return (jnp.sum(a, axis=axes, dtype=a.dtype), jnp.prod(b, axis=axes, dtype=a.dtype),
+                lax.reduce_max(a, axes), lax.reduce_min(a, axes), lax.reduce_and(a > 0, axes),
+                lax.reduce_or(a > 0, axes), jnp.argmax(a, axis=last), jnp.argmin(a, axis=last),
+                lax.cumsum(a, axis=last))
+    return every
+
+
+@pytest.mark.parametrize("shape,axes,dt", [
+    pytest.param(shape, axes, dh.BY_NAME[dt], id="x".join(map(str, shape)) + f"-{dt}",
+                 marks=[pytest.mark.capability(dh.BY_NAME[dt].capability)]
+                 if dh.BY_NAME[dt].capability else []) for shape, axes, dt in PINNED])
+@given(data=st.data())
+def test_every_reduction_at_block_boundaries(program_cache, shape, axes, dt, data):
+    """sum, prod, max, min, and, or, argmax, argmin and cumsum of one array in one program.
+
+    Values: integer-valued within +-3 (exact sums, many ties) or uniform; the
+    product's operand is +-1 apart from 8 drawn values within +-2.
+    """
+    x = _values(data, dt, shape, "sum")
+    y = _values(data, dt, shape, "prod")
+    last = axes[-1]
+    every = _every_reduction(axes)
+    call = f"execute(sum/prod/max/min/and/or over {axes}, argmax/argmin/cumsum over {last}, " \
+           f"{dt.name}{list(shape)})"
+    outs, program = programs.run_everywhere(program_cache, f"every_reduction_{axes}", every,
+                                            [x, y], dt, call, n_outputs=9)
+    with reproduction(call, program=program, inputs=[x, y]):
+        for i, (device, _) in enumerate(outs[0]):
             where = f"{call} on {device}"
-            if dt.kind in ("int", "uint") or name in ("max", "min"):
-                ph.assert_exact(out, expected.astype(dt.dtype), call=where)
-            elif name == "sum":
-                ph.assert_within_bound(out, expected, _sum_bound(x, axes, dt),
-                                       bound_name="n*eps*sum|x|", call=where)
-            else:  # products: relative (n + 1) * eps of prod(|x|); complex products x2
-                n = int(np.prod([shape[a] for a in axes])) if axes else 1
-                eps = float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)
-                mag = np.prod(np.abs(x.astype(np.complex128)), axis=axes)
-                scale = 2 if dt.kind == "complex" else 1
-                ph.assert_within_bound(out, expected, scale * (n + 1) * eps * mag,
-                                       bound_name="(n+1)*eps*prod|x|", call=where)
+            for name, k, operand in (("sum", 0, x), ("prod", 1, y), ("max", 2, x), ("min", 3, x)):
+                _check(name, outs[k][i][1], operand, axes, dt, f"{where} ({name})")
+            ph.assert_exact(outs[4][i][1], np.all(x > 0, axis=axes), call=f"{where} (and)")
+            ph.assert_exact(outs[5][i][1], np.any(x > 0, axis=axes), call=f"{where} (or)")
+            for k, arg in ((6, np.argmax), (7, np.argmin)):
+                ph.assert_exact(outs[k][i][1].astype(np.int64), arg(x, axis=last),
+                                call=f"{where} ({arg.__name__})")
+            _check_cumsum(outs[8][i][1], x, last, False, dt, f"{where} (cumsum)")
 
 
 def _identity(name: str, dt: dh.DType):
@@ -130,7 +213,7 @@ def test_reduce_bool(program_cache, op, data):
     shape = data.draw(st.sampled_from(SHAPES), label="shape")
     axes = data.draw(_axes(shape), label="axes")
     x = data.draw(hh.finite_arrays(dh.BY_NAME["bool"], shape), label="x")
-    fn = (lambda a: lax.reduce_and(a, axes)) if op == "and" else (lambda a: lax.reduce_or(a, axes))
+    fn = _reduce_fn(op, axes)
     call = f"execute(reduce_{op} over {axes}, bool{list(shape)})"
     outs, program = programs.run_everywhere(program_cache, f"reduce_{op}_{axes}", fn, [x],
                                             dh.BY_NAME["bool"], call)
@@ -145,15 +228,21 @@ def test_reduce_bool(program_cache, op, data):
                                 for n in ("int8", "int32", "float16", "float32")])
 @given(data=st.data())
 def test_arg_reduction_picks_the_first_of_ties(program_cache, name, dt, data):
-    """Values drawn from 3 distinct numbers, so ties are the rule, not the exception."""
-    import jax.numpy as jnp
+    """Values drawn from 3 distinct numbers, so ties are the rule, not the exception;
+    rows of up to 4097 (at least 1024 in half the shapes); floats get NaNs (the first
+    NaN wins, NumPy's and jax's rule)."""
 
-    shape = data.draw(st.sampled_from(((16,), (4, 6), (3, 2, 5))), label="shape")
+    shape = data.draw(st.sampled_from(((16,), (4, 6), (3, 2, 5), (1025,), (3, 4097))),
+                      label="shape")
     axis = data.draw(st.sampled_from(range(len(shape))), label="axis")
-    x = data.draw(hh.finite_arrays(dt, shape, min_value=-1, max_value=1), label="x")
+    x = data.draw(hh.seeded_arrays(dt, shape, min_value=-1, max_value=1, integral=True)
+                  if np.prod(shape) > 64 else
+                  hh.finite_arrays(dt, shape, min_value=-1, max_value=1), label="x")
     x = np.round(x).astype(dt.dtype)
-    fn = (lambda a: jnp.argmax(a, axis=axis)) if name == "argmax" else (
-        lambda a: jnp.argmin(a, axis=axis))
+    if dt.kind == "float":
+        holes = data.draw(st.lists(st.integers(0, x.size - 1), max_size=3), label="NaN at")
+        x.reshape(-1)[holes] = np.nan
+    fn = _reduce_fn(name, (axis,))
     call = f"execute({name} over {axis}, {dt.name}{list(shape)})"
     outs, program = programs.run_everywhere(program_cache, f"{name}_{axis}", fn, [x], dt, call)
     expected = (np.argmax if name == "argmax" else np.argmin)(x, axis=axis).astype(np.int32)
@@ -170,21 +259,25 @@ def test_cumsum(program_cache, dt, data):
     axis = data.draw(st.sampled_from(range(len(shape))), label="axis")
     reverse = data.draw(st.booleans(), label="reverse")
     x = data.draw(hh.finite_arrays(dt, shape, min_value=-100, max_value=100), label="x")
-    fn = lambda a: lax.cumsum(a, axis=axis, reverse=reverse)  # noqa: E731
+    fn = _reduce_fn("cumsum", (axis,), reverse)
     call = f"execute(cumsum axis={axis} reverse={reverse}, {dt.name}{list(shape)})"
     outs, program = programs.run_everywhere(program_cache, f"cumsum_{axis}_{reverse}", fn, [x],
                                             dt, call)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            _check_cumsum(out, x, axis, reverse, dt, f"{call} on {device}")
+
+
+def _check_cumsum(out: np.ndarray, x: np.ndarray, axis: int, reverse: bool, dt: dh.DType,
+                  where: str) -> None:
+    __tracebackhide__ = True
     flip = (lambda a: np.flip(a, axis)) if reverse else (lambda a: a)
     with np.errstate(over="ignore"):
         expected = flip(np.cumsum(flip(x.astype(dh.reference_dtype(dt))), axis=axis))
-    with reproduction(call, program=program, inputs=[x]):
-        for device, out in outs:
-            if dt.kind == "int":
-                ph.assert_exact(out, expected.astype(dt.dtype), call=f"{call} on {device}")
-            else:
-                n = shape[axis]
-                eps = float(ml_dtypes.finfo(dt.dtype).eps)
-                mag = flip(np.cumsum(flip(np.abs(x.astype(np.float64))), axis=axis))
-                ph.assert_within_bound(out, expected.astype(dt.dtype), (n + 1) * eps * mag,
-                                       bound_name="(n+1)*eps*cumsum|x|",
-                                       call=f"{call} on {device}")
+    if dt.kind in ("int", "uint"):
+        ph.assert_exact(out, expected.astype(dt.dtype), call=where)
+        return
+    mag = flip(np.cumsum(flip(np.abs(x.astype(np.float64))), axis=axis))
+    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=x.shape[axis] + 1,
+                                        name="(n+1)*eps*cumsum|x| + (n+1)*tiny")
+    ph.assert_within_bound(out, expected.astype(dt.dtype), bound, call=where)

@@ -10,7 +10,6 @@ values are drawn by Hypothesis, with empty rows and columns allowed.
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 import scipy.sparse
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
@@ -58,9 +58,9 @@ def test_csr_times_dense_matches_scipy(program_cache, dt, rhs_ndim, data):
     wide = np.complex128 if dt.kind == "complex" else np.float64
     expected = csr.astype(wide) @ rhs.astype(wide)
     mag = abs(csr.astype(wide)) @ np.abs(rhs.astype(wide))
-    fi = ml_dtypes.finfo(dh.real_dtype(dt))  # + tiny per term: subnormals may be flushed
-    bound = (COLS + 1) * (float(fi.eps) * mag + float(fi.tiny))
+    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=COLS + 1,
+                                        name="(k+1)*(eps*(|A|@|B|) + tiny)")
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
             ph.assert_within_bound(out, expected.astype(dt.dtype), bound,
-                                   bound_name="k*eps*(|A|@|B|)", call=f"{call} on {device}")
+                                   call=f"{call} on {device}")

@@ -210,3 +210,15 @@ def test_subnormals_are_found_and_flushed_with_their_sign():
     assert np.signbit(out[:2]).tolist() == [False, True] and np.array_equal(out[2:], x[2:],
                                                                              equal_nan=True)
     assert not is_subnormal(np.array([0, 1], np.int8)).any()
+
+
+def test_within_bound_matches_nan_and_infinities_without_nan_excess():
+    want = np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)
+    ph.assert_within_bound(want.copy(), want, np.zeros(4), bound_name="b", call="c")
+    for got in ([-np.inf, -np.inf, np.nan, 1.0], [np.inf, -np.inf, 1.0, 1.0],
+                [np.inf, -np.inf, np.nan, np.inf], [3e38, -np.inf, np.nan, 1.0]):
+        with pytest.raises(AssertionError, match="1 of 4 elements"):
+            ph.assert_within_bound(np.array(got, np.float32), want, np.full(4, 1e30),
+                                   bound_name="b", call="c")
+    with pytest.raises(TypeError, match="bound_name"):
+        ph.assert_within_bound(want, want, np.zeros(4), call="c")

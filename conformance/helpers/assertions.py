@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import ulp
+from conformance.helpers import error_bounds, ulp
+from conformance.helpers.error_bounds import ErrorBound
 
 _MAX_REPORTED = 5
 
@@ -185,30 +186,80 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
         f"{_mismatch_lines(mask, out, expected)}")
 
 
-def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray, *, bound_name: str,
-                        call: str) -> None:
+def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound: ErrorBound,
+                limit: float) -> np.ndarray:
+    """Elements that break ``bound``, given where the finite comparison failed.
+
+    ``got``/``want``: complex128. Non-finite values: an expected NaN needs a NaN
+    (either component), an expected infinity the same value; an infinity or NaN
+    where a finite value is expected passes only where ``bound`` allows overflow
+    (an infinity of ``expected``'s sign) or NaN (then any non-finite value, e.g.
+    after ``inf - inf`` or a complex overflow); an expected infinity may come back
+    as a value within the bound of ``+-limit`` (the largest finite value) where
+    the bound's ``near_max`` says the exact result lies that close.
+    """
+    shape = got.shape
+    overflow = np.broadcast_to(np.asarray(bound.overflow, bool), shape)
+    nan_ok = np.broadcast_to(np.asarray(bound.nan, bool), shape)
+    near_max = np.broadcast_to(np.asarray(bound.near_max, bool), shape)
+    allowed = np.broadcast_to(np.asarray(bound.abs, np.float64), shape)
+    parts = np.stack([got.real, got.imag]), np.stack([want.real, want.imag])
+    with np.errstate(invalid="ignore", over="ignore"):
+        g_nan, w_nan = np.isnan(parts[0]).any(axis=0), np.isnan(parts[1]).any(axis=0)
+        g_fin, w_fin = np.isfinite(got), np.isfinite(want)
+        same = np.all((parts[0] == parts[1]) | np.isnan(parts[0]) & np.isnan(parts[1]), axis=0)
+        sign_ok = np.all((np.sign(parts[0]) == np.sign(parts[1])) | (parts[1] == 0), axis=0)
+        clipped = np.stack([np.clip(p, -limit, limit) for p in parts[1]])
+        near_limit = np.abs(got - (clipped[0] + 1j * clipped[1])) <= allowed
+    ok = np.where(w_nan, g_nan, True)
+    ok &= np.where(~w_nan & ~w_fin, same | (near_max & g_fin & sign_ok & near_limit)
+                   | (nan_ok & ~g_fin), True)
+    ok &= np.where(w_fin & g_nan, nan_ok, True)
+    ok &= np.where(w_fin & ~g_fin & ~g_nan, overflow & (sign_ok | nan_ok), True)
+    ok &= np.where(w_fin & g_fin, ~bad_finite, True)
+    return ~ok
+
+
+def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray | ErrorBound, *,
+                        call: str, bound_name: str | None = None) -> None:
     """``|out - expected| <= bound`` elementwise (complex: modulus of the difference).
 
     For results held to an error bound of the computation (summation, dot
-    products, factorizations) rather than a fixed tolerance; ``bound_name`` says
-    which (``"k*eps*(|A|@|B|)"``). Same dtype and shape required; a NaN error fails.
+    products, factorizations) rather than a fixed tolerance. ``bound``: an
+    ``error_bounds.ErrorBound`` (which also says where overflow to an infinity or
+    NaN is an honest result), or a plain array of allowed absolute errors named
+    by ``bound_name`` (``"k*eps*(|A|@|B|)"``). Same dtype and shape required. An
+    expected NaN or infinity must come back as such; a NaN or infinity where a
+    finite value is expected fails unless the bound allows overflow there.
     """
     __tracebackhide__ = True
     out = _host(out)
     assert_dtype(out.dtype, expected.dtype, call=call)
     assert_shape(out.shape, expected.shape, call=call)
+    if not isinstance(bound, ErrorBound):
+        if bound_name is None:
+            raise TypeError("assert_within_bound: a plain array 'bound' needs 'bound_name'")
+        bound = ErrorBound(np.asarray(bound, np.float64), bound_name)
+    got, want = out.astype(np.complex128), np.asarray(expected).astype(np.complex128)
+    allowed = np.broadcast_to(np.asarray(bound.abs, np.float64), got.shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        err = np.abs(out.astype(np.complex128) - expected.astype(np.complex128))
-        bad = ~(err <= np.broadcast_to(bound, err.shape))
+        err = np.abs(got - want)
+        bad = ~(err <= allowed)
+    if not bad.any():
+        return
+    limit = error_bounds.float_limits(out.dtype)[2] if out.dtype.kind not in "biu" else np.inf
+    bad = _bound_mask(bad, got, want, bound, limit)
     if not bad.any():
         return
     with np.errstate(invalid="ignore"):
-        excess = float(np.nanmax(np.where(bad, err - bound, -np.inf))) if not np.isnan(
-            err[bad]).all() else float("nan")
+        excess = err - allowed
+        finite_excess = np.where(bad & np.isfinite(excess), excess, -np.inf)
+    worst = float(np.max(finite_excess)) if np.isfinite(finite_excess).any() else None
+    what = f"worst excess {worst:.3g}" if worst is not None else "a non-finite value where " \
+        "a finite one is expected, or the other way round"
     raise AssertionError(
         f"out differs from expected in {int(bad.sum())} of {out.size} elements by more than "
-        f"the {bound_name} bound (worst excess {excess:.3g}) [{call}]\n"
-        f"{_mismatch_lines(bad, out, expected)}")
+        f"the {bound.name} bound ({what}) [{call}]\n{_mismatch_lines(bad, out, expected)}")
 
 
 def assert_residual_ratio(residual: np.ndarray, scale: float, *, n: int, eps: float, what: str,

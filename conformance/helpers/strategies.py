@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import hypothesis
 import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
@@ -32,6 +33,102 @@ def shapes(*, min_dims: int = 0, max_dims: int = 4, min_side: int = 0,
         raise ValueError(f"shapes: need 0 <= min_side <= max_side, got {min_side}, {max_side}")
     return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side,
                             max_side=max_side)
+
+
+#: Common tile, vector and block widths; sizes one below, at and one above each straddle them.
+BLOCKS = (8, 16, 32, 64, 128, 256, 1024, 4096)
+BOUNDARY_SIZES = tuple(b + d for b in BLOCKS for d in (-1, 0, 1))
+#: Every boundary size once, as 2-d shapes of at most 37K elements (smallest with largest),
+#: for tests that pin the boundary cases in every run.
+BOUNDARY_PAIRS = tuple(zip(BOUNDARY_SIZES[:12], BOUNDARY_SIZES[::-1][:12]))
+
+
+def profile_name() -> str:
+    """Name of the active Hypothesis settings profile (``ci``, ``dev``, ``nightly``, ...)."""
+    return str(getattr(hypothesis.settings, "_current_profile", None) or "default")
+
+
+def element_budget(ci: int, nightly: int) -> int:
+    """The element budget of one example: ``nightly`` under the ``nightly`` profile,
+    ``ci`` under every other profile. Raises ValueError unless 1 <= ci <= nightly."""
+    if not 1 <= ci <= nightly:
+        raise ValueError(f"element_budget: need 1 <= ci <= nightly, got ci={ci}, "
+                         f"nightly={nightly}")
+    return nightly if profile_name() == "nightly" else ci
+
+
+def axis_sizes(max_size: int, *, min_size: int = 0) -> st.SearchStrategy[int]:
+    """Sizes of one axis in [min_size, max_size]: small ones, the boundary sizes
+    (``BOUNDARY_SIZES``, and ``2**k - 1 .. 2**k + 1`` above them) and any size between."""
+    if not 0 <= min_size <= max_size:
+        raise ValueError(f"axis_sizes: need 0 <= min_size <= max_size, got {min_size}, "
+                         f"{max_size}")
+    above = [2**k + d for k in range(13, max(max_size, 1).bit_length() + 1) for d in (-1, 0, 1)]
+    edges = [s for s in BOUNDARY_SIZES + tuple(above) if min_size <= s <= max_size]
+    small = st.integers(min_size, min(max_size, max(min_size, 6)))
+    return st.one_of([small] + ([st.sampled_from(edges)] if edges else [])
+                     + [st.integers(min_size, max_size)])
+
+
+def long_axis_shapes(budget: int, *, min_dims: int = 1, max_dims: int = 3,
+                     short_side: int = 4) -> st.SearchStrategy[tuple[int, ...]]:
+    """Shapes with one long axis (``axis_sizes``) and short other axes (1..short_side),
+    at most ``budget`` elements in all. Raises ValueError on bad bounds."""
+    if not 1 <= min_dims <= max_dims or budget < 1 or short_side < 1:
+        raise ValueError(f"long_axis_shapes: need 1 <= min_dims <= max_dims, budget >= 1, "
+                         f"short_side >= 1; got {min_dims}, {max_dims}, {budget}, {short_side}")
+
+    @st.composite
+    def build(draw) -> tuple[int, ...]:
+        ndim = draw(st.integers(min_dims, max_dims), label="ndim")
+        shape = [draw(st.integers(1, short_side), label="short side") for _ in range(ndim)]
+        long_axis = draw(st.integers(0, ndim - 1), label="long axis")
+        rest = int(np.prod(shape)) // shape[long_axis]
+        shape[long_axis] = draw(axis_sizes(max(budget // rest, 1)), label="long side")
+        return tuple(shape)
+    return build()
+
+
+def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
+                  max_value: float, integral: bool = False,
+                  values: tuple[float, ...] | None = None) -> st.SearchStrategy:
+    """Large arrays of ``dt`` in [min_value, max_value], fast to draw at any size.
+
+    The bulk comes from a drawn seed (uniform, complex: both parts; integer-valued
+    if ``integral``; or picked from ``values``, real), and up to 8 elements, at
+    drawn positions (first and last included), are drawn by ``finite_arrays`` so
+    the edge values of the range appear and shrink. Every drawn number is shown with its label.
+    """
+    dt = _check_dtype(dt, "seeded_arrays")
+    if min_value > max_value:
+        raise ValueError(f"seeded_arrays: min_value={min_value} > max_value={max_value}")
+    size = int(np.prod(shape))
+    if dt.kind in ("int", "uint"):
+        info = ml_dtypes.iinfo(dt.dtype)
+        min_value, max_value = max(min_value, int(info.min)), min(max_value, int(info.max))
+
+    @st.composite
+    def build(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+        if values is not None:
+            flat = rng.choice(np.asarray(values, np.float64), size)
+        elif integral or dt.kind in ("int", "uint", "bool"):
+            flat = rng.integers(int(np.ceil(min_value)), int(np.floor(max_value)) + 1, size)
+        else:
+            flat = rng.uniform(min_value, max_value, size)
+        flat = np.clip(flat, min_value, max_value)
+        if dt.kind == "complex" and values is None:
+            flat = flat + 1j * rng.uniform(min_value, max_value, size)
+        flat = flat.astype(dt.dtype)
+        if size:
+            where = draw(st.lists(st.sampled_from(sorted({0, size - 1, size // 2})) |
+                                  st.integers(0, size - 1), max_size=8), label="positions")
+            if where:
+                edge = draw(finite_arrays(dt, (len(where),), min_value=min_value,
+                                          max_value=max_value), label="edge values")
+                flat[where] = edge
+        return flat.reshape(shape)
+    return build()
 
 
 def bit_patterns(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy) -> st.SearchStrategy:

@@ -1,0 +1,43 @@
+"""The derandomized ``ci`` profile draws the same examples from any working directory."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEST = "test_reduce_bool"
+
+
+def _draws(cwd: Path, target: list[str], store: Path) -> list[dict]:
+    """The drawn arguments of every example of ``TEST[and]``, run by pytest in ``cwd``."""
+    env = dict(os.environ, HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY="1",
+               HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER="1",
+               HYPOTHESIS_STORAGE_DIRECTORY=str(store))
+    env.pop("PYTEST_ADDOPTS", None)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+           "--platform=cpu", "--hypothesis-profile=ci", *target]
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    cases = [json.loads(line) for f in sorted((store / "observed").glob("*testcases*.jsonl"))
+             for line in f.read_text().splitlines()]
+    draws = [{k: v for k, v in c["arguments"].items() if k.startswith("Draw")}
+             for c in cases if c.get("type") == "test_case"
+             and c["property"].endswith(f"::{TEST}[and]")]
+    assert draws, f"no examples of {TEST}[and] observed: {done.stdout[-2000:]}"
+    return draws
+
+
+@pytest.mark.timeout(900)
+def test_drawn_examples_do_not_depend_on_the_working_directory(tmp_path):
+    at_root = _draws(ROOT, [f"conformance/test_kernels_reduce.py::{TEST}[and]"],
+                     tmp_path / "root")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    from_pyargs = _draws(elsewhere, ["--pyargs", "conformance.test_kernels_reduce", "-k", TEST],
+                         tmp_path / "pyargs")
+    assert at_root == from_pyargs
+    assert len({json.dumps(d, sort_keys=True) for d in at_root}) > 1  # draws, not one case
