@@ -1,0 +1,48 @@
+"""Mutation operator ``seed_api`` (beyond the first broken backends): a client that
+misreports its devices, version or live executables."""
+
+from __future__ import annotations
+
+from runtime._client import Client
+from tests.mutants.catalog import add
+
+
+class CountsOneDeviceTooMany(Client):
+    """device_count and local_device_count report one device more than there is."""
+
+    def device_count(self):
+        return super().device_count() + 1
+
+    def local_device_count(self):
+        return super().local_device_count() + 1
+
+
+class ReversedLocalDevices(Client):
+    """local_devices lists the devices in reverse id order."""
+
+    def local_devices(self):
+        return super().local_devices()[::-1]
+
+
+class EmptyPlatformVersion(Client):
+    """platform_version is empty."""
+
+    platform_version = property(lambda self: "")
+
+
+class HidesLiveExecutables(Client):
+    """live_executables always says nothing is loaded."""
+
+    def live_executables(self):
+        return []
+
+
+add("api-device-count-plus-one", "seed_api", CountsOneDeviceTooMany,
+    "test_client: test_device_counts")
+add("api-local-devices-reversed", "seed_api", ReversedLocalDevices,
+    "test_registry: test_device_lists_agree or test_local_devices_partition; "
+    "test_transfer: test_default_device_is_first_local")
+add("api-platform-version-empty", "seed_api", EmptyPlatformVersion,
+    "test_client: test_platform_strings_are_consistent")
+add("api-live-executables-hidden", "seed_api", HidesLiveExecutables,
+    "test_client: test_live_executables")
