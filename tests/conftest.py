@@ -5,16 +5,19 @@ from pathlib import Path
 
 import pytest
 
-BROKEN_BACKENDS = Path(__file__).with_name("broken_backends.py")
+ROOT = Path(__file__).resolve().parents[1]
+MUTANTS_CONFTEST = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+                    "from tests.mutants import register_platforms\nregister_platforms()\n")
 
 
 @pytest.fixture
 def run_suite(pytester):
-    """Run the installed conformance suite in a child pytest against a registered backend.
+    """Run the installed conformance suite in a child pytest against a registered backend:
+    a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's conftest.
 
     Returns (RunResult, report dict).
     """
-    pytester.makeconftest(BROKEN_BACKENDS.read_text())
+    pytester.makeconftest(MUTANTS_CONFTEST)
 
     def run(platform: str, *select: str, expect_platform: str | None = "cpu"):
         out = pytester.path / "report"

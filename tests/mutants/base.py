@@ -113,6 +113,19 @@ def transforming(transform: Transform, doc: str) -> type:
     return TransformsOutputs
 
 
+def adjusting_puts(adjust: Callable[..., tuple], doc: str) -> type:
+    """A Client class whose ``buffer_from_pyval(argument, device, force_copy, semantics)``
+    passes ``adjust(client, argument, device, force_copy, semantics)`` (the same four,
+    changed) to the unbroken one."""
+    class AdjustsPuts(Client):
+        def buffer_from_pyval(self, argument, device=None, force_copy=False,
+                              host_buffer_semantics=None):
+            return super().buffer_from_pyval(*adjust(self, argument, device, force_copy,
+                                                     host_buffer_semantics))
+    AdjustsPuts.__doc__ = doc
+    return AdjustsPuts
+
+
 def rewriting(rewrite: Callable[[str], str], doc: str) -> type:
     """A Client class that compiles ``rewrite(program text)`` instead of the program."""
     class RewritesPrograms(Client):

@@ -45,7 +45,8 @@ class Mutant:
     """A broken backend. ``client``: native jaxlib client -> ``runtime`` Client (a
     subclass instance); ``api``: module-level functions to replace in
     ``runtime.xla_client`` for this platform (or None); ``devices``: CPU devices
-    (``--cpu-devices``); ``setup``: called once before the first client is made."""
+    (``--cpu-devices``); ``setup``: called once before the first client is made;
+    ``env``: environment variables of its child run (e.g. a worker preload)."""
 
     name: str
     kind: str
@@ -55,6 +56,7 @@ class Mutant:
     api: dict[str, Any] | None = None
     devices: int = 2
     setup: Callable[[], None] | None = None
+    env: dict[str, str] | None = None
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -87,12 +89,12 @@ def parse_targets(spec: str | tuple | list) -> tuple[Target, ...]:
 
 def add(name: str, kind: str, client: Callable[[Any], Any], targets: Any, *,
         doc: str | None = None, api: dict[str, Any] | None = None, devices: int = 2,
-        setup: Callable[[], None] | None = None) -> Mutant:
+        setup: Callable[[], None] | None = None, env: dict[str, str] | None = None) -> Mutant:
     """Add a mutant to ``CATALOG`` (``doc`` defaults to the client's docstring).
     Raises ValueError for a duplicate name, an unknown kind or no targets."""
     if name in CATALOG:
         raise ValueError(f"argument 'name': mutant {name!r} is already in the catalog")
     text = doc or (getattr(client, "__doc__", None) or "").strip().splitlines()[0]
-    mutant = Mutant(name, kind, text, client, parse_targets(targets), api, devices, setup)
+    mutant = Mutant(name, kind, text, client, parse_targets(targets), api, devices, setup, env)
     CATALOG[name] = mutant
     return mutant

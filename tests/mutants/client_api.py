@@ -44,5 +44,10 @@ add("api-local-devices-reversed", "seed_api", ReversedLocalDevices,
     "test_transfer: test_default_device_is_first_local")
 add("api-platform-version-empty", "seed_api", EmptyPlatformVersion,
     "test_client: test_platform_strings_are_consistent")
+add("dist-broken-runtime", "seed_api", Client,
+    "test_multi_process: test_key_value_store_across_processes or test_barriers",
+    doc="The distributed runtime of tests/broken_distributed.py: gets lose a character and "
+        "hide errors, barriers do not wait, Gloo is dropped.",
+    env={"PJRT_CONFORMANCE_WORKER_PRELOAD": "tests.broken_distributed"})
 add("api-live-executables-hidden", "seed_api", HidesLiveExecutables,
     "test_client: test_live_executables")

@@ -87,7 +87,7 @@ def _register():
         ("hlo-round-even-to-afz", "stablehlo.round_nearest_even", "stablehlo.round_nearest_afz",
          f"{ELEMENTWISE}: test_float_special_values and round_nearest_even-float32"),
         ("hlo-and-to-or", "stablehlo.and", "stablehlo.or",
-         "test_kernels_reduce: test_reduce_bool and and"),
+         "test_kernels_reduce: test_reduce_bool"),
         ("hlo-reduce-sum-as-max", "applies stablehlo.add", "applies stablehlo.maximum",
          "test_kernels_reduce: test_reduce and sum-int32"),
         ("hlo-compare-lt-to-le", "compare LT", "compare LE",

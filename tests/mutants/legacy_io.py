@@ -8,34 +8,27 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants.base import namespace, put, transforming
+from tests.mutants.base import adjusting_puts, transforming
 from tests.mutants.catalog import add
 
 _SEM = xc.ArrayCopySemantics
 ROUND_TRIP = "test_round_trip_bit_exact and (int32 or float32)"
 
 
-class FlipOneElement(Client):
-    """buffer_from_pyval stores a copy whose first element has its lowest bit flipped."""
-
-    def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                          host_buffer_semantics=None):
-        host = np.array(argument, copy=True)
-        if host.size and host.dtype.itemsize in (1, 2, 4, 8) and host.dtype != np.bool_:
-            flat = host.reshape(-1).view(f"u{host.dtype.itemsize}")
-            flat[0] ^= 1
-        elif host.size and host.dtype == np.bool_:
-            host.reshape(-1)[0] = ~host.reshape(-1)[0]
-        return super().buffer_from_pyval(host, device, force_copy, host_buffer_semantics)
+def _flip_first(client, argument, device, force_copy, semantics):
+    host = np.array(argument, copy=True)
+    if host.size and host.dtype.itemsize in (1, 2, 4, 8) and host.dtype != np.bool_:
+        flat = host.reshape(-1).view(f"u{host.dtype.itemsize}")
+        flat[0] ^= 1
+    elif host.size and host.dtype == np.bool_:
+        host.reshape(-1)[0] = ~host.reshape(-1)[0]
+    return host, device, force_copy, semantics
 
 
-class WrongDtype(Client):
-    """buffer_from_pyval silently converts every array to float32."""
-
-    def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                          host_buffer_semantics=None):
-        host = np.asarray(argument).astype(np.float32)
-        return super().buffer_from_pyval(host, device, force_copy, host_buffer_semantics)
+FlipOneElement = adjusting_puts(_flip_first, "buffer_from_pyval stores a copy whose first "
+                                "element has its lowest bit flipped.")
+WrongDtype = adjusting_puts(lambda c, a, d, f, s: (np.asarray(a).astype(np.float32), d, f, s),
+                            "buffer_from_pyval silently converts every array to float32.")
 
 
 def _off_by_one(site, inputs, outputs):
@@ -111,25 +104,26 @@ def _register():
         "test_execute: test_elementwise and (add-int32 or multiply-float32)")
     add("broken-process-index", "seed_api", WrongProcessIndex,
         "test_registry: test_local_devices_partition_the_global_list")
-    add("broken-put", "transfer", Client,
-        "test_sharding: test_batched_device_put_shards_hold_their_slices and int32",
-        doc="batched_device_put puts each shard on the next device.",
-        api={"batched_device_put": _rotated_put})
-    add("broken-reorder", "transfer", Client, "test_sharding: test_reorder_shards_preserves_data",
-        doc="reorder_shards returns the data rotated by one element.",
-        api={"reorder_shards": _rolled_reorder})
-    add("broken-donate", "transfer", Client,
-        "test_copy_semantics: test_donate_input_deletes_the_input",
-        doc="DONATE_INPUT behaves as REUSE_INPUT: the input survives.",
-        api=swap_semantics(_SEM.DONATE_INPUT, _SEM.REUSE_INPUT))
-    add("broken-always-copy", "transfer", Client,
-        "test_copy_semantics: test_always_copy_is_independent",
-        doc="ALWAYS_COPY behaves as REUSE_INPUT: the result may share the input's buffers.",
-        api=swap_semantics(_SEM.ALWAYS_COPY, _SEM.REUSE_INPUT))
-    add("broken-memory-kind", "placement", Client,
-        "test_memory_kinds: test_copy_between_memory_kinds and device-pinned_host",
-        doc="Copies stay in the source's memory kind whatever the destination asks for.",
-        api={"batched_copy_array_to_devices_with_sharding": _copy_keeping_memory_kind})
+    api_only = [  # (name, kind, targets, what is wrong, module functions replaced)
+        ("broken-put", "transfer",
+         "test_sharding: test_batched_device_put_shards_hold_their_slices and int32",
+         "batched_device_put puts each shard on the next device.",
+         {"batched_device_put": _rotated_put}),
+        ("broken-reorder", "transfer", "test_sharding: test_reorder_shards_preserves_data",
+         "reorder_shards returns the data rotated by one element.",
+         {"reorder_shards": _rolled_reorder}),
+        ("broken-donate", "transfer", "test_copy_semantics: test_donate_input_deletes_the_input",
+         "DONATE_INPUT behaves as REUSE_INPUT: the input survives.",
+         swap_semantics(_SEM.DONATE_INPUT, _SEM.REUSE_INPUT)),
+        ("broken-always-copy", "transfer", "test_copy_semantics: test_always_copy_is_independent",
+         "ALWAYS_COPY behaves as REUSE_INPUT: the result may share the input's buffers.",
+         swap_semantics(_SEM.ALWAYS_COPY, _SEM.REUSE_INPUT)),
+        ("broken-memory-kind", "placement",
+         "test_memory_kinds: test_copy_between_memory_kinds and device-pinned_host",
+         "Copies stay in the source's memory kind whatever the destination asks for.",
+         {"batched_copy_array_to_devices_with_sharding": _copy_keeping_memory_kind})]
+    for name, kind, targets, doc, api in api_only:
+        add(name, kind, Client, targets, doc=doc, api=api)
     add("broken-all-reduce", "transfer",
         rewriting(_all_reduce_alone, "all_reduce programs run with every device alone."),
         "test_collectives: test_collective and all_reduce")

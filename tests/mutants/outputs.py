@@ -151,26 +151,25 @@ def _register():
             _masked(functools.partial(one_dtype, name), f"Only {name} outputs are wrong."), area)
     add("out-only-complex", "output", _masked(complex_only, "Only complex outputs are wrong."),
         "test_kernels_fft: fft-complex64")
-    add("out-inputs-over-4096", "output",
-        _masked(functools.partial(inputs_above, 4096),
-                "Wrong only when an input has 4096 elements or more."),
-        f"{red}: test_reduce and sum-float32; test_kernels_indexing: gather or scatter")
-    add("out-inputs-over-65536", "output",
-        _masked(functools.partial(inputs_above, 65536),
-                "Wrong only when an input has 65536 elements or more."),
-        f"{red}: test_reduce and (sum-float32 or max-float32)")
-    add("out-axis-over-128", "output",
-        _masked(functools.partial(axis_above, 128),
-                "Wrong only when an input has an axis longer than 128."),
-        "test_kernels_dot: float32; test_kernels_fft: fft-complex64")
-    add("out-tile-remainder-128", "output",
-        _masked(functools.partial(tile_remainder, 128),
-                "Only elements at flat index i % 128 == 127 are wrong."),
-        f"{ew}: test_float_accuracy_in_ulp and float32; test_kernels_convert: float32-to-bf16")
-    add("out-row-tail-8", "output",
-        _masked(functools.partial(row_tail, 8),
-                "The last element of rows longer than 8 and not a multiple of 8 is wrong."),
-        f"{ew}: test_float_accuracy_in_ulp and float32; test_kernels_dot: float32")
+    partial = functools.partial
+    masks = [  # (name, which elements are wrong, what is wrong, targets)
+        ("out-inputs-over-4096", partial(inputs_above, 4096),
+         "Wrong only when an input has 4096 elements or more.",
+         f"{red}: test_reduce and sum-float32; test_kernels_indexing: gather or scatter"),
+        ("out-inputs-over-65536", partial(inputs_above, 65536),
+         "Wrong only when an input has 65536 elements or more.",
+         f"{red}: test_reduce and (sum-float32 or max-float32)"),
+        ("out-axis-over-128", partial(axis_above, 128),
+         "Wrong only when an input has an axis longer than 128.",
+         "test_kernels_dot: float32; test_kernels_fft: fft-complex64"),
+        ("out-tile-remainder-128", partial(tile_remainder, 128),
+         "Only elements at flat index i % 128 == 127 are wrong.",
+         f"{ew}: test_float_accuracy_in_ulp and float32; test_kernels_convert: float32-to-bf16"),
+        ("out-row-tail-8", partial(row_tail, 8),
+         "The last element of rows longer than 8 and not a multiple of 8 is wrong.",
+         f"{ew}: test_float_accuracy_in_ulp and float32; test_kernels_dot: float32")]
+    for name, pick, doc, targets in masks:
+        add(name, "output", _masked(pick, doc), targets)
     for name, fn, area in [
             ("out-flush-subnormals", flush_subnormals, f"{ew}: test_subnormals_are_preserved"),
             ("out-nan-to-zero", nan_to_zero, f"{red}: propagate_nan"),

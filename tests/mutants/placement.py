@@ -11,7 +11,7 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants.base import put
+from tests.mutants.base import adjusting_puts, put
 from tests.mutants.catalog import add
 
 
@@ -81,13 +81,9 @@ class RotatesShardedOutputs(Client):
         return _RotatesShards(super().compile_and_load(*args, **kwargs), self)
 
 
-class DefaultDeviceIsLast(Client):
-    """buffer_from_pyval without a device puts on the last local device."""
-
-    def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                          host_buffer_semantics=None):
-        device = self.local_devices()[-1] if device is None else device
-        return super().buffer_from_pyval(argument, device, force_copy, host_buffer_semantics)
+DefaultDeviceIsLast = adjusting_puts(
+    lambda c, a, d, f, s: (a, c.local_devices()[-1] if d is None else d, f, s),
+    "buffer_from_pyval without a device puts on the last local device.")
 
 
 class _MisreportsKinds:

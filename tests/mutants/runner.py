@@ -61,14 +61,16 @@ def command(platform: str, targets: Iterable[Target], devices: int, report_dir: 
 
 
 def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
-        fast: bool = False, timeout: float = 900) -> Outcome:
-    """Run ``platform`` over ``targets`` in a child pytest and classify its results."""
+        fast: bool = False, timeout: float = 900, env: dict[str, str] | None = None
+        ) -> Outcome:
+    """Run ``platform`` over ``targets`` in a child pytest (``env`` added to its
+    environment) and classify its results."""
     targets = list(targets)
     areas = tuple(dict.fromkeys(t.area for t in targets))
     with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
         report = Path(tmp) / "report"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})}
         start = time.monotonic()
         try:
             proc = subprocess.run(command(platform, targets, devices, report, fast), cwd=tmp,
@@ -98,7 +100,7 @@ def _area(nodeid: str) -> str:
 def run_mutant(mutant: Mutant, *, fast: bool = False, timeout: float = 900) -> Outcome:
     """Run one mutant against its targets."""
     return run(mutant.name, mutant.kind, mutant.targets, mutant.devices, fast=fast,
-               timeout=timeout)
+               timeout=timeout, env=mutant.env)
 
 
 def run_controls(mutants: Iterable[Mutant], *, timeout: float = 1800) -> list[Outcome]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants.base import rewriting, wrong_at, wrong_value
+from tests.mutants.base import adjusting_puts, rewriting, wrong_at, wrong_value
 from tests.mutants.catalog import add
 from tests.mutants.legacy_io import swap_semantics
 
@@ -24,20 +24,15 @@ _SEM = xc.ArrayCopySemantics
 
 
 def _h2d(corrupt, doc):
-    """A Client whose buffer_from_pyval stores ``corrupt(host array, device)``'s result."""
-    class CorruptsPuts(Client):
-        def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                              host_buffer_semantics=None):
-            host = np.asarray(argument) if isinstance(argument, np.ndarray) else None
-            target = device if device is not None else self.local_devices()[0]
-            if host is not None and host.size and host.dtype.kind in "biufcV":
-                bad = corrupt(host, target, self)
-                if bad is not None:
-                    argument = bad
-            return super().buffer_from_pyval(argument, device, force_copy,
-                                             host_buffer_semantics)
-    CorruptsPuts.__doc__ = doc
-    return CorruptsPuts
+    """A Client whose buffer_from_pyval stores ``corrupt(host array, device, client)``'s
+    result (None: the array as it is)."""
+    def adjust(client, argument, device, force_copy, semantics):
+        if isinstance(argument, np.ndarray) and argument.size:
+            target = device if device is not None else client.local_devices()[0]
+            bad = corrupt(argument, target, client)
+            argument = argument if bad is None else bad
+        return argument, device, force_copy, semantics
+    return adjusting_puts(adjust, doc)
 
 
 def _last_element(host):
@@ -66,24 +61,13 @@ def last_device(host, device, client):
 
 
 def _semantics_client(old, new, doc):
-    """buffer_from_pyval uses ``new`` host buffer semantics when asked for ``old``."""
-    class SwapsSemantics(Client):
-        def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                              host_buffer_semantics=None):
-            if host_buffer_semantics in old:
-                host_buffer_semantics = new
-            return super().buffer_from_pyval(argument, device, force_copy,
-                                             host_buffer_semantics)
-    SwapsSemantics.__doc__ = doc
-    return SwapsSemantics
+    """buffer_from_pyval uses ``new`` host buffer semantics when asked for one of ``old``."""
+    return adjusting_puts(lambda c, a, d, f, s: (a, d, f, new if s in old else s), doc)
 
 
-class IgnoresForceCopy(Client):
-    """buffer_from_pyval ignores force_copy=True (ZERO_COPY may then alias)."""
-
-    def buffer_from_pyval(self, argument, device=None, force_copy=False,
-                          host_buffer_semantics=None):
-        return super().buffer_from_pyval(argument, device, False, host_buffer_semantics)
+IgnoresForceCopy = adjusting_puts(lambda c, a, d, f, s: (a, d, False, s),
+                                  "buffer_from_pyval ignores force_copy=True (ZERO_COPY may "
+                                  "then alias).")
 
 
 def _put_ignoring_force_copy(aval, sharding, xs, devices, committed=True, force_copy=False,
@@ -175,33 +159,34 @@ def _register():
         f"{hbs}: test_immutable_only_during_call_copies")
     add("xfer-force-copy-ignored", "transfer", IgnoresForceCopy,
         f"{hbs}: test_zero_copy and force_copy")
-    add("xfer-batched-put-force-copy-ignored", "transfer", Client,
-        "test_sharding: test_force_copy_detaches_from_the_host_array",
-        doc="batched_device_put ignores force_copy=True.",
-        api={"batched_device_put": _put_ignoring_force_copy})
-    add("xfer-batched-put-last-shard", "transfer", Client,
-        "test_sharding: test_batched_device_put_shards_hold_their_slices and int32",
-        doc="batched_device_put stores the last device's shard wrong.",
-        api={"batched_device_put": _put_with(_last_shard)})
+    api_only = [  # (name, targets, what is wrong, module functions replaced)
+        ("xfer-batched-put-force-copy-ignored",
+         "test_sharding: test_force_copy_detaches_from_the_host_array",
+         "batched_device_put ignores force_copy=True.",
+         {"batched_device_put": _put_ignoring_force_copy}),
+        ("xfer-batched-put-last-shard",
+         "test_sharding: test_batched_device_put_shards_hold_their_slices and int32",
+         "batched_device_put stores the last device's shard wrong.",
+         {"batched_device_put": _put_with(_last_shard)}),
+        ("xfer-reorder-in-place", "test_sharding: test_reorder_shards_preserves_data",
+         _reorder_in_place.__doc__, {"reorder_shards": _reorder_in_place}),
+        ("xfer-batched-copy-wrong-shard",
+         "test_copy_semantics: test_always_copy_is_independent and batched_copy",
+         "batched copies write the last shard wrong.",
+         {"batched_copy_array_to_devices_with_sharding": _copy_to_reversed_devices}),
+        ("xfer-reuse-copies",
+         "test_copy_semantics: test_reuse_input or test_shared_buffers or live_arrays_tracks",
+         "REUSE_INPUT copies (ALWAYS_COPY) instead of sharing the input's buffers.",
+         swap_semantics(_SEM.REUSE_INPUT, _SEM.ALWAYS_COPY)),
+        ("xfer-donate-copies", "test_copy_semantics: test_donate_input_deletes_the_input",
+         "DONATE_INPUT copies (ALWAYS_COPY): the input survives.",
+         swap_semantics(_SEM.DONATE_INPUT, _SEM.ALWAYS_COPY))]
+    for name, targets, doc, api in api_only:
+        add(name, "transfer", Client, targets, doc=doc, api=api)
     add("xfer-batched-put-2d-mesh", "transfer", Client,
         "test_sharding: test_batched_device_put_shards_hold_their_slices and int32",
         doc="batched_device_put is wrong only over a two-dimensional mesh (4 devices).",
         api={"batched_device_put": _put_with(_two_dimensional_mesh)}, devices=4)
-    add("xfer-reorder-in-place", "transfer", Client,
-        "test_sharding: test_reorder_shards_preserves_data",
-        doc=_reorder_in_place.__doc__, api={"reorder_shards": _reorder_in_place})
-    add("xfer-batched-copy-wrong-shard", "transfer", Client,
-        "test_copy_semantics: test_always_copy_is_independent and batched_copy",
-        doc="batched copies write the last shard wrong.",
-        api={"batched_copy_array_to_devices_with_sharding": _copy_to_reversed_devices})
-    add("xfer-reuse-copies", "transfer", Client,
-        "test_copy_semantics: test_reuse_input or test_shared_buffers or live_arrays_tracks",
-        doc="REUSE_INPUT copies (ALWAYS_COPY) instead of sharing the input's buffers.",
-        api=swap_semantics(_SEM.REUSE_INPUT, _SEM.ALWAYS_COPY))
-    add("xfer-donate-copies", "transfer", Client,
-        "test_copy_semantics: test_donate_input_deletes_the_input",
-        doc="DONATE_INPUT copies (ALWAYS_COPY): the input survives.",
-        api=swap_semantics(_SEM.DONATE_INPUT, _SEM.ALWAYS_COPY))
     add("coll-all-reduce-max", "transfer",
         rewriting(functools.partial(_reduction_as_max, "stablehlo.all_reduce"),
                   "all_reduce sums as max."),
