@@ -82,6 +82,17 @@ def test_a_control_with_failures_or_no_results_is_not_clean():
     assert score.control_failures([_outcome("cpu", ["x"], [])]) == []
     assert score.control_failures([_outcome("cpu", ["x"], ["x"], ["t.py::t"])]) == ["cpu: t.py::t"]
     assert score.control_failures([_outcome("cpu", ["x"], [], error="no results")])
+    known = "test_kernels_elementwise.py::test_subnormals_are_preserved[bfloat16]"  # FTZ, cpu
+    control = _outcome("cpu", ["kernels_elementwise"], [], [known, "t.py::t"])
+    assert score.control_failures([control]) == ["cpu: t.py::t"]
+    assert score.known_defects([control]) == [f"cpu: {known}"]
+
+
+def test_a_test_failing_on_the_control_does_not_kill():
+    mutant = _outcome("m", ["a", "b"], [], ["test_a.py::t", "test_b.py::u"])
+    assert runner.against(mutant, set()).killed_areas == ["a", "b"]
+    assert runner.against(mutant, {"test_a.py::t"}).killed_areas == ["b"]
+    assert not runner.against(mutant, {"test_a.py::t", "test_b.py::u"}).killed
 
 
 def test_child_command_selects_only_the_targets(tmp_path):

@@ -24,10 +24,12 @@ class ReversedLocalDevices(Client):
         return super().local_devices()[::-1]
 
 
-class EmptyPlatformVersion(Client):
-    """platform_version is empty."""
+class ListsDeviceZeroTwice(Client):
+    """devices() lists device 0 a second time in place of the last device."""
 
-    platform_version = property(lambda self: "")
+    def devices(self):
+        devices = super().devices()
+        return devices[:-1] + devices[:1] if len(devices) > 1 else devices
 
 
 class HidesLiveExecutables(Client):
@@ -42,8 +44,8 @@ add("api-device-count-plus-one", "seed_api", CountsOneDeviceTooMany,
 add("api-local-devices-reversed", "seed_api", ReversedLocalDevices,
     "test_registry: test_device_lists_agree or test_local_devices_partition; "
     "test_transfer: test_default_device_is_first_local")
-add("api-platform-version-empty", "seed_api", EmptyPlatformVersion,
-    "test_client: test_platform_strings_are_consistent")
+add("api-device-zero-twice", "seed_api", ListsDeviceZeroTwice,
+    "test_client: test_device_ids_unique or test_local_devices_within_devices")
 add("dist-broken-runtime", "seed_api", Client,
     "test_multi_process: test_key_value_store_across_processes or test_barriers",
     doc="The distributed runtime of tests/broken_distributed.py: gets lose a character and "

@@ -174,10 +174,6 @@ def _register():
          "test_copy_semantics: test_always_copy_is_independent and batched_copy",
          "batched copies write the last shard wrong.",
          {"batched_copy_array_to_devices_with_sharding": _copy_to_reversed_devices}),
-        ("xfer-reuse-copies",
-         "test_copy_semantics: test_reuse_input or test_shared_buffers or live_arrays_tracks",
-         "REUSE_INPUT copies (ALWAYS_COPY) instead of sharing the input's buffers.",
-         swap_semantics(_SEM.REUSE_INPUT, _SEM.ALWAYS_COPY)),
         ("xfer-donate-copies", "test_copy_semantics: test_donate_input_deletes_the_input",
          "DONATE_INPUT copies (ALWAYS_COPY): the input survives.",
          swap_semantics(_SEM.DONATE_INPUT, _SEM.ALWAYS_COPY))]
