@@ -1,13 +1,9 @@
 """Self-tests of the project (not of a backend)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-MUTANTS_CONFTEST = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-                    "from tests.mutants import register_platforms\nregister_platforms()\n")
 
 
 @pytest.fixture
@@ -17,7 +13,9 @@ def run_suite(pytester):
 
     Returns (RunResult, report dict).
     """
-    pytester.makeconftest(MUTANTS_CONFTEST)
+    from tests.mutants.runner import CONFTEST
+
+    pytester.makeconftest(CONFTEST)
 
     def run(platform: str, *select: str, expect_platform: str | None = "cpu"):
         out = pytester.path / "report"

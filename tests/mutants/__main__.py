@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:<36} {m.kind:<10} {','.join(m.areas):<40} {m.doc}")
         return 0
 
-    def progress(o):
-        state = "error" if o.error else "killed" if o.killed else "SURVIVED"
+    def progress(o):  # before the comparison with the control
+        state = "error" if o.error else "fails" if o.killed else "passes"
         print(f"{o.platform:<36} {state:<8} {o.seconds:6.1f} s  {o.statuses}", flush=True)
 
     print(f"running {len(mutants)} of {len(CATALOG)} mutants, {args.jobs} at a time",

@@ -1,8 +1,8 @@
 """Run mutants in child pytest sessions and score the suite.
 
-Each mutant runs as ``pytest -p tests.mutants.plugin --pyargs conformance
+Each mutant runs as ``pytest --pyargs conformance
 --platform=<mutant> --cpu-devices=N --profile=none -p no:cacheprovider -k <its targets>``
-in a scratch directory. A result *fails* when it is neither ``pass`` nor a skip
+in a scratch directory whose ``conftest.py`` registers the mutants. A result *fails* when it is neither ``pass`` nor a skip
 (``skipped``, ``not_supported``). The healthy control is the plain ``cpu`` platform run
 with the union of the same selections: it must have no failures other than the known
 defects of jaxlib's CPU backend (``conformance/known_failures``). A mutant is *killed* in
@@ -29,6 +29,10 @@ from tests.mutants.catalog import CATALOG, Mutant, Target
 ROOT = Path(__file__).resolve().parents[2]
 HARMLESS = frozenset({"pass", "skipped", "not_supported"})
 CONTROL = "cpu"
+# The child's setup file: registers the mutant platforms (the suite's isolated child
+# processes run the session's conftest files too, so they see the same mutants).
+CONFTEST = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+            "from tests.mutants import register_platforms\nregister_platforms()\n")
 
 
 @dataclasses.dataclass
@@ -56,7 +60,7 @@ def command(platform: str, targets: Iterable[Target], devices: int, report_dir: 
             fast: bool = False) -> list[str]:
     """The child pytest command line for ``platform`` over ``targets``."""
     expression = " or ".join(dict.fromkeys(t.expression() for t in targets))
-    return [sys.executable, "-m", "pytest", "-p", "tests.mutants.plugin", "--pyargs", "conformance",
+    return [sys.executable, "-m", "pytest", "--pyargs", "conformance",
             f"--platform={platform}", f"--cpu-devices={devices}", "--expect-platform=cpu",
             "--profile=none", "-p", "no:cacheprovider", f"--report-dir={report_dir}", "-q",
             "-k", expression, *(["-x"] if fast else [])]
@@ -71,6 +75,7 @@ def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
     areas = tuple(dict.fromkeys(t.area for t in targets))
     with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
         report = Path(tmp) / "report"
+        (Path(tmp) / "conftest.py").write_text(CONFTEST)  # child processes run it too
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})}
         start = time.monotonic()
