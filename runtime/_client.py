@@ -36,16 +36,6 @@ class Client:
         return self._native
 
     @property
-    def xla_client(self) -> Any:
-        """The module of seed functions that act on this client's arrays
-        (``batched_device_put``, ``reorder_shards``,
-        ``batched_copy_array_to_devices_with_sharding``, ...): ``runtime.xla_client``.
-        A backend that needs its own versions (or a test double) overrides this."""
-        from runtime import xla_client
-
-        return xla_client
-
-    @property
     def platform(self) -> str:
         return self._native.platform
 

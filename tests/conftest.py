@@ -1,20 +1,21 @@
 """Self-tests of the project (not of a backend)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-BROKEN_BACKENDS = Path(__file__).with_name("broken_backends.py")
 
 
 @pytest.fixture
 def run_suite(pytester):
-    """Run the installed conformance suite in a child pytest against a registered backend.
+    """Run the installed conformance suite in a child pytest against a registered backend:
+    a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's conftest.
 
     Returns (RunResult, report dict).
     """
-    pytester.makeconftest(BROKEN_BACKENDS.read_text())
+    from tests.mutants.runner import CONFTEST
+
+    pytester.makeconftest(CONFTEST)
 
     def run(platform: str, *select: str, expect_platform: str | None = "cpu"):
         out = pytester.path / "report"

@@ -1,4 +1,10 @@
-"""The suite catches deliberately broken backends (and passes on a healthy one)."""
+"""The suite catches deliberately broken backends (and passes on a healthy one).
+
+Every platform named here is a mutant of the catalog in ``tests/mutants`` (or its
+``healthy-control``), registered in the child pytest by the ``run_suite`` fixture; these
+tests check *how* the suite fails on them (statuses, messages, reproductions), which the
+mutation score (``python -m tests.mutants``) does not.
+"""
 
 import fnmatch
 import shlex
@@ -11,7 +17,6 @@ EXECUTE = ("-k", "test_elementwise and (add-int32 or multiply-float32)")
 
 def _statuses(doc):
     return {k: v for k, v in doc["summary"]["by_status"].items() if v}
-
 
 
 def _assert_fails(run_suite, platform: str, select: str, failing: str, status: str) -> None:

@@ -23,7 +23,8 @@ spec.run_setup_files()
 spec.configure()
 client = spec.open()
 device = client.local_devices()[{device_index}]
-xc = getattr(client, "xla_client", xla_client)
+from conformance.session import api
+xc = api.module_api(spec.platform)
 """
 
 

@@ -131,9 +131,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 @pytest.fixture(scope="session")
-def xc(client: Any) -> Any:
-    """The seed's module-level functions for the client under test (``client.xla_client``,
-    else ``runtime.xla_client``): the areas call ``xc.reorder_shards(...)`` and so on."""
-    from runtime import xla_client
+def xc(client: Any, platform: str) -> Any:
+    """The seed's module-level functions for the platform under test
+    (``conformance.session.api.module_api``: ``runtime.xla_client`` unless the backend's
+    setup registered its own): the areas call ``xc.reorder_shards(...)`` and so on."""
+    from conformance.session import api
 
-    return getattr(client, "xla_client", xla_client)
+    return api.module_api(platform)

@@ -1,0 +1,157 @@
+"""Run mutants in child pytest sessions and score the suite.
+
+Each mutant runs as ``pytest --pyargs conformance
+--platform=<mutant> --cpu-devices=N --profile=none -p no:cacheprovider -k <its targets>``
+in a scratch directory whose ``conftest.py`` registers the mutants. A result *fails* when it is neither ``pass`` nor a skip
+(``skipped``, ``not_supported``). The healthy control is the plain ``cpu`` platform run
+with the union of the same selections: it must have no failures other than the known
+defects of jaxlib's CPU backend (``conformance/known_failures``). A mutant is *killed* in
+an area when one of that area's tests fails on it and not on the control (a test that
+fails on the healthy backend too tells nothing about the mutant).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+
+from tests.mutants.catalog import CATALOG, Mutant, Target
+
+ROOT = Path(__file__).resolve().parents[2]
+HARMLESS = frozenset({"pass", "skipped", "not_supported"})
+CONTROL = "cpu"
+# The child's setup file: registers the mutant platforms (the suite's isolated child
+# processes run the session's conftest files too, so they see the same mutants).
+CONFTEST = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
+            "from tests.mutants import register_platforms\nregister_platforms()\n")
+
+
+@dataclasses.dataclass
+class Outcome:
+    """One child run: ``platform``, the ``areas`` it targeted, the areas with a result
+    that is neither pass nor a skip (``killed_areas``), its status counts, the exit code,
+    wall seconds, and ``error`` when the run gave no results (usage error, timeout...)."""
+
+    platform: str
+    kind: str
+    areas: tuple[str, ...]
+    killed_areas: list[str]
+    statuses: dict[str, int]
+    returncode: int
+    seconds: float
+    failing: list[str] = dataclasses.field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_areas)
+
+
+def command(platform: str, targets: Iterable[Target], devices: int, report_dir: Path,
+            fast: bool = False) -> list[str]:
+    """The child pytest command line for ``platform`` over ``targets``."""
+    expression = " or ".join(dict.fromkeys(t.expression() for t in targets))
+    return [sys.executable, "-m", "pytest", "--pyargs", "conformance",
+            f"--platform={platform}", f"--cpu-devices={devices}", "--expect-platform=cpu",
+            "--profile=none", "-p", "no:cacheprovider", f"--report-dir={report_dir}", "-q",
+            "-k", expression, *(["-x"] if fast else [])]
+
+
+def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
+        fast: bool = False, timeout: float = 900, env: dict[str, str] | None = None
+        ) -> Outcome:
+    """Run ``platform`` over ``targets`` in a child pytest (``env`` added to its
+    environment) and classify its results."""
+    targets = list(targets)
+    areas = tuple(dict.fromkeys(t.area for t in targets))
+    with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
+        report = Path(tmp) / "report"
+        (Path(tmp) / "conftest.py").write_text(CONFTEST)  # child processes run it too
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})}
+        start = time.monotonic()
+        try:
+            proc = subprocess.run(command(platform, targets, devices, report, fast), cwd=tmp,
+                                  env=env, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return Outcome(platform, kind, areas, [], {}, -1, time.monotonic() - start,
+                           error=f"timed out after {timeout:.0f} s")
+        seconds = time.monotonic() - start
+        path = report / "report.json"
+        doc = json.loads(path.read_text()) if path.exists() else None
+    if doc is None or not doc.get("results"):
+        tail = (proc.stdout + proc.stderr)[-1500:]
+        return Outcome(platform, kind, areas, [], {}, proc.returncode, seconds,
+                       error=f"no results (exit code {proc.returncode}): {tail}")
+    statuses = Counter(r["status"] for r in doc["results"])
+    failing = [r["nodeid"] for r in doc["results"] if r["status"] not in HARMLESS]
+    return against(Outcome(platform, kind, areas, [], dict(statuses), proc.returncode, seconds,
+                           failing), set())
+
+
+def against(outcome: Outcome, baseline: set[str]) -> Outcome:
+    """``outcome`` with ``killed_areas`` recomputed: the targeted areas of its failing
+    tests that are not in ``baseline`` (the tests failing on the healthy control)."""
+    killed = {_area(n) for n in outcome.failing if n not in baseline} & set(outcome.areas)
+    return dataclasses.replace(outcome, killed_areas=sorted(killed))
+
+
+def _area(nodeid: str) -> str:
+    module = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+    return module.removeprefix("test_")
+
+
+def run_mutant(mutant: Mutant, *, fast: bool = False, timeout: float = 900) -> Outcome:
+    """Run one mutant against its targets."""
+    return run(mutant.name, mutant.kind, mutant.targets, mutant.devices, fast=fast,
+               timeout=timeout, env=mutant.env)
+
+
+def run_controls(mutants: Iterable[Mutant], *, timeout: float = 1800) -> list[Outcome]:
+    """The healthy control: ``cpu`` with the union of the mutants' targets, once per
+    device count they use."""
+    by_devices: dict[int, list[Target]] = {}
+    for m in mutants:
+        by_devices.setdefault(m.devices, []).extend(m.targets)
+    return [run(CONTROL, "control", targets, devices, timeout=timeout)
+            for devices, targets in sorted(by_devices.items())]
+
+
+def select(names: Iterable[str] | None = None) -> list[Mutant]:
+    """Mutants by name (default: the whole catalog). Raises KeyError naming unknown ones."""
+    if not names:
+        return list(CATALOG.values())
+    unknown = [n for n in names if n not in CATALOG]
+    if unknown:
+        raise KeyError(f"argument 'names': no mutant named {unknown} (see --list)")
+    return [CATALOG[n] for n in names]
+
+
+def run_all(mutants: list[Mutant], *, jobs: int = 1, fast: bool = False,
+            control: bool = True, progress=None) -> tuple[list[Outcome], list[Outcome]]:
+    """Run ``mutants`` (``jobs`` children at a time) and, if ``control``, the healthy
+    control (kills then count only tests that do not fail on it). Returns (mutant
+    outcomes in catalog order, control outcomes).
+    ``progress``: called with each Outcome as it finishes. Raises ValueError if jobs < 1."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"argument 'jobs' must be an int >= 1, got {jobs!r}")
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        controls = pool.submit(run_controls, mutants) if control else None
+        futures = {pool.submit(run_mutant, m, fast=fast): m.name for m in mutants}
+        done = {}
+        for future in concurrent.futures.as_completed(futures):
+            done[futures[future]] = outcome = future.result()
+            if progress:
+                progress(outcome)
+        checks = controls.result() if controls else []
+    baseline = {n for c in checks for n in c.failing}
+    return [against(done[m.name], baseline) for m in mutants], checks
