@@ -2,7 +2,7 @@
 
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
-                         [--profile v3|FILE|none] [--declare CAPS] [--declare-file FILE]
+                         [--profile v4|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--known-failures FILE] [-- extra pytest args]
     pjrt-conformance verify DIR
     pjrt-conformance diff OLD NEW

@@ -3,17 +3,13 @@ the way they guard against, and pass on the healthy control."""
 
 import fnmatch
 import shutil
-from pathlib import Path
 
 import pytest
 
-BROKEN = [Path(__file__).with_name(n) for n in ("broken_backends.py", "broken_transfers.py")]
-
 
 @pytest.fixture
-def run_broken(run_suite, pytester):
-    """``run_suite`` with the platforms of broken_transfers.py registered too."""
-    pytester.makeconftest("\n\n".join(p.read_text() for p in BROKEN))
+def run_broken(run_suite):
+    """``run_suite``: the mutants of ``tests/mutants/host_paths.py`` are in the catalog."""
     return run_suite
 
 
@@ -24,7 +20,7 @@ def _failures(run, platform: str, select: str) -> dict[str, str]:
 
 
 CASES = [
-    ("broken-host-alias", "test_put_then_overwrite or test_force_copy_detaches or "
+    ("host-alias-copying-puts", "test_put_then_overwrite or test_force_copy_detaches or "
                           "test_batched_device_put_then_overwrite",
      ["test_put_then_overwrite_the_host_array[IMMUTABLE_ONLY_DURING_CALL-no-force-copy-"
       "aligned64-1MiB]",
@@ -34,14 +30,14 @@ CASES = [
       "COMPLETES-no-force-copy]"],
      ["test_put_then_overwrite_the_host_array[ZERO_COPY-no-force-copy-*]",
       "test_put_then_overwrite_the_host_array[*-empty]"]),
-    ("broken-d2h-view", "test_device_to_host_result_is_detached",
+    ("d2h-writable-view", "test_device_to_host_result_is_detached",
      ["test_device_to_host_result_is_detached[asarray-one]",
       "test_device_to_host_result_is_detached[array-1MiB]"],
      ["test_device_to_host_result_is_detached[*-empty]"]),
-    ("broken-shard-memory", "test_each_shard_lives or test_put_into_memory_kind",
+    ("mem-shards-in-device-memory", "test_each_shard_lives or test_put_into_memory_kind",
      ["test_each_shard_lives_in_the_named_memory[pinned_host]"],
      ["test_each_shard_lives_in_the_named_memory[device]", "test_put_into_memory_kind[*]"]),
-    ("broken-multi-axis", "test_every_mesh_and_partition_spec",
+    ("shard-multi-axis-misplaced", "test_every_mesh_and_partition_spec",
      ["test_every_mesh_and_partition_spec[2d-meshes]",
       "test_every_mesh_and_partition_spec[3d-meshes]"],
      ["test_every_mesh_and_partition_spec[1d-meshes]"]),
@@ -65,7 +61,7 @@ def test_checks_fail_on_broken_backend(run_broken, platform, select, failing, pa
 @pytest.mark.skipif(shutil.which("c++") is None and shutil.which("g++") is None,
                     reason="no C++ compiler for the FFI placement probe")
 def test_placement_probe_fails_when_programs_run_elsewhere(run_broken):
-    failed, result, doc = _failures(run_broken, "broken-placement",
+    failed, result, doc = _failures(run_broken, "place-runs-on-next-device",
                                     "test_single_device_program_runs_on_its_device or "
                                     "test_ffi_handler_matches_numpy")
     assert failed == {"test_single_device_program_runs_on_its_device[cpu:0]":

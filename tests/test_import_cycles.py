@@ -12,13 +12,6 @@ import pytest
 
 PACKAGES = ("runtime", "conformance")
 
-#: The one import allowed to close a cycle: ``Client.xla_client`` (a test seam in
-#: runtime/_client.py) imports ``runtime.xla_client``, which imports ``_client``.
-#: The seam is being replaced by a suite-side one; once that lands, this import is
-#: gone, ``test_known_seam_import_still_exists`` fails, and this constant goes.
-KNOWN_SEAM_IMPORT: tuple[str, str] | None = ("runtime._client", "runtime.xla_client")
-
-
 def import_cycles(graph: grimp.ImportGraph) -> list[list[str]]:
     """The strongly connected components of ``graph`` with more than one module (or a
     module importing itself), each sorted, in sorted order (Tarjan, iterative)."""
@@ -81,19 +74,7 @@ def graph() -> grimp.ImportGraph:
     return grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
 
 
-def test_known_seam_import_still_exists(graph):
-    if KNOWN_SEAM_IMPORT is None:
-        pytest.skip("no import is excused")
-    importer, imported = KNOWN_SEAM_IMPORT
-    assert graph.direct_import_exists(importer=importer, imported=imported), (
-        f"{importer} no longer imports {imported}: set KNOWN_SEAM_IMPORT = None in "
-        f"{__file__} so that no import is excused from the cycle check")
-
-
 def test_runtime_and_conformance_have_no_import_cycles(graph):
-    if KNOWN_SEAM_IMPORT is not None and graph.direct_import_exists(
-            importer=KNOWN_SEAM_IMPORT[0], imported=KNOWN_SEAM_IMPORT[1]):
-        graph.remove_import(importer=KNOWN_SEAM_IMPORT[0], imported=KNOWN_SEAM_IMPORT[1])
     cycles = import_cycles(graph)
     assert cycles == [], "import cycles:\n" + "\n\n".join(_describe(graph, c) for c in cycles)
 

@@ -23,7 +23,7 @@ from typing import Any
 #: Capability modules a vendor can declare (DESIGN.md "Certification model").
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
                 "serialization", "custom_calls", "multi_device", "collectives", "multi_process")
-DEFAULT_PROFILE = "v3"
+DEFAULT_PROFILE = "v4"
 CORE, INFORMATIONAL = "core", "informational"
 _DEVICE_PARAM = re.compile(r"(?<=[\[-])[A-Za-z][A-Za-z0-9_]*:\d+(?=[-\]])")
 _FILE = re.compile(r"^(?:.*/)?(test_[A-Za-z0-9_]+\.py)::")

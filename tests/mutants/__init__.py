@@ -3,15 +3,16 @@
 ``CATALOG`` (name -> :class:`~tests.mutants.catalog.Mutant`) holds every mutant of the
 operator modules: ``hlo`` (StableHLO rewrites before compile), ``outputs`` (per-device
 output transforms after execute), ``transfer`` (transfers, copies, reorders, donation,
-collectives), ``placement`` (placement and memory kinds), and the seed-API mutants
+collectives), ``placement`` (placement and memory kinds), ``host_paths`` (aliasing,
+writable views, next-device placement, memory-kind labels, multi-axis shards), and the seed-API mutants
 (``legacy_io``, ``legacy_seed``, ``client_api``). :func:`register_platforms` registers
 them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 """
 
 from __future__ import annotations
 
-from tests.mutants import (client_api, hlo, legacy_io, legacy_seed, outputs,  # noqa: F401
-                           placement, transfer)
+from tests.mutants import (client_api, hlo, host_paths, legacy_io, legacy_seed,  # noqa: F401
+                           outputs, placement, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
 HEALTHY = "healthy-control"

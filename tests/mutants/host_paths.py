@@ -1,46 +1,39 @@
-"""Deliberately broken transfer, sharding, placement and memory-kind paths.
+"""Mutation operators on the host-memory, placement and sharding paths the older checks missed.
 
-Appended to ``broken_backends.py`` in the child suite's conftest by
-``test_broken_transfers.py``; each class registers itself as a platform over a
-2-device CPU client. Every one is wrong in a way the older checks did not see.
+Copying puts that alias the caller's array, device-to-host results that are writable
+views of device memory, single-device programs that run on the next device under the
+right label, host memory-kind labels over device memory, and shards misplaced only
+when several mesh axes cut one dimension. Each is killed by the transfer, placement,
+memory-kind and sharding tests of issue 16 (``tests/test_broken_transfers.py``).
 """
 
+from __future__ import annotations
+
 import ctypes
-import types
 
 import numpy as np
 
-from runtime import xla_bridge
-from runtime import xla_client as _txc
+from runtime import xla_client as xc
 from runtime._client import Client
-from runtime._compat import native
-
-
-def _ns(**overrides):
-    """runtime.xla_client with some functions replaced."""
-    ns = types.SimpleNamespace(**{k: getattr(_txc, k) for k in dir(_txc) if not k.startswith("_")})
-    vars(ns).update(overrides)
-    return ns
+from tests.mutants.catalog import add
 
 
 # -- host -> device: copying semantics that alias the caller's array ----------------------
 
 def _aliasing_put(aval, sharding, xs, devices, committed=True, force_copy=False,
                   host_buffer_semantics=None, **kwargs):
-    return _txc.batched_device_put(aval, sharding, xs, devices, committed, False,
-                                   native.HostBufferSemantics.ZERO_COPY, **kwargs)
+    return xc.batched_device_put(aval, sharding, xs, devices, committed, False,
+                                   xc.HostBufferSemantics.ZERO_COPY, **kwargs)
 
 
 class AliasesCopyingPuts(Client):
     """Every put is ZERO_COPY without force_copy, whatever the caller asked for: an
     aligned host array is aliased, so writing to it later changes the device array."""
 
-    xla_client = property(lambda self: _ns(batched_device_put=_aliasing_put))
-
     def buffer_from_pyval(self, argument, device=None, force_copy=False,
                           host_buffer_semantics=None):
         return super().buffer_from_pyval(argument, device, False,
-                                         native.HostBufferSemantics.ZERO_COPY)
+                                         xc.HostBufferSemantics.ZERO_COPY)
 
 
 # -- device -> host: a writable view of device memory ------------------------------------
@@ -122,8 +115,8 @@ class _Relabelled:
 def _device_memory_put(aval, sharding, xs, devices, *args, **kwargs):
     kind = getattr(sharding, "memory_kind", None)
     if kind in (None, "device"):
-        return _txc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
-    arr = _txc.batched_device_put(aval, sharding.with_memory_kind("device"), xs, devices,
+        return xc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
+    arr = xc.batched_device_put(aval, sharding.with_memory_kind("device"), xs, devices,
                                   *args, **kwargs)
     return _Relabelled(arr, sharding)
 
@@ -132,7 +125,7 @@ class MislabelsMemoryKind(Client):
     """batched_device_put into a host memory kind keeps the shards in device memory and
     labels the array with the requested kind."""
 
-    xla_client = property(lambda self: _ns(batched_device_put=_device_memory_put))
+    pass
 
 
 # -- sharding: wrong only when several mesh axes cut one dimension -----------------------
@@ -141,20 +134,32 @@ def _misplaces_multi_axis(aval, sharding, xs, devices, *args, **kwargs):
     spec = getattr(sharding, "spec", ())
     if any(isinstance(e, tuple) and len(e) > 1 for e in spec):
         xs = list(xs)[::-1]
-    return _txc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
+    return xc.batched_device_put(aval, sharding, xs, devices, *args, **kwargs)
 
 
 class MisplacesMultiAxisShards(Client):
     """batched_device_put puts shards on the wrong devices, only for specs that put two
     mesh axes on one array dimension (P(('x', 'y')))."""
 
-    xla_client = property(lambda self: _ns(batched_device_put=_misplaces_multi_axis))
+    pass
 
 
-for _name, _cls in {"broken-host-alias": AliasesCopyingPuts,
-                    "broken-d2h-view": WritableDeviceToHost,
-                    "broken-placement": RunsOnTheNextDevice,
-                    "broken-shard-memory": MislabelsMemoryKind,
-                    "broken-multi-axis": MisplacesMultiAxisShards}.items():
-    xla_bridge.register_backend_factory(
-        _name, (lambda c: lambda: c(native.make_cpu_client(num_devices=2)))(_cls), priority=-1)
+def _register():
+    hbs = "test_host_buffer_semantics"
+    add("host-alias-copying-puts", "transfer", AliasesCopyingPuts,
+        f"{hbs}: test_put_then_overwrite; test_sharding: test_force_copy_detaches or "
+        "test_batched_device_put_then_overwrite",
+        api={"batched_device_put": _aliasing_put})
+    add("d2h-writable-view", "transfer", WritableDeviceToHost,
+        f"{hbs}: test_device_to_host_result_is_detached")
+    add("place-runs-on-next-device", "placement", RunsOnTheNextDevice,
+        "test_kernels_ffi: test_single_device_program_runs_on_its_device")
+    add("mem-shards-in-device-memory", "placement", MislabelsMemoryKind,
+        "test_memory_kinds: test_each_shard_lives_in_the_named_memory",
+        api={"batched_device_put": _device_memory_put})
+    add("shard-multi-axis-misplaced", "transfer", MisplacesMultiAxisShards,
+        "test_sharding: test_every_mesh_and_partition_spec",
+        api={"batched_device_put": _misplaces_multi_axis})
+
+
+_register()
