@@ -73,6 +73,17 @@ def _run(program_cache, name, fn, args, dt, call, n_outputs):
         pytest.skip(f"{call}: jax cannot lower it for this platform: {err}")
 
 
+def _draw_and_run(program_cache, data, dt, name, fn, n_outputs, *, shapes=None, make=None):
+    """Draw a shape (from ``shapes``, default SHAPES) and a matrix (``make`` turns it into
+    the operand, e.g. symmetric), run ``fn`` on every device: (a, shape, call, outs, program)."""
+    shape = data.draw(st.sampled_from(shapes or SHAPES), label="shape")
+    a = _matrix(data, dt, shape)
+    a = make(a) if make is not None else a
+    call = f"execute({name}, {dt.name}{list(shape)})"
+    outs, program = _run(program_cache, name, fn, [a], dt, call, n_outputs)
+    return a, shape, call, outs, program
+
+
 # Programs as module-level functions: the program cache keys on the function object.
 _svd = functools.partial(jnp.linalg.svd, full_matrices=False)
 _eig = functools.partial(lax.linalg.eig, compute_left_eigenvectors=False)
@@ -120,10 +131,8 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_qr(program_cache, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
-    a = _matrix(data, dt, shape)
-    call = f"execute(qr, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "qr", jnp.linalg.qr, [a], dt, call, 2)
+    a, shape, call, outs, program = _draw_and_run(program_cache, data, dt, "qr", jnp.linalg.qr,
+                                                  2, shapes=SHAPES + ((6, 4),))
     n = max(shape[-2:])
     with reproduction(call, program=program, inputs=[a]):
         for device, (q, r) in _per_device(outs):
@@ -143,10 +152,8 @@ def _spd(a: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_cholesky(program_cache, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES), label="shape")
-    a = _spd(_matrix(data, dt, shape))
-    call = f"execute(cholesky, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
+    a, shape, call, outs, program = _draw_and_run(program_cache, data, dt, "cholesky",
+                                                  jnp.linalg.cholesky, 1, make=_spd)
     n = shape[-1]
     reference = np.stack([scipy.linalg.cholesky(_wide(a)[i], lower=True)
                           for i in np.ndindex(*shape[:-2])]).reshape(shape)
@@ -175,10 +182,8 @@ def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_svd(program_cache, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES + ((6, 4),)), label="shape")
-    a = _matrix(data, dt, shape)
-    call = f"execute(svd, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "svd", _svd, [a], dt, call, 3)
+    a, shape, call, outs, program = _draw_and_run(program_cache, data, dt, "svd", _svd, 3,
+                                                  shapes=SHAPES + ((6, 4),))
     n = max(shape[-2:])
     reference = np.stack([scipy.linalg.svdvals(_wide(a)[i])
                           for i in np.ndindex(*shape[:-2])]).reshape(shape[:-2] + (-1,))
@@ -198,11 +203,9 @@ def test_svd(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_eigh(program_cache, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES), label="shape")
-    m = _matrix(data, dt, shape)
-    a = ((m + _h(m)) / 2).astype(dt.dtype)
-    call = f"execute(eigh, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "eigh", jnp.linalg.eigh, [a], dt, call, 2)
+    a, shape, call, outs, program = _draw_and_run(
+        program_cache, data, dt, "eigh", jnp.linalg.eigh, 2,
+        make=lambda m: ((m + _h(m)) / 2).astype(dt.dtype))
     n = shape[-1]
     reference = np.stack([scipy.linalg.eigvalsh(_wide(a)[i]) for i in np.ndindex(*shape[:-2])]
                          ).reshape(shape[:-1])
@@ -242,10 +245,7 @@ def test_triangular_solve(program_cache, dt, data):
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
 def test_general_eigendecomposition(program_cache, dt, data):
-    shape = data.draw(st.sampled_from(SHAPES), label="shape")
-    a = _matrix(data, dt, shape)
-    call = f"execute(eig, {dt.name}{list(shape)})"
-    outs, program = _run(program_cache, "eig", _eig, [a], dt, call, 2)
+    a, shape, call, outs, program = _draw_and_run(program_cache, data, dt, "eig", _eig, 2)
     n = shape[-1]
     with reproduction(call, program=program, inputs=[a]):
         for device, (w, vr) in _per_device(outs):

@@ -111,7 +111,7 @@ def assert_exact(out: Any, expected: np.ndarray, *, call: str) -> None:
                          f"elements [{call}]\n{_mismatch_lines(mask, out, expected)}")
 
 
-def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float,
+def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float | np.ndarray,
                     call: str) -> None:
     """|out - expected| <= atol + rtol * |expected| elementwise, same dtype and shape.
 
@@ -142,12 +142,12 @@ def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float,
         return
     raise AssertionError(
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
-        f"max abs error {float(np.max(err[mask])):.3g} > atol={atol:g} + rtol={rtol:g}*|expected| "
+        f"max abs error {float(np.max(err[mask])):.3g} > atol={_describe_atol(atol)} + rtol={rtol:g}*|expected| "
         f"[{call}]\n{_mismatch_lines(mask, out, expected)}")
 
 
 def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
-                     atol: float = 0.0, signed_zeros: bool = False) -> None:
+                     atol: float | np.ndarray = 0.0, signed_zeros: bool = False) -> None:
     """Every element of ``out`` within ``max_ulp`` ULP of ``expected`` (or ``atol`` absolute).
 
     Same dtype and shape required; NaN exactly where ``expected`` has NaN, infinities
@@ -165,6 +165,8 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
     else:
         got, want = out, np.asarray(expected)
     g64, w64 = got.astype(np.float64), want.astype(np.float64)
+    if np.ndim(atol) and g64.ndim > np.ndim(atol):  # complex as (re, im) pairs
+        atol = np.asarray(atol)[..., None]
     with np.errstate(invalid="ignore", over="ignore"):
         nan_g, nan_w = np.isnan(g64), np.isnan(w64)
         dist = ulp.ulp_distance(got, want)
@@ -181,7 +183,7 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
     worst = int(np.max(np.where(mask & (dist < np.iinfo(np.uint64).max), dist, 0)))
     raise AssertionError(
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
-        f"max {worst} ULP > {max_ulp} ULP (atol={atol:g}"
+        f"max {worst} ULP > {max_ulp} ULP (atol={_describe_atol(atol)}"
         f"{', signed zeros' if signed_zeros else ''}) [{call}]\n"
         f"{_mismatch_lines(mask, out, expected)}")
 
@@ -279,3 +281,11 @@ def assert_residual_ratio(residual: np.ndarray, scale: float, *, n: int, eps: fl
         raise AssertionError(f"{what}: residual ratio ||R||_1/(n*||A||_1*eps) = {ratio:.3g}, "
                              f"above LAPACK's threshold {threshold:g} (||R||_1={worst:.3g}, "
                              f"n={n}, scale={scale:.3g}, eps={eps:.3g}) [{call}]")
+
+
+def _describe_atol(atol: float | np.ndarray) -> str:
+    """``atol`` for a message: a number, or the range of a per-element bound."""
+    a = np.asarray(atol, np.float64)
+    if a.ndim == 0 or a.size == 0:
+        return f"{float(a.reshape(-1)[0]) if a.size else 0.0:g}"
+    return f"{float(a.min()):g}..{float(a.max()):g} per element"

@@ -70,12 +70,14 @@ class Elementwise:
             return True
         return self.exact and (kind != "complex" or self.complex_exact)
 
-    def arg_scale(self, args: Sequence[np.ndarray]) -> float:
-        """``max(1, max|args[0]|)`` for ``ARGUMENT_SCALED`` ops, else 1: the factor on
-        the tolerance unit that gives the absolute error allowed."""
+    def arg_scale(self, args: Sequence[np.ndarray]) -> float | np.ndarray:
+        """Elementwise ``max(1, |args[0]|)`` (float64, the shape of ``args[0]``) for
+        ``ARGUMENT_SCALED`` ops, else 1: the factor on the tolerance unit that gives the
+        absolute error allowed. Per element: one large argument must not loosen the bound
+        of the others (range reduction errs in proportion to its own argument)."""
         if self.tolerance != ARGUMENT_SCALED:
             return 1.0
-        return max(1.0, float(np.max(np.abs(np.asarray(args[0], np.float64)), initial=0.0)))
+        return np.maximum(1.0, np.abs(np.asarray(args[0], np.float64)))
 
 
 def ops(area: str) -> list[Elementwise]:
