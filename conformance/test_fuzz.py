@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+#: The errors a public function may raise on junk (both templates catch these).
+_ALLOWED = "ALLOWED = (TypeError, ValueError, OverflowError, xc.XlaRuntimeError)"
+
 _FUZZ = """
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-ALLOWED = (TypeError, ValueError, OverflowError, xc.XlaRuntimeError)
+{allowed}
 junk = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=24),
                  st.binary(max_size=64), st.lists(st.integers(-4, 64), max_size=4),
                  st.tuples(st.integers(-4, 64)), st.just(np.float32), st.just(device),
@@ -37,7 +40,7 @@ print("FUZZ-OK")
 #: (a serialized executable) differs between CPUs, so drawn seeds would make the
 #: outcome depend on the machine; 200 seeds reach every region of the blob.
 _SCAN = """
-ALLOWED = (TypeError, ValueError, OverflowError, xc.XlaRuntimeError)
+{allowed}
 {setup}
 for a in range({examples}):
     try:
@@ -87,9 +90,10 @@ def test_fuzz_public_function(client, name, isolated):
     strategy, target = TARGETS[name]
     setup = _SERIALIZED if "blob" in target else ""
     if strategy is None:  # a scan over fixed mutation seeds
-        snippet = _SCAN.format(setup=setup, examples=200, target=target)
+        snippet = _SCAN.format(allowed=_ALLOWED, setup=setup, examples=200, target=target)
     else:
-        snippet = _FUZZ.format(setup=setup, examples=60, strategy_a=strategy, target=target)
+        snippet = _FUZZ.format(allowed=_ALLOWED, setup=setup, examples=60, strategy_a=strategy,
+                               target=target)
     out = isolated(snippet, device=client.local_devices()[0], call=f"fuzz {name}",
                    timeout=300)
     assert "FUZZ-OK" in out, f"fuzz {name} did not finish:\n{out[-2000:]}"
