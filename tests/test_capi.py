@@ -1,0 +1,102 @@
+"""The below-the-framework check (``conformance.capi``) on a real PJRT plugin.
+
+Failure records come from real failing runs: XLA's CPU kernels are wrong at
+subnormals on the plugin itself (atan2 of two subnormals is NaN, cbrt of a positive
+subnormal is negative), so the check must say "plugin"; a mutant that corrupts
+outputs in the Python layer above a healthy client (``broken-execute``) makes a
+failure the plugin does not have, so the check must say "framework".
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conformance import capi
+from conformance.processes import runner
+from tests.test_real_plugin import LIBRARY
+
+pytestmark = pytest.mark.skipif(LIBRARY is None, reason="no real PJRT plugin library")
+SPECIAL = "test_float_special_values and (atan2-float32 or cbrt-float32)"
+
+
+def plugin_run(tmp_path, select: str) -> dict:
+    """``pjrt-conformance run`` of ``select`` through the plugin (2 devices); the report."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
+         "--plugin-library", LIBRARY, "--plugin-options", '{"cpu_device_count": 2}',
+         "--output", "out", "--profile", "none", "--", "-k", select],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600, env=runner.child_env())
+    assert (tmp_path / "out" / "report.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads((tmp_path / "out" / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def special_values_run(tmp_path_factory):
+    """A real run on the plugin whose atan2 and cbrt special-value tests fail."""
+    path = tmp_path_factory.mktemp("capi-plugin-run")
+    return path, plugin_run(path, SPECIAL)
+
+
+def _header() -> dict:
+    return {"platform": {"loaded": {"how": "PJRT C API plugin", "library_path": LIBRARY,
+                                    "options": {"cpu_device_count": 2}}}}
+
+
+def test_wrong_kernel_below_the_framework_is_the_plugins(special_values_run):
+    _, doc = special_values_run
+    failures = {f["nodeid"].split("[")[-1]: f for f in doc["failures"]}
+    assert set(failures) == {"atan2-float32]", "cbrt-float32]"}, failures.keys()
+    for record in failures.values():
+        assert record["arrays"]["assertion"] == "assert_ulp_close"
+        found = capi.evidence(record, doc)
+        assert found is not None and found[0] == "plugin", found
+        assert found[1].startswith("wrong through the PJRT C API too: ") and "[0, 1]" in found[1]
+
+
+def test_output_corrupted_above_the_c_api_is_the_frameworks(run_suite):
+    """broken-execute adds 1 to every output's first element in the Python layer."""
+    _, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
+    assert doc is not None and doc["failures"], doc
+    record = doc["failures"][0]
+    assert record["status"] == "fail_wrong_result" and record["arrays"]["inputs"]
+    assert capi.plan(record, doc) is None  # the mutant run has no C API plugin
+    found = capi.evidence(record, _header())  # the same failure on a healthy plugin
+    assert found is not None and found[0] == "framework", found
+    assert found[1].startswith("correct through the PJRT C API: ")
+
+
+def test_a_lifetime_failure_checks_delete_below_the_framework():
+    record = {"nodeid": "conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready]",
+              "area": "lifecycle", "status": "crash"}
+    found = capi.evidence(record, _header())
+    assert found is not None and found[0] == "framework", found
+    assert "IsDeleted is true" in found[1]
+
+
+def test_a_crash_in_the_child_is_the_plugins(monkeypatch):
+    crashed = runner.ChildResult(-11, "", "", 0.1, 1.0, 1)
+    monkeypatch.setattr(runner, "run_python", lambda *a, **k: crashed)
+    assert capi.run({"check": "lifetime"}) == (
+        "wrong", "the plugin killed the process (SIGSEGV) in the lifetime check")
+    hung = runner.ChildResult(None, "", "", 5.0, None, 1)
+    monkeypatch.setattr(runner, "run_python", lambda *a, **k: hung)
+    assert capi.run({"check": "lifetime"}, timeout=5)[0] == "undecided"
+
+
+def test_undecidable_records_give_none(special_values_run):
+    _, doc = special_values_run
+    record = doc["failures"][0]
+    builtin = {"platform": {"loaded": {"how": "built-in factory", "source": None}}}
+    assert capi.evidence(record, builtin) is None  # no C API to call
+    missing = {"platform": {"loaded": {**_header()["platform"]["loaded"],
+                                       "library_path": "/nonexistent/libpjrt.so"}}}
+    assert capi.evidence(record, missing) is None
+    assert capi.evidence({**record, "program_text": None, "arrays": None}, doc) is None
+    unknown = {**record, "arrays": {**record["arrays"], "assertion": "assert_within_bound"}}
+    assert capi.evidence(unknown, doc) is None  # a comparison the check does not redo
+    with pytest.raises(TypeError, match="argument 'record'"):
+        capi.evidence("test_x", doc)
+    with pytest.raises(TypeError, match="argument 'header'"):
+        capi.evidence(record, None)
