@@ -1,4 +1,5 @@
-"""The below-the-framework check (``conformance.capi``) on a real PJRT plugin.
+"""The below-the-framework check (``conformance.capi``) and the standalone
+reproductions of a bundle (``conformance.certification.repro``) on a real PJRT plugin.
 
 Failure records come from real failing runs: XLA's CPU kernels are wrong at
 subnormals on the plugin itself (atan2 of two subnormals is NaN, cbrt of a positive
@@ -8,12 +9,17 @@ failure the plugin does not have, so the check must say "framework".
 """
 
 import json
+import os
+import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from conformance import capi
+from conformance.certification import bundle, repro
+from conformance.helpers import reproduction
 from conformance.processes import runner
 from tests.test_real_plugin import LIBRARY
 
@@ -100,3 +106,90 @@ def test_undecidable_records_give_none(special_values_run):
         capi.evidence("test_x", doc)
     with pytest.raises(TypeError, match="argument 'header'"):
         capi.evidence(record, None)
+
+
+# --- standalone reproductions of the same run (conformance.certification.repro) ---
+
+def _fresh_run(script_path, cwd):
+    """``python -I script`` from ``cwd`` with no PYTHONPATH: nothing of this project."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return subprocess.run([sys.executable, "-I", str(script_path)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _passing(record: dict) -> dict:
+    """``record`` with every element the backend got wrong replaced by one it got right
+    (inputs and expected value together; the programs are elementwise)."""
+    arrays = record["arrays"]
+    observed = reproduction.decode_array(arrays["observed"])
+    expected = reproduction.decode_array(arrays["expected"])
+    width = f"u{observed.dtype.itemsize}"
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(observed.astype(np.float64)) & np.isnan(expected.astype(np.float64))
+    right = (observed.view(width) == expected.view(width)) | nan
+    good = int(np.flatnonzero(right & ~np.isnan(expected.astype(np.float64)))[0])
+    inputs = [reproduction.decode_array(a) for a in arrays["inputs"]]
+    for a in inputs + [expected]:
+        a[~right] = a.flat[good]
+    return {**record, "arrays": {**arrays, "expected": reproduction.encode_array(expected),
+                                 "inputs": [reproduction.encode_array(a) for a in inputs]}}
+
+
+def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path):
+    path, doc = special_values_run
+    out = path / "out"
+    listed = (out / bundle.MANIFEST).read_text()
+    scripts = sorted((out / repro.DIR).glob("*.py"))
+    assert len(scripts) == len(doc["failures"]) == 2
+    assert all(f"{repro.DIR}/{p.name}" in listed for p in scripts)
+    assert bundle.verify(out).problems == []
+    for script in scripts:
+        text = script.read_text()
+        assert not re.search(r"^\s*(import|from)\s+(conformance|runtime|tests|pytest)\b",
+                             text, re.M)
+        proc = _fresh_run(script, tmp_path)
+        assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "defect present" in proc.stdout and "expected" in proc.stdout
+
+
+def test_a_passing_input_makes_the_repro_exit_0(special_values_run, tmp_path):
+    _, doc = special_values_run
+    for record in doc["failures"]:
+        script = tmp_path / repro.file_name(record["nodeid"])
+        script.write_text(repro.script(_passing(record), doc))
+        proc = _fresh_run(script, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert proc.stdout.rstrip().endswith("correct")
+
+
+def test_jax_repro_on_the_built_in_client(special_values_run, tmp_path):
+    """The same records as plain-jax scripts (a run of jaxlib's built-in client)."""
+    _, doc = special_values_run
+    builtin = {**doc, "platform": {**doc["platform"], "loaded": {"how": "built-in factory"}}}
+    for record in doc["failures"]:
+        text = repro.script(_passing(record), builtin)
+        assert "pypjrt" not in text.split("def run_capi")[0].split("DATA = ")[1]
+        script = tmp_path / repro.file_name(record["nodeid"])
+        script.write_text(text)
+        proc = _fresh_run(script, tmp_path)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert "cpu:1" in proc.stdout  # every device of --cpu-devices
+
+
+def test_repro_names_and_bad_input(tmp_path):
+    assert repro.file_name("conformance/test_x.py::test_y[a/b c]") == "test_x.test_y-a_b_c.py"
+    long = repro.file_name("conformance/test_x.py::test_y[" + "a" * 300 + "]")
+    assert len(long) == 103 and long != repro.file_name("conformance/test_x.py::test_y["
+                                                        + "a" * 299 + "b]")
+    for bad in ("", None):
+        with pytest.raises(ValueError, match="argument 'nodeid'"):
+            repro.file_name(bad)
+    with pytest.raises(TypeError, match="'record'"):
+        repro.script("test_x", {})
+    crash = {"nodeid": "conformance/test_multi_process.py::test_z", "status": "crash",
+             "area": "multi_process", "command": "pytest ..."}
+    assert repro.kind(crash) is None and repro.script(crash, {}) is None
+    written = repro.write({"failures": [crash]}, tmp_path)
+    assert written == ["repro/README.md"]
+    assert "none: no program" in (tmp_path / "repro" / "README.md").read_text()
+    assert repro.write({"failures": []}, tmp_path / "empty") == []

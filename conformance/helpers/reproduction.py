@@ -29,7 +29,7 @@ _MAX_PROGRAM_CHARS = 4000
 ATTRIBUTE = "pjrt_reproduction"
 COMPARED = "pjrt_compared"
 #: Arrays larger than this (bytes) are not recorded as data (the text summary stays).
-MAX_ARRAY_BYTES = 1 << 16
+MAX_ARRAY_BYTES = 1 << 15
 
 
 @dataclasses.dataclass(frozen=True)
