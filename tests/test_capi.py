@@ -11,6 +11,7 @@ failure the plugin does not have, so the check must say "framework".
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -143,6 +144,15 @@ def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path
     assert len(scripts) == len(doc["failures"]) == 2
     assert all(f"{repro.DIR}/{p.name}" in listed for p in scripts)
     assert bundle.verify(out).problems == []
+    copy = tmp_path / "tampered"
+    shutil.copytree(out, copy)
+    with open(copy / repro.DIR / scripts[0].name, "a") as f:
+        f.write("sys.exit(0)\n")  # a rewritten reproduction no longer matches its hash
+    (copy / repro.DIR / "extra.py").write_text("")
+    problems = bundle.verify(copy).problems
+    assert f"{repro.DIR}/{scripts[0].name} was modified: its sha256 differs from " \
+           f"{bundle.MANIFEST}" in problems
+    assert f"{repro.DIR}/extra.py is not listed in {bundle.MANIFEST}" in problems
     for script in scripts:
         text = script.read_text()
         assert not re.search(r"^\s*(import|from)\s+(conformance|runtime|tests|pytest)\b",
@@ -186,6 +196,15 @@ def test_repro_names_and_bad_input(tmp_path):
             repro.file_name(bad)
     with pytest.raises(TypeError, match="'record'"):
         repro.script("test_x", {})
+    quoted = {"nodeid": 'conformance/test_x.py::test_y["""\\N]', "status": "fail_wrong_result",
+              "program_text": "module { ''' \\\\ }", "arrays": {
+                  "inputs": [reproduction.encode_array(np.zeros(2))],
+                  "expected": reproduction.encode_array(np.zeros(2)),
+                  "assertion": "assert_exact"}}
+    namespace: dict = {}
+    text = repro.script(quoted, {})
+    exec(compile(text.split("\ndef decode")[0], "repro", "exec"), namespace)  # header + DATA
+    assert namespace["DATA"]["program"] == quoted["program_text"]
     crash = {"nodeid": "conformance/test_multi_process.py::test_z", "status": "crash",
              "area": "multi_process", "command": "pytest ..."}
     assert repro.kind(crash) is None and repro.script(crash, {}) is None

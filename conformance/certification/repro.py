@@ -7,7 +7,8 @@ facts embedded as JSON (``DATA``): the drawn inputs and the expected array (from
 program, the assertion that rejected the result and its options. It needs numpy and
 ml_dtypes, and jax (jaxlib's built-in clients) or pypjrt (a PJRT C API plugin, whose
 library path it names); never pytest or this suite. It exits 1 while the defect is
-present, 0 when the backend is correct; a crash ends it non-zero too.
+present, 0 when the backend is correct, 2 when a module it needs is missing; a crash
+ends it non-zero too.
 
 Kinds (:func:`kind`): ``execute`` (program, inputs and comparison recorded),
 ``transfer`` (a wrong round trip of the transfer areas with its inputs recorded) and
@@ -94,18 +95,20 @@ def script(record: dict[str, Any], doc: dict[str, Any]) -> str | None:
             "options": arrays.get("options") or {}}
     if what == "lifetime":
         data["method"] = _LIFETIME.search(record["nodeid"]).group(1)
-    text = json.dumps(data, indent=1)
-    if "'''" in text:
-        return None
+    text = json.dumps(data, indent=1).replace("'", "\\u0027")  # goes into r'''...'''
     env = doc.get("environment") or {}
     needs = (f"numpy, ml_dtypes, pypjrt and the plugin {backend['library_path']}"
              if backend["via"] == "capi" else f"numpy, ml_dtypes, jax=={env.get('jax')}")
-    template = resources.files("conformance").joinpath("templates", "repro.py.tmpl")
-    return (template.read_text(encoding="utf-8")
-            .replace("@@SUITE@@", f"pjrt-conformance {conformance.__version__}")
-            .replace("@@NODEID@@", record["nodeid"]).replace("@@STATUS@@", record["status"])
-            .replace("@@BACKEND@@", _describe(doc)).replace("@@NEEDS@@", needs)
-            .replace("@@DATA@@", text))
+    if what == "lifetime":
+        needs += " (jax's built-in CPU client: the method is jaxlib's Array's)"
+    fields = {"SUITE": f"pjrt-conformance {conformance.__version__}",
+              "NODEID": record["nodeid"], "STATUS": record["status"],
+              "BACKEND": _describe(doc), "NEEDS": needs}
+    out = resources.files("conformance").joinpath("templates", "repro.py.tmpl").read_text(
+        encoding="utf-8")
+    for key, value in fields.items():  # into a raw docstring: no closing quotes
+        out = out.replace(f"@@{key}@@", str(value).replace('"' * 3, "'" * 3))
+    return out.replace("@@DATA@@", text)
 
 
 def _describe(doc: dict[str, Any]) -> str:
@@ -125,7 +128,8 @@ def write(doc: dict[str, Any], out_dir: Path) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     written, lines = [], ["# Standalone reproductions", "",
                           "`python3 repro/<file>` exits 1 while the defect is present, 0 "
-                          "when the backend is correct (a crash: non-zero).", "",
+                          "when the backend is correct, 2 when a module it needs is "
+                          "missing (a crash: killed by a signal).", "",
                           "| test | status | reproduction |", "|---|---|---|"]
     for record in failures:
         text = script(record, doc)
