@@ -55,9 +55,10 @@ def test_wrong_kernel_below_the_framework_is_the_plugins(special_values_run):
     _, doc = special_values_run
     failures = {f["nodeid"].split("[")[-1]: f for f in doc["failures"]}
     assert set(failures) == {"atan2-float32]", "cbrt-float32]"}, failures.keys()
+    check = capi.hook(doc)  # the attribution module's Callable[[record], ...]
     for record in failures.values():
         assert record["arrays"]["assertion"] == "assert_ulp_close"
-        found = capi.evidence(record, doc)
+        found = check(record)
         assert found is not None and found[0] == "plugin", found
         assert found[1].startswith("wrong through the PJRT C API too: ") and "[0, 1]" in found[1]
 
@@ -107,6 +108,8 @@ def test_undecidable_records_give_none(special_values_run):
         capi.evidence("test_x", doc)
     with pytest.raises(TypeError, match="argument 'header'"):
         capi.evidence(record, None)
+    with pytest.raises(TypeError, match="argument 'header'"):
+        capi.hook("report.json")
 
 
 # --- standalone reproductions of the same run (conformance.certification.repro) ---

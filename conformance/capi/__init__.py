@@ -13,9 +13,11 @@ wrong there (or a crash) means the plugin did.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +116,12 @@ def evidence(record: dict[str, Any], header: dict[str, Any], *,
     if verdict == "wrong":
         return PLUGIN, f"wrong through the PJRT C API too: {detail}"
     return None
+
+
+def hook(header: dict[str, Any], *, timeout: float = 120.0
+         ) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
+    """:func:`evidence` bound to one report: the ``Callable[[record], (attribution,
+    evidence) | None]`` form an attribution module calls once per failure. Each call
+    starts one child process (about 1-3 s on CPU plugins)."""
+    plugin_of(header)  # TypeError now, not at the first call
+    return functools.partial(evidence, header=header, timeout=timeout)
