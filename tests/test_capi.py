@@ -63,16 +63,30 @@ def test_wrong_kernel_below_the_framework_is_the_plugins(special_values_run):
         assert found[1].startswith("wrong through the PJRT C API too: ") and "[0, 1]" in found[1]
 
 
-def test_output_corrupted_above_the_c_api_is_the_frameworks(run_suite):
-    """broken-execute adds 1 to every output's first element in the Python layer."""
-    _, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32")
+MUTANTS = [  # (mutant of tests/mutants, -k selection, the check the record gets)
+    ("broken-execute", "test_elementwise and add-int32", "execute"),  # +1 on outputs
+    ("broken-flip", "test_round_trip_bit_exact and float32", "transfer"),  # put flips a bit
+]
+
+
+@pytest.mark.parametrize("mutant,select,check", MUTANTS, ids=[m[0] for m in MUTANTS])
+def test_failure_made_above_the_c_api_is_the_frameworks(run_suite, pytester, mutant, select,
+                                                         check):
+    """The mutants break the suite's Python client layer over a healthy CPU client; the
+    same failure re-run on a healthy plugin's C API is correct. The plain-jax repro
+    of the bundle passes too: jax itself has no such defect."""
+    _, doc = run_suite(mutant, "-k", select)
     assert doc is not None and doc["failures"], doc
     record = doc["failures"][0]
     assert record["status"] == "fail_wrong_result" and record["arrays"]["inputs"]
     assert capi.plan(record, doc) is None  # the mutant run has no C API plugin
+    assert capi.plan(record, _header())["check"] == check
     found = capi.evidence(record, _header())  # the same failure on a healthy plugin
     assert found is not None and found[0] == "framework", found
     assert found[1].startswith("correct through the PJRT C API: ")
+    script = pytester.path / "report" / repro.DIR / repro.file_name(record["nodeid"])
+    proc = _fresh_run(script, pytester.path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
 def test_a_lifetime_failure_checks_delete_below_the_framework():
@@ -215,3 +229,16 @@ def test_repro_names_and_bad_input(tmp_path):
     assert written == ["repro/README.md"]
     assert "none: no program" in (tmp_path / "repro" / "README.md").read_text()
     assert repro.write({"failures": []}, tmp_path / "empty") == []
+
+
+def test_healthy_round_trips_are_correct_through_the_c_api():
+    """No false positive: 0-d, empty, 2-D, bool, bfloat16, complex and int4 inputs come
+    back bit exact from a healthy plugin."""
+    import ml_dtypes
+    arrays = [np.float32(2.5), np.zeros((2, 0), np.int8), np.arange(6.0).reshape(2, 3),
+              np.array([True, False]), np.array([1.5, -0.0], ml_dtypes.bfloat16),
+              np.array([1 + 2j], np.complex64), np.array([-8, 7], ml_dtypes.int4)]
+    plan = {"check": "transfer", "library_path": LIBRARY, "options": {"cpu_device_count": 2},
+            "arrays": {"inputs": [reproduction.encode_array(a) for a in arrays]}}
+    verdict, detail = capi.run(plan)
+    assert verdict == "correct", detail

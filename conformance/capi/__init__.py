@@ -85,7 +85,8 @@ def run(check: dict[str, Any], *, timeout: float = 120.0) -> tuple[str, str]:
     if child.timed_out:
         return "undecided", f"the C API check ran past {timeout:g} s"
     if child.signal:
-        return "wrong", f"the plugin killed the process ({child.signal}) in the {check['check']} check"
+        return "wrong", (f"the plugin killed the process ({child.signal}) in the "
+                         f"{check['check']} check")
     lines = [ln for ln in child.stdout.splitlines() if ln.startswith("{")]
     try:
         found = json.loads(lines[-1])

@@ -89,7 +89,7 @@ def encode_array(a: Any) -> dict[str, Any] | None:
     if a.dtype.hasobject or a.nbytes > MAX_ARRAY_BYTES:
         return None
     return {"dtype": a.dtype.name, "shape": list(a.shape),
-            "base64": base64.b64encode(np.ascontiguousarray(a).tobytes()).decode("ascii")}
+            "base64": base64.b64encode(a.tobytes()).decode("ascii")}  # C order
 
 
 def decode_array(data: Any) -> np.ndarray:
