@@ -34,8 +34,9 @@ MAX_ARRAY_BYTES = 1 << 15
 
 @dataclasses.dataclass(frozen=True)
 class Reproduction:
-    """The call that failed, its inputs (``describe_inputs`` text, or None) and the
-    whole StableHLO program text (or None)."""
+    """The call that failed, its inputs (``describe_inputs`` text, or None), the
+    whole StableHLO program text (or None), copies of the input arrays (or None) and
+    what :func:`compared` attached to the failure (or None)."""
 
     call: str
     inputs: str | None = None
@@ -45,7 +46,7 @@ class Reproduction:
 
     def arrays(self) -> dict[str, Any] | None:
         """The failure's arrays as JSON data, or None when there are none (or one is
-        over :data:`MAX_ARRAY_BYTES`): ``inputs`` (list of :func:`encode_array` strings
+        over :data:`MAX_ARRAY_BYTES`): ``inputs`` (list of :func:`encode_array` dicts
         or None), and from :func:`compared` ``observed``, ``expected``, ``assertion``
         (the helper's name in :mod:`conformance.helpers.assertions`) and ``options``
         (its keyword arguments: numbers, booleans or encoded arrays)."""
@@ -146,7 +147,7 @@ def reproduction(call: str, *, program: str | None = None,
     except Exception as err:
         if of(err) is None:  # the innermost block names the call
             repro = Reproduction(call, None if inputs is None else describe_inputs(inputs),
-                                 program, None if inputs is None else tuple(inputs),
+                                 program, _copies(inputs),
                                  _comparison(err))
             setattr(err, ATTRIBUTE, repro)
             err.add_note(repro.note())
@@ -159,3 +160,8 @@ def _comparison(err: BaseException) -> dict[str, Any] | None:
     if found is None and isinstance(err, BaseExceptionGroup):
         found = next((c for c in map(_comparison, err.exceptions) if c is not None), None)
     return found
+
+
+def _copies(inputs: list[Any] | None) -> tuple[np.ndarray, ...] | None:
+    """The inputs as they were at the failure (the test may change them afterwards)."""
+    return None if inputs is None else tuple(np.array(a, copy=True) for a in inputs)
