@@ -27,7 +27,15 @@ from conformance.processes import runner
 FRAMEWORK, PLUGIN = "framework", "plugin"
 _CHILD = "import sys; from conformance.capi import child; child.main(sys.argv[1:])"
 _WRONG_RESULT = "fail_wrong_result"
-_LIFETIME_AREAS = ("lifecycle",)
+#: test_lifecycle.py tests -> the C API operation on a deleted buffer that they exercise
+#: (on_device_size_in_bytes and execute have no defined C API error to check).
+LIFETIME_OPERATIONS = {
+    "test_delete_then_is_deleted": "is_deleted",
+    "test_double_delete_is_harmless": "double_delete",
+    "test_use_after_delete_raises[is_ready]": "ready",
+    "test_use_after_delete_raises[block_until_ready]": "ready",
+    "test_use_after_delete_raises[asarray]": "to_host",
+    "test_use_after_delete_raises[clone]": "clone"}
 _TRANSFER_AREAS = ("transfer", "host_buffer_semantics")
 
 
@@ -51,7 +59,7 @@ def plan(record: dict[str, Any], header: dict[str, Any]) -> dict[str, Any] | Non
 
     ``execute`` for a wrong result with its program, inputs and comparison recorded;
     ``transfer`` for a wrong result of the transfer areas with its inputs recorded;
-    ``lifetime`` for a use-after-delete test of the lifecycle area. Raises TypeError
+    ``lifetime`` for the delete tests of :data:`LIFETIME_OPERATIONS`. Raises TypeError
     for a ``record`` that is not a dict."""
     if not isinstance(record, dict):
         raise TypeError(f"plan: argument 'record' must be a failures[] dict, "
@@ -66,8 +74,9 @@ def plan(record: dict[str, Any], header: dict[str, Any]) -> dict[str, Any] | Non
         return {**base, "check": "execute", "program": record["program_text"], "arrays": arrays}
     if wrong and record.get("area") in _TRANSFER_AREAS and arrays.get("inputs"):
         return {**base, "check": "transfer", "arrays": arrays}
-    if record.get("area") in _LIFETIME_AREAS and "delete" in str(record.get("nodeid")):
-        return {**base, "check": "lifetime"}
+    path, _, name = str(record.get("nodeid")).partition("::")
+    if path.endswith("test_lifecycle.py") and name in LIFETIME_OPERATIONS:
+        return {**base, "check": "lifetime", "operation": LIFETIME_OPERATIONS[name]}
     return None
 
 

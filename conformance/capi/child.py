@@ -15,8 +15,9 @@ Checks (``plan["check"]``):
 - ``transfer``: host -> device -> host round trip of every recorded input on every
   device, bit for bit;
 - ``lifetime``: ``PJRT_Buffer_Delete``, then ``PJRT_Buffer_IsDeleted`` must say
-  true and ``PJRT_Buffer_ReadyEvent`` and ``PJRT_Buffer_ToHostBuffer`` on the deleted
-  buffer must report an error.
+  true, and the test's operation on the deleted buffer (``ReadyEvent``,
+  ``ToHostBuffer``, ``CopyToDevice``) must report an error; a second ``Delete`` must
+  not crash.
 """
 
 from __future__ import annotations
@@ -156,21 +157,43 @@ def _refused(plugin: Any, pypjrt: Any, name: str, **fields: Any) -> str | None:
     return None
 
 
+def _use_after_delete(plugin: Any, pypjrt: Any, buf: Any, devices: list,
+                      operation: str) -> tuple[str, str | None]:
+    """(C API call, the error it reported or None) for ``operation`` on a deleted buffer."""
+    if operation == "ready":
+        return "ReadyEvent", _refused(plugin, pypjrt, "PJRT_Buffer_ReadyEvent",
+                                      buffer=buf.address)
+    if operation == "to_host":
+        dst = bytearray(16)
+        return "ToHostBuffer", _refused(plugin, pypjrt, "PJRT_Buffer_ToHostBuffer",
+                                        src=buf.address, dst_size=16,
+                                        dst=ctypes.addressof(ctypes.c_char.from_buffer(dst)))
+    return "CopyToDevice", _refused(plugin, pypjrt, "PJRT_Buffer_CopyToDevice",
+                                    buffer=buf.address, dst_device=devices[-1].address)
+
+
 def check_lifetime(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[str, str]:
+    """``plan["operation"]``: ``is_deleted``, ``double_delete`` (a second Delete is
+    harmless), or ``ready`` / ``to_host`` / ``clone`` on the deleted buffer, which
+    must report an error (a crash ends the child: the caller sees the signal)."""
     plugin = client._plugin  # noqa: SLF001 -- raw calls on a deleted buffer's handle
     buf = _put(client, pypjrt, np.arange(4, dtype=np.float32), devices[0])
     buf.delete()
     if not buf.is_deleted:
         return "wrong", "PJRT_Buffer_IsDeleted is false after PJRT_Buffer_Delete"
-    ready = _refused(plugin, pypjrt, "PJRT_Buffer_ReadyEvent", buffer=buf.address)
-    dst = bytearray(16)
-    to_host = _refused(plugin, pypjrt, "PJRT_Buffer_ToHostBuffer", src=buf.address,
-                       dst=ctypes.addressof(ctypes.c_char.from_buffer(dst)), dst_size=16)
-    if ready is None or to_host is None:
-        which = "ReadyEvent" if ready is None else "ToHostBuffer"
-        return "wrong", f"PJRT_Buffer_{which} on a deleted buffer reports no error"
-    return "correct", (f"after PJRT_Buffer_Delete, IsDeleted is true and ReadyEvent and "
-                       f"ToHostBuffer report errors ({ready.splitlines()[0]})")
+    operation = plan["operation"]
+    if operation == "is_deleted":
+        return "correct", "PJRT_Buffer_IsDeleted is true after PJRT_Buffer_Delete"
+    if operation == "double_delete":
+        again = _refused(plugin, pypjrt, "PJRT_Buffer_Delete", buffer=buf.address)
+        return "correct", (f"a second PJRT_Buffer_Delete returned "
+                           f"{'an error: ' + again if again else 'OK'}; IsDeleted "
+                           f"{'stays true' if buf.is_deleted else 'became false'}")
+    call, error = _use_after_delete(plugin, pypjrt, buf, devices, operation)
+    if error is None:
+        return "wrong", f"PJRT_Buffer_{call} on a deleted buffer reports no error"
+    return "correct", (f"after PJRT_Buffer_Delete, IsDeleted is true and {call} reports "
+                       f"an error ({error.splitlines()[0]})")
 
 
 CHECKS = {"execute": check_execute, "transfer": check_transfer, "lifetime": check_lifetime}
