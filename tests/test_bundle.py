@@ -135,8 +135,8 @@ def test_diff_of_two_crafted_bundles(tmp_path):
     assert changes["fixes"] == [("conformance/" + crash, "crash", "pass")]
     assert ("verdict", "not certified", "not certified") not in changes["environment"]
     proc = _cli("diff", str(old), str(new))
-    assert proc.returncode == 0 and "New failures (1):" in proc.stdout and "Fixes (1):" in \
-        proc.stdout
+    assert proc.returncode == 1 and "New failures (1):" in proc.stdout and "Fixes (1):" in \
+        proc.stdout    # exit 1: a regression
 
 
 def test_diff_reports_changed_environment(tmp_path):
