@@ -14,42 +14,7 @@ from conformance.certification import diff
 from conformance.certification import profiles
 from conformance.certification import report
 
-HEADER = {
-    "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},
-    "platform": {"name": "cpu", "local_device_count": 1}, "requested_platform": "cpu",
-    "environment": {"python": "3.11", "jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.4"},
-    "hypothesis": {"profile": "ci", "max_examples": 8, "derandomize": True},
-    "command": "pjrt-conformance run", "started_utc": "2026-11-22T00:00:00+00:00",
-    "duration_s": 1.0,
-}
-
-
-def _crafted(tmp_path, name="b", **status):
-    """A bundle of a complete run of the default profile on 1 device, every test passing unless overridden."""
-    prof = profiles.load(profiles.DEFAULT_PROFILE)
-    results = []
-    for pid, tier in sorted(prof.tests.items()):
-        nodeid = "conformance/" + pid.replace("{device}", "cpu:0")
-        results.append(report.Result(nodeid, report.area_of(nodeid),
-                                     status.get(pid, "pass"), tier=tier,
-                                     message="boom" if pid in status else ""))
-    doc = report.build(results, collected=len(results), header=HEADER, profile=prof,
-                       device_count=1)
-    return bundle.write(doc, tmp_path / name).parent
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-
-
-def _rewrite(path, fn):
-    """Change report.json with ``fn`` and re-sign the manifest (a consistent forgery)."""
-    doc = json.loads((path / "report.json").read_text())
-    fn(doc)
-    (path / "report.json").write_text(json.dumps(doc))
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
-    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+from tests.bundle_helpers import HEADER, crafted as _crafted, cli as _cli, rewrite as _rewrite  # noqa: F401
 
 
 def test_crafted_certified_bundle_verifies(tmp_path):

@@ -23,21 +23,29 @@ from typing import Any
 import conformance
 
 DISTRIBUTION = "pjrt-conformance"
-_PACKAGE_FILE = re.compile(r"^(?:.*/)?(conformance/test_[A-Za-z0-9_]+\.py)(?=::|$)")
+_PACKAGE_FILE = re.compile(r"(?:^|/)(conformance/test_[A-Za-z0-9_]+\.py)$")
 # The suite's own code; reports/ and other files of a checkout do not change what runs.
 _SUITE_PATHS = ("conformance", "runtime", "pyproject.toml")
 
 
-def package_nodeid(nodeid: str) -> str:
+def package_nodeid(nodeid: str, path: str | None = None) -> str:
     """A pytest node id relative to the package, whatever the rootdir and install location.
 
-    ``'../venv/lib/python3.11/site-packages/conformance/test_x.py::t[a]'`` ->
-    ``'conformance/test_x.py::t[a]'``; ids outside the suite's test modules are
-    returned unchanged. Raises TypeError when ``nodeid`` is not a str.
+    ``nodeid``: pytest's id, whose file part depends on the rootdir (for a file
+    outside the rootdir it is empty: ``'::test_x[a]'``); ``path``: the test's file
+    (``item.path`` or ``report.location[0]``), used when the id's file part is not
+    a test module of the suite. ``'../venv/lib/python3.11/site-packages/
+    conformance/test_x.py::t[a]'`` -> ``'conformance/test_x.py::t[a]'``. Ids of
+    other tests are returned unchanged. Raises TypeError when ``nodeid`` is not a str.
     """
     if not isinstance(nodeid, str):
         raise TypeError(f"nodeid must be a str, got {type(nodeid).__name__}")
-    return _PACKAGE_FILE.sub(r"\1", nodeid, count=1)
+    file, sep, rest = nodeid.partition("::")
+    for candidate in (file, str(path).replace("\\", "/") if path is not None else ""):
+        m = _PACKAGE_FILE.search(candidate)
+        if m:
+            return m.group(1) + sep + rest
+    return nodeid
 
 
 def _git(args: list[str], cwd: Path) -> str | None:

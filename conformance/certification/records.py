@@ -112,7 +112,8 @@ class Collector:
         props = dict(getattr(report, "user_properties", ()) or ())
         outcome = props.get(OUTCOME_PROPERTY) or {"status": _fallback_status(report)}
         status = outcome["status"]
-        nodeid = package_nodeid(report.nodeid)  # the same wherever the suite is installed
+        # The same id wherever the suite is installed and whatever pytest's rootdir.
+        nodeid = package_nodeid(report.nodeid, report.location[0] if report.location else None)
         prev = self.results.get(nodeid)
         if prev is not None and status == "pass" and (prev.status != "pass"
                                                       or report.when == "teardown"):
