@@ -125,6 +125,7 @@ def check(bundle_dir: Path, *, key: Path | None = None, allowed_signers: Path | 
         raise ValueError("give exactly one of key and allowed_signers")
     if identity is not None and allowed_signers is None:
         raise ValueError("identity needs allowed_signers")
+    ssh_keygen()  # a check was asked for: without the tool it cannot be done
     trust = Path(key if key is not None else allowed_signers)
     if not trust.is_file():
         raise FileNotFoundError(f"{'key' if key else 'allowed_signers'}: {trust} does not "
