@@ -71,10 +71,13 @@ def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
 
 def report_path(path: Path) -> Path:
     """``path/report.json`` for a bundle directory, ``path`` for a file.
-    Raises FileNotFoundError when ``path`` does not exist."""
+    Raises FileNotFoundError when ``path`` does not exist, MalformedReport for a
+    directory without report.json."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist")
+    if path.is_dir() and not (path / "report.json").exists():
+        raise MalformedReport(f"{path} has no report.json: not a report bundle")
     return path / "report.json" if path.is_dir() else path
 
 
