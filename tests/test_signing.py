@@ -151,3 +151,12 @@ def test_missing_ssh_keygen_is_a_clear_error(tmp_path, capsys, monkeypatch):
     proc = main(capsys, "sign", path, "--key", tmp_path / "k.pub")
     assert proc.returncode == 2 and "install OpenSSH" in proc.stderr
     assert main(capsys, "verify", path).returncode == 0
+
+
+@needs_ssh_keygen
+def test_resigning_replaces_a_stale_signature(signed, tmp_path, capsys):
+    path = _copy(signed["path"], tmp_path / "r")
+    rewrite(path, lambda d: None)      # report.json re-serialized, manifest re-hashed
+    assert main(capsys, "verify", path, "--key", signed["lab_pub"]).returncode == 3
+    assert main(capsys, "sign", path, "--key", signed["lab"]).returncode == 0
+    assert main(capsys, "verify", path, "--key", signed["lab_pub"]).returncode == 1
