@@ -163,3 +163,13 @@ def test_report_header_records_the_suite_identity():
                          cpu_devices=1, num_processes=1, programs={},
                          started=datetime.datetime.now(datetime.timezone.utc), duration_s=0)
     assert head["suite"] == provenance.suite_identity()
+
+
+@pytest.mark.parametrize("suite, expected", [
+    ({"version": "0.1.0", "git_sha": "a" * 40, "dirty": True}, "0.1.0 (git aaaaaaaaaaaa, modified)"),
+    ({"version": "0.1.0", "git_sha": None, "record_sha256": "b" * 64, "dirty": False},
+     "0.1.0 (wheel RECORD sha256 bbbbbbbbbbbb)"),
+    ({"version": "0.1.0", "git_sha": None}, "0.1.0 (source unknown)"),
+])
+def test_describe_suite(suite, expected):
+    assert provenance.describe(suite) == expected

@@ -127,6 +127,8 @@ def test_bad_arguments_are_usage_errors(signed, tmp_path, capsys):
     not_a_key.write_text("garbage\n")
     proc = main(capsys, "verify", path, "--key", str(not_a_key))
     assert proc.returncode == 2 and "not an OpenSSH public key" in proc.stderr
+    proc = main(capsys, "verify", path, "--key", signed["lab"])
+    assert proc.returncode == 2 and "is a private key; give its public key" in proc.stderr
     proc = main(capsys, "sign", path, "--key", str(not_a_key))       # ssh-keygen refuses it
     assert proc.returncode == 2 and "could not sign" in proc.stderr
 

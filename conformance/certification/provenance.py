@@ -127,6 +127,18 @@ def suite_identity() -> dict[str, Any]:
     return ident
 
 
+def describe(suite: dict[str, Any]) -> str:
+    """One line for the rendered reports: ``'0.1.0 (git 1a2b3c4d5e6f, modified)'``,
+    ``'0.1.0 (wheel RECORD sha256 9f8e7d6c5b4a)'`` or ``'0.1.0 (source unknown)'``."""
+    if suite.get("git_sha"):
+        where = f"git {suite['git_sha'][:12]}"
+    elif suite.get("record_sha256"):
+        where = f"wheel RECORD sha256 {suite['record_sha256'][:12]}"
+    else:
+        where = "source unknown"
+    return f"{suite.get('version', '?')} ({where}{', modified' if suite.get('dirty') else ''})"
+
+
 def compare_identity(stated: dict[str, Any], running: dict[str, Any]) -> list[str]:
     """Differences between a bundle's ``suite`` and the running suite's, one line each.
 

@@ -140,6 +140,9 @@ def check(bundle_dir: Path, *, key: Path | None = None, allowed_signers: Path | 
     with tempfile.TemporaryDirectory() as tmp:
         if key is not None:
             fields = trust.read_text(errors="replace").split()
+            if fields[:1] == ["-----BEGIN"]:
+                raise ValueError(f"key: {trust} is a private key; give its public key "
+                                 "(the .pub file)")
             if len(fields) < 2:
                 raise ValueError(f"key: {trust} is not an OpenSSH public key "
                                  "('<type> <base64> [comment]')")
