@@ -4,6 +4,7 @@ independent of the install location and of pytest's rootdir (issue 19 part 3).""
 import hashlib
 import base64
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -104,8 +105,8 @@ def _fake_wheel(tmp_path, editable=False):
     info = site / "pjrt_conformance-0.1.0.dist-info"
     info.mkdir()
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-    (info / "RECORD").write_text(f"conformance/__init__.py,sha256={digest},{len(data)}\n"
-                                 "pjrt_conformance-0.1.0.dist-info/RECORD,,\n")
+    (info / "RECORD").write_bytes(f"conformance/__init__.py,sha256={digest},{len(data)}\r\n"
+                                  "pjrt_conformance-0.1.0.dist-info/RECORD,,\r\n".encode())
     (info / "METADATA").write_text("Name: pjrt-conformance\nVersion: 0.1.0\n")
     if editable:
         (info / "direct_url.json").write_text(json.dumps(
@@ -173,3 +174,31 @@ def test_report_header_records_the_suite_identity():
 ])
 def test_describe_suite(suite, expected):
     assert provenance.describe(suite) == expected
+
+
+@pytest.mark.skipif(os.environ.get("PJRT_CONFORMANCE_SLOW_TESTS") != "1",
+                    reason="builds and installs a wheel (about a minute): set "
+                           "PJRT_CONFORMANCE_SLOW_TESTS=1")
+def test_wheel_install_run_from_another_directory(tmp_path):
+    """A wheel of this checkout installed elsewhere (``pip install --target``, first on
+    PYTHONPATH), run from a third directory: the same ids, and the header names the wheel."""
+    root = provenance.Path(conformance.__file__).resolve().parent.parent
+    pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(root)],
+                   check=True, capture_output=True, timeout=600)
+    wheel, = (tmp_path / "dist").glob("*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(tmp_path / "site"),
+                    str(wheel)], check=True, capture_output=True, timeout=600)
+    (tmp_path / "cwd").mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
+         "--cpu-devices", "1", "--output", str(tmp_path / "out"), "--", "-k",
+         "test_shape_parses_text"], cwd=tmp_path / "cwd", capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(r["nodeid"], r["tier"]) for r in doc["results"]] == [
+        ("conformance/test_types.py::test_shape_parses_text", "core")]
+    record = tmp_path / "site" / "pjrt_conformance-0.1.0.dist-info" / "RECORD"
+    assert doc["suite"]["source"] == "wheel" and doc["suite"]["dirty"] is False
+    assert doc["suite"]["record_sha256"] == hashlib.sha256(record.read_bytes()).hexdigest()

@@ -86,8 +86,13 @@ def _wheel_identity() -> dict[str, Any] | None:
     direct = dist.read_text("direct_url.json")
     if direct and json.loads(direct).get("dir_info", {}).get("editable"):
         return None
-    record = dist.read_text("RECORD")
-    if record is None:
+    listed = next((f for f in dist.files or () if f.parts[-1] == "RECORD"
+                   and f.parts[0].endswith(".dist-info")), None)
+    if listed is None:
+        return None
+    try:  # bytes: RECORD is CSV with \r\n line ends, which read_text would translate
+        record = Path(dist.locate_file(listed)).read_bytes()
+    except OSError:
         return None
     modified = False
     for f in dist.files or ():
@@ -102,7 +107,7 @@ def _wheel_identity() -> dict[str, Any] | None:
         if hashlib.sha256(data).hexdigest() != _record_digest(f.hash.value):
             modified = True
             break
-    return {"record_sha256": hashlib.sha256(record.encode()).hexdigest(), "dirty": modified}
+    return {"record_sha256": hashlib.sha256(record).hexdigest(), "dirty": modified}
 
 
 def suite_identity() -> dict[str, Any]:
