@@ -29,25 +29,26 @@ EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Add the ``verify``, ``diff`` and ``sign`` subcommands to ``sub``."""
-    ver = sub.add_parser("verify", help="check a report bundle and print its verdict",
-                         description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ver.add_argument("bundle", type=Path)
+    doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    ver = sub.add_parser("verify", help="check a report bundle and print its verdict", **doc)
+    ver.add_argument("bundle", type=Path, metavar="DIR")
     trust = ver.add_mutually_exclusive_group()
-    trust.add_argument("--key", type=Path,
+    trust.add_argument("--key", type=Path, metavar="PUBKEY",
                        help="OpenSSH public key that must have signed the manifest")
-    trust.add_argument("--allowed-signers", type=Path,
+    trust.add_argument("--allowed-signers", type=Path, metavar="FILE",
                        help="ssh-keygen allowed_signers file of trusted signers")
-    ver.add_argument("--identity", help="principal of --allowed-signers that must have "
+    ver.add_argument("--identity", metavar="NAME", help="principal of --allowed-signers that must have "
                      "signed (default: any principal listed for the signing key)")
     ver.add_argument("--strict", action="store_true",
                      help="another suite version, commit or wheel, or a modified suite, "
                           "makes the bundle invalid (exit 3) instead of a note")
-    dif = sub.add_parser("diff", help="compare two report bundles (exit 1 on regressions)")
-    dif.add_argument("old", type=Path)
-    dif.add_argument("new", type=Path)
-    sig = sub.add_parser("sign", help="sign a bundle's manifest with an OpenSSH key")
-    sig.add_argument("bundle", type=Path)
-    sig.add_argument("--key", type=Path, required=True,
+    dif = sub.add_parser("diff", help="compare two report bundles (exit 1 on regressions)",
+                         **doc)
+    dif.add_argument("old", type=Path, metavar="OLD", help="bundle directory or report.json")
+    dif.add_argument("new", type=Path, metavar="NEW", help="bundle directory or report.json")
+    sig = sub.add_parser("sign", help="sign a bundle's manifest with an OpenSSH key", **doc)
+    sig.add_argument("bundle", type=Path, metavar="DIR")
+    sig.add_argument("--key", type=Path, required=True, metavar="PRIVKEY",
                      help="OpenSSH private key (or a public key whose private half is in "
                           "ssh-agent)")
 

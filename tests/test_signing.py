@@ -91,6 +91,10 @@ def test_signature_removed_from_its_bundle_is_detected(signed, tmp_path, capsys)
     shutil.copy(signed["path"] / signing.SIGNATURE, other / signing.SIGNATURE)
     assert main(capsys, "verify", str(other)).returncode == 3
     assert main(capsys, "verify", str(other), "--key", str(signed["lab_pub"])).returncode == 3
+    (other / bundle.MANIFEST).unlink()
+    for args in ((), ("--key", signed["lab_pub"])):
+        proc = main(capsys, "verify", other, *args)
+        assert proc.returncode == 3 and "MANIFEST.sha256 is missing" in proc.stdout
 
 
 @needs_ssh_keygen

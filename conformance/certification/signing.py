@@ -100,6 +100,8 @@ def status(bundle_dir: Path) -> SignatureCheck:
     sig = bundle_dir / SIGNATURE
     if not sig.is_file():
         return SignatureCheck("unsigned", f"no {SIGNATURE}: nothing says who made this bundle")
+    if not (bundle_dir / MANIFEST).is_file():
+        return SignatureCheck("bad", f"{SIGNATURE} is present but {MANIFEST} is missing")
     proc = _run(["-Y", "check-novalidate", "-n", NAMESPACE, "-s", str(sig)],
                 stdin=bundle_dir / MANIFEST)
     if proc.returncode != 0:
