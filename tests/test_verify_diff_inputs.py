@@ -14,7 +14,7 @@ from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import report
 from conformance.certification import reportfile
-from tests.bundle_helpers import HEADER, cli, crafted, main
+from tests.bundle_helpers import HEADER, cli, crafted, main, rewrite
 
 
 def _small_doc(**statuses):
@@ -124,6 +124,16 @@ def test_malformed_report_gives_no_traceback_in_a_fresh_process(small_bundle, tm
     assert proc.returncode == 3 and "Traceback" not in proc.stderr
     proc = cli("verify", str(tmp_path))
     assert proc.returncode == 3 and "Traceback" not in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("name", ["../../etc/passwd.json", "v4.json", "/dev/zero"])
+def test_profile_name_is_never_read_as_a_path(name, tmp_path, capsys, monkeypatch):
+    path = crafted(tmp_path)
+    (tmp_path / "v4.json").write_text("{}")     # a file the bundle could point at
+    monkeypatch.chdir(tmp_path)
+    rewrite(path, lambda d: d["profile"].update(name=name))
+    proc = main(capsys, "verify", path)
+    assert proc.returncode == 3 and "is not the name of a shipped profile" in proc.stdout
 
 
 def test_missing_path_is_a_usage_error_for_diff_and_invalid_for_verify(small_bundle,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -149,8 +150,11 @@ def _check_profile(doc: dict[str, Any]) -> tuple[profiles.Profile | None, list[s
     """The shipped profile the bundle names, and a problem if its sha256 differs."""
     if doc["profile"] is None:
         return None, []
+    name = doc["profile"]["name"]
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):   # a name, never a path to read
+        return None, [f"profile {name!r} is not the name of a shipped profile"]
     try:
-        prof = profiles.load(doc["profile"]["name"])
+        prof = profiles.load(name)
     except ValueError as err:
         return None, [str(err)]
     if prof.sha256 != doc["profile"]["sha256"]:
