@@ -4,17 +4,13 @@ crash and hang isolation under xdist, and the HTML page in headless Chromium."""
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-import conformance
 from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import profiles
-from conformance.certification import report
-
-from tests.bundle_helpers import HEADER, crafted as _crafted, cli as _cli, rewrite as _rewrite  # noqa: F401
+from tests.bundle_helpers import cli as _cli, crafted as _crafted, rewrite as _rewrite
 
 
 def test_crafted_certified_bundle_verifies(tmp_path):

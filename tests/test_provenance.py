@@ -1,14 +1,15 @@
 """Suite identity in the report header and in ``verify`` (issue 17 part 6), and test ids
 independent of the install location and of pytest's rootdir (issue 19 part 3)."""
 
-import hashlib
 import base64
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_run_from_another_directory_has_package_ids_and_a_signed_bundle(tmp_path
 def test_suite_identity_of_this_checkout():
     ident = provenance.suite_identity()
     assert ident["version"] == conformance.__version__
-    root = provenance.Path(conformance.__file__).resolve().parent.parent
+    root = Path(conformance.__file__).resolve().parent.parent
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                           text=True)
     if head.returncode != 0 or shutil.which("git") is None:
@@ -182,7 +183,7 @@ def test_describe_suite(suite, expected):
 def test_wheel_install_run_from_another_directory(tmp_path):
     """A wheel of this checkout installed elsewhere (``pip install --target``, first on
     PYTHONPATH), run from a third directory: the same ids, and the header names the wheel."""
-    root = provenance.Path(conformance.__file__).resolve().parent.parent
+    root = Path(conformance.__file__).resolve().parent.parent
     pip = [sys.executable, "-m", "pip", "-q", "--disable-pip-version-check"]
     subprocess.run([*pip, "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(root)],
                    check=True, capture_output=True, timeout=600)
