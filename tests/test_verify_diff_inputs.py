@@ -234,3 +234,24 @@ def test_diff_matches_ids_across_install_locations(tmp_path, capsys):
     changes = diff.compare(old, _small_doc(**{C: "crash"}))
     assert not changes["added"] and not changes["removed"]
     assert changes["new_failures"] == [(C, "pass", "crash")]
+
+
+def test_manifest_covers_subdirectories_and_stays_inside_the_bundle(tmp_path, capsys):
+    path = crafted(tmp_path)
+    (path / "repro").mkdir()
+    (path / "repro" / "t.py").write_text("print(1)\n")
+    proc = main(capsys, "verify", path)
+    assert proc.returncode == 3 and "repro/t.py is not listed in MANIFEST.sha256" in proc.stdout
+    manifest = path / bundle.MANIFEST
+    manifest.write_text(manifest.read_text()
+                        + f"{bundle.sha256_file(path / 'repro' / 't.py')}  repro/t.py\n")
+    assert main(capsys, "verify", path).returncode == 0      # a listed file in a subdirectory
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    manifest.write_text(manifest.read_text() + f"{bundle.sha256_file(outside)}  ../outside.txt\n")
+    proc = main(capsys, "verify", path)
+    assert proc.returncode == 3 and "names a file outside the bundle: '../outside.txt'" in \
+        proc.stdout
+    manifest.write_bytes(b"\xff\xfe")
+    proc = main(capsys, "verify", path)
+    assert proc.returncode == 3 and "MANIFEST.sha256 is unreadable" in proc.stdout

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from conformance.certification import verdict as certification
@@ -99,15 +99,31 @@ class Verification:
         return not self.problems
 
 
+def _manifest_name(name: str) -> bool:
+    """A manifest entry names a file inside the bundle (relative, POSIX, no '..')."""
+    rel = PurePosixPath(name)
+    return bool(name) and not rel.is_absolute() and ".." not in rel.parts \
+        and rel.as_posix() == name and "\\" not in name
+
+
 def _check_manifest(path: Path) -> list[str]:
+    """Every file of the bundle (subdirectories included) is listed with its sha256,
+    every listed file exists with that sha256, and the four report files are listed."""
     manifest = path / MANIFEST
     if not manifest.is_file():
         return [f"{MANIFEST} is missing"]
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        return [f"{MANIFEST} is unreadable: {err}"]
     problems, listed = [], set()
-    for n, line in enumerate(manifest.read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         digest, sep, name = line.partition("  ")
-        if not sep or len(digest) != 64:
-            problems.append(f"{MANIFEST} line {n} is malformed: {line!r}")
+        if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            problems.append(f"{MANIFEST} line {n} is malformed: {line[:200]!r}")
+            continue
+        if not _manifest_name(name):
+            problems.append(f"{MANIFEST} line {n} names a file outside the bundle: {name!r}")
             continue
         listed.add(name)
         target = path / name
@@ -117,8 +133,9 @@ def _check_manifest(path: Path) -> list[str]:
             problems.append(f"{name} was modified: its sha256 differs from {MANIFEST}")
     problems += [f"{n} is required but not listed in {MANIFEST}" for n in FILES
                  if n not in listed]
-    problems += [f"{p.name} is not listed in {MANIFEST}" for p in sorted(path.iterdir())
-                 if p.name not in (MANIFEST, signing.SIGNATURE) and p.name not in listed]
+    present = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+    problems += [f"{rel} is not listed in {MANIFEST}" for rel in present
+                 if rel not in (MANIFEST, signing.SIGNATURE) and rel not in listed]
     return problems
 
 
