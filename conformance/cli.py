@@ -4,14 +4,17 @@
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
                          [--profile v4|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--known-failures FILE] [-- extra pytest args]
-    pjrt-conformance verify DIR
+                         [--sign-key PRIVKEY]
+    pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
+                                [--strict]
     pjrt-conformance diff OLD NEW
+    pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
 
 Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
-platform, bad option, no report written). ``verify``: 0 intact and certified
-against a shipped profile, 1 intact but not certified (or no profile), 3 the
-bundle is not intact or not consistent. ``diff``: 0. ``profile --check``: 0 the
+platform, bad option, no report written). ``verify``, ``diff`` and ``sign``:
+see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no regression, 1
+regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
 shipped profile matches the collected tests, 1 it does not.
 """
 
@@ -27,8 +30,8 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import bundle
-from conformance.certification import diff
+from conformance import cli_bundles
+from conformance.certification import signing
 from conformance.session import options
 from conformance.session import state as session_state
 from conformance.certification import profiles
@@ -58,13 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the scheduled random-seed job: a fresh Hypothesis seed (printed and "
                           "recorded in the report) and the 'nightly' profile unless "
                           "--hypothesis-profile is given after '--'")
+    run.add_argument("--sign-key", type=Path, default=None,
+                     help="OpenSSH private key: sign the bundle's manifest (see 'sign')")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
-    ver = sub.add_parser("verify", help="check a report bundle and print its verdict")
-    ver.add_argument("bundle", type=Path)
-    dif = sub.add_parser("diff", help="compare two report bundles")
-    dif.add_argument("old", type=Path)
-    dif.add_argument("new", type=Path)
+    cli_bundles.add_parsers(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -108,6 +109,14 @@ def run(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance: --cpu-devices must be >= 1, got {ns.cpu_devices}",
               file=sys.stderr)
         return EXIT_USAGE
+    if ns.sign_key is not None:
+        try:
+            signing.ssh_keygen()
+            if not ns.sign_key.is_file():
+                raise FileNotFoundError(f"{ns.sign_key} does not exist or is not a file")
+        except (FileNotFoundError, signing.SigningError) as err:
+            print(f"pjrt-conformance: --sign-key: {err}", file=sys.stderr)
+            return EXIT_USAGE
     output = ns.output or default_output(ns.platform)
     ns.seed = None
     if ns.random_seed:
@@ -126,6 +135,13 @@ def run(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
               "messages above", file=sys.stderr)
         return EXIT_USAGE
+    if ns.sign_key is not None:
+        try:
+            print(f"signed: {signing.sign(output, ns.sign_key)}")
+        except (OSError, signing.SigningError) as err:
+            print(f"pjrt-conformance: the bundle was written but not signed: {err}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     s = doc["summary"]
     print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {doc['verdict'].upper()}"
           f" ({s['collected']} collected, " + ", ".join(
@@ -137,30 +153,6 @@ def run(ns: argparse.Namespace) -> int:
     print(f"report bundle: {output}/ (report.json, report.md, report.html, junit.xml, "
           f"MANIFEST.sha256); check it with: pjrt-conformance verify {output}")
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED
-
-
-def verify_bundle(ns: argparse.Namespace) -> int:
-    result = bundle.verify(ns.bundle)
-    for problem in result.problems:
-        print(f"  - {problem}")
-    if not result.valid:
-        print(f"{ns.bundle}: NOT INTACT ({len(result.problems)} problem(s)); stated verdict "
-              f"{result.verdict!r} cannot be trusted")
-        return EXIT_INVALID
-    print(f"{ns.bundle}: intact; verdict {result.verdict.upper()} (profile "
-          f"{result.profile or 'none: not a certification'})")
-    return EXIT_CERTIFIED if result.verdict == "certified" and result.profile \
-        else EXIT_NOT_CERTIFIED
-
-
-def diff_bundles(ns: argparse.Namespace) -> int:
-    try:
-        changes = diff.compare(diff.load(ns.old), diff.load(ns.new))
-    except ValueError as err:
-        print(f"pjrt-conformance diff: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    print(diff.render(changes), end="")
-    return 0
 
 
 def collected_profile(target: Path) -> int:
@@ -202,8 +194,7 @@ def profile_command(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "verify": verify_bundle, "diff": diff_bundles,
-                "profile": profile_command}
+    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS}
     return commands[ns.command](ns)
 
 

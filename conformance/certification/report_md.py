@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.certification import provenance
 from conformance.certification.records import STATUSES
 
 
@@ -53,7 +54,7 @@ def render(doc: dict[str, Any]) -> str:
         f"**Verdict: {doc['verdict']}**" + (
             "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
         "",
-        f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
+        f"- Suite: {provenance.describe(doc['suite'])}",
         f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
         f", {p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
     ] + _backend_lines(p) + [
