@@ -7,12 +7,14 @@
     pjrt-conformance verify DIR
     pjrt-conformance diff OLD NEW
     pjrt-conformance profile (--write FILE | --check NAME)
+    pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
 
 Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
 platform, bad option, no report written). ``verify``: 0 intact and certified
 against a shipped profile, 1 intact but not certified (or no profile), 3 the
 bundle is not intact or not consistent. ``diff``: 0. ``profile --check``: 0 the
-shipped profile matches the collected tests, 1 it does not.
+shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
+written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     dif = sub.add_parser("diff", help="compare two report bundles")
     dif.add_argument("old", type=Path)
     dif.add_argument("new", type=Path)
+    board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
+    board.add_argument("reports_dir", type=Path)
+    board.add_argument("--markdown", type=Path, help="insert the table between the "
+                       "scoreboard markers of this file (default: print it)")
+    board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -200,10 +207,32 @@ def profile_command(ns: argparse.Namespace) -> int:
     return 0
 
 
+def scoreboard_command(ns: argparse.Namespace) -> int:
+    """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
+    from conformance.certification import scoreboard
+
+    try:
+        rows = scoreboard.collect(ns.reports_dir)
+        table = scoreboard.render_markdown(rows)
+        if ns.markdown:
+            scoreboard.insert_markdown(ns.markdown, table)
+        else:
+            print(table, end="")
+        if ns.html:
+            ns.html.write_text(scoreboard.render_html(rows), encoding="utf-8")
+    except (scoreboard.ScoreboardError, OSError) as err:
+        print(f"pjrt-conformance scoreboard: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    bad = [r for r in rows if r.problem.startswith(("not intact", "malformed"))]
+    for r in bad:
+        print(f"  - {r.backend}: {r.problem}", file=sys.stderr)
+    return EXIT_INVALID if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     commands = {"run": run, "verify": verify_bundle, "diff": diff_bundles,
-                "profile": profile_command}
+                "profile": profile_command, "scoreboard": scoreboard_command}
     return commands[ns.command](ns)
 
 
