@@ -78,12 +78,14 @@ _ERROR_DESTROY_ARGS_SIZE = 3 * ctypes.sizeof(ctypes.c_void_p)
 @dataclasses.dataclass(frozen=True)
 class TargetRegistration:
     """What :func:`register_framework_targets` did for one plugin: ``registered``
-    target names, and ``failed``: target name -> why it could not be registered."""
+    target names, ``failed``: target name -> why it could not be registered, and the
+    plugin's PJRT C API ``api_version`` (major, minor)."""
 
     plugin_name: str
     platform_name: str
     registered: tuple[str, ...]
     failed: dict[str, str]
+    api_version: tuple[int, int] = (0, 0)
 
 
 _lock = threading.Lock()
@@ -188,7 +190,7 @@ def register_framework_targets(plugin_name: str, c_api: Any,
                 else:
                     failed[name] = error
         _done[plugin_name] = TargetRegistration(plugin_name, platform_name, tuple(registered),
-                                                failed)
+                                                failed, (api.major, api.minor))
         return _done[plugin_name]
 
 
@@ -200,9 +202,12 @@ def registrations() -> dict[str, TargetRegistration]:
 
 def missing_target_reason(error_text: str) -> str | None:
     """For an error ``No FFI handler registered for <target> ...`` where ``<target>``
-    is a framework target that could not be registered with a plugin client: the
-    failure text (starting with :data:`FRAMEWORK_MARKER`, then the plugin and why);
-    else None (a target the plugin was given, or not a framework target)."""
+    is a framework target of a plugin client: the failure text (starting with
+    :data:`FRAMEWORK_MARKER`, then the plugin and why). That covers a target the
+    plugin refused, and one it accepted without error but does not find (seen with
+    xla-cpu-pjrt, C API 0.81: its ``register_handler`` drops the error of XLA's
+    ``XLA_FFI_Handler_Register``, so a handler it cannot keep looks registered).
+    None for any other error or target."""
     if not isinstance(error_text, str):
         raise TypeError(f"missing_target_reason: argument 'error_text' must be a str, got "
                         f"{type(error_text).__name__}")
@@ -211,7 +216,12 @@ def missing_target_reason(error_text: str) -> str | None:
         return None
     target = match.group(1)
     for reg in registrations().values():
+        version = ".".join(map(str, reg.api_version))
         if target in reg.failed:
             return (f"{FRAMEWORK_MARKER}: {target} could not be registered with plugin "
-                    f"{reg.plugin_name!r}: {reg.failed[target]}")
+                    f"{reg.plugin_name!r} (PJRT C API {version}): {reg.failed[target]}")
+        if target in reg.registered:
+            return (f"{FRAMEWORK_MARKER}: {target} was registered with plugin "
+                    f"{reg.plugin_name!r} (PJRT C API {version}) without error, but the "
+                    "plugin does not find it: its FFI registry did not keep jaxlib's handler")
     return None

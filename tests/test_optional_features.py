@@ -134,3 +134,18 @@ def test_suite_fails_on_broken_cost_analysis(run_suite, platform, status):
     result, doc = run_suite(platform, *COST)
     assert doc["verdict"] == "not certified", result.stdout.str()[-2000:]
     assert {f["status"] for f in doc["failures"]} == {status}, doc["failures"]
+
+
+def test_registered_target_the_plugin_does_not_find_is_the_framework():
+    name = "fake-drops-registrations"
+    saved = dict(_plugin_ffi._done)  # private: only this fake plugin, as if registered
+    _plugin_ffi._done.clear()
+    _plugin_ffi._done[name] = _plugin_ffi.TargetRegistration(
+        name, "Host", ("lapack_dgetrf_ffi",), {}, (0, 81))
+    try:
+        reason = _plugin_ffi.missing_target_reason(MISSING)
+    finally:
+        _plugin_ffi._done.clear()
+        _plugin_ffi._done.update(saved)
+    assert reason.startswith(_plugin_ffi.FRAMEWORK_MARKER), reason
+    assert "without error" in reason and "0.81" in reason
