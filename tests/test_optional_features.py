@@ -149,3 +149,13 @@ def test_registered_target_the_plugin_does_not_find_is_the_framework():
         _plugin_ffi._done.update(saved)
     assert reason.startswith(_plugin_ffi.FRAMEWORK_MARKER), reason
     assert "without error" in reason and "0.81" in reason
+
+
+def test_a_features_own_answer_counts_only_for_that_feature():
+    err = XlaRuntimeError("NOT_FOUND: No compiler registered for platform cpu")
+    with pytest.raises(caps.NotSupported, match="optional feature compile_only"):
+        with caps.optional_feature("compile_only", "compile(fma)"):
+            raise err
+    with pytest.raises(XlaRuntimeError):
+        with caps.optional_feature("cost_analysis", "cost_analysis()"):
+            raise err

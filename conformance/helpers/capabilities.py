@@ -43,6 +43,9 @@ OPTIONAL_FEATURES = {
     "serialization": "serialize_executable / deserialize_executable",
     "custom_calls": "custom-call (FFI) target registration",
 }
+#: A feature's own "not implemented" answers, besides UNIMPLEMENTED: a plugin without
+#: a standalone compiler answers compile-only ``compile`` with NOT_FOUND (xla-cpu-pjrt).
+_FEATURE_ANSWERS = {"compile_only": ("No compiler registered for platform",)}
 
 
 class NotSupported(pytest.skip.Exception):
@@ -74,16 +77,18 @@ def _raise_framework_gap(err: BaseException) -> None:
         raise FrameworkGap(f"{reason} [{_first_line(err)}]") from err
 
 
-def is_unimplemented(err: BaseException) -> bool:
+def is_unimplemented(err: BaseException, feature: str | None = None) -> bool:
     """True for a backend's "not implemented" answer: ``NotImplementedError``, or an
-    ``XlaRuntimeError`` whose status is ``UNIMPLEMENTED`` or whose text says "not
-    implemented" (a plugin's equivalent). Other errors (TypeError, INTERNAL...) are not."""
+    ``XlaRuntimeError`` whose status is ``UNIMPLEMENTED``, whose text says "not
+    implemented", or (for ``feature``) one of that feature's own answers. Other errors
+    (TypeError, INTERNAL...) are not."""
     if isinstance(err, NotImplementedError):
         return True
     if not isinstance(err, XlaRuntimeError):
         return False
     text = str(err)
-    return text.lstrip().startswith("UNIMPLEMENTED") or "not implemented" in text.lower()
+    return text.lstrip().startswith("UNIMPLEMENTED") or "not implemented" in text.lower() \
+        or any(answer in text for answer in _FEATURE_ANSWERS.get(feature, ()))
 
 
 @contextlib.contextmanager
@@ -99,7 +104,7 @@ def optional_feature(feature: str, call: str) -> Iterator[None]:
         yield
     except Exception as err:
         _raise_framework_gap(err)
-        if not is_unimplemented(err):
+        if not is_unimplemented(err, feature):
             raise
         not_supported(f"optional feature {feature}: {call} raised {_first_line(err)}")
 
