@@ -10,12 +10,14 @@
     pjrt-conformance diff OLD NEW
     pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
+    pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
 
 Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
 platform, bad option, no report written). ``verify``, ``diff`` and ``sign``:
 see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no regression, 1
 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
-shipped profile matches the collected tests, 1 it does not.
+shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
+written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
     cli_bundles.add_parsers(sub)
+    board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
+    board.add_argument("reports_dir", type=Path)
+    board.add_argument("--markdown", type=Path, help="insert the table between the "
+                       "scoreboard markers of this file (default: print it)")
+    board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -192,9 +199,32 @@ def profile_command(ns: argparse.Namespace) -> int:
     return 0
 
 
+def scoreboard_command(ns: argparse.Namespace) -> int:
+    """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
+    from conformance.certification import scoreboard
+
+    try:
+        rows = scoreboard.collect(ns.reports_dir)
+        table = scoreboard.render_markdown(rows)
+        if ns.markdown:
+            scoreboard.insert_markdown(ns.markdown, table)
+        else:
+            print(table, end="")
+        if ns.html:
+            ns.html.write_text(scoreboard.render_html(rows), encoding="utf-8")
+    except (scoreboard.ScoreboardError, OSError) as err:
+        print(f"pjrt-conformance scoreboard: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    bad = [r for r in rows if r.problem.startswith(("not intact", "malformed"))]
+    for r in bad:
+        print(f"  - {r.backend}: {r.problem}", file=sys.stderr)
+    return EXIT_INVALID if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS}
+    commands = {"run": run, "profile": profile_command, "scoreboard": scoreboard_command,
+                **cli_bundles.COMMANDS}
     return commands[ns.command](ns)
 
 

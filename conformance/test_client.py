@@ -7,6 +7,7 @@ import gc
 import numpy as np
 import pytest
 
+from conformance.helpers.capabilities import not_supported, optional_feature
 from conformance.session import backend
 from conformance.programs import cache as programs
 from conformance.programs import catalog
@@ -124,12 +125,16 @@ def test_live_executables_grow_and_shrink(client, device):
         f"executable was freed, but should have {before}")
 
 
+@pytest.mark.capability("memory_stats")
 def test_memory_stats_keys_and_units(client, device):
     """``memory_stats()`` is None or {name: bytes or count}; when it reports
-    ``bytes_in_use``, a new 32 MiB array raises it by at least 32 MiB."""
-    stats = device.memory_stats()
+    ``bytes_in_use``, a new 32 MiB array raises it by at least 32 MiB. None or
+    UNIMPLEMENTED: ``not_supported`` (an optional PJRT feature)."""
+    with optional_feature("memory_stats", f"memory_stats() on {device}"):
+        stats = device.memory_stats()
     if stats is None:
-        pytest.skip(f"memory_stats() is None on {device} (allowed by seed 000)")
+        not_supported(f"optional feature memory_stats: memory_stats() is None on {device} "
+                      "(allowed by seed 000)")
     assert isinstance(stats, dict) and all(isinstance(k, str) for k in stats), (
         f"memory_stats()={stats!r}, but should be a dict with str keys")
     bad = {k: v for k, v in stats.items() if not isinstance(v, int) or v < 0}

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from jax import lax
 
 from conformance.helpers import assertions as ph
+from conformance.helpers.capabilities import optional_feature
 from conformance.programs import cache as programs
 from runtime.xla_client import Executable, HostBufferSemantics
 
@@ -48,10 +49,12 @@ def _run(client, exe, args, device) -> np.ndarray:
     return np.asarray(out[0])
 
 
+@pytest.mark.capability("compile_only")
 def test_compile_gives_an_unloaded_executable_with_the_same_program(client, device):
     args = _args(8)
     text = _text(client, args)
-    exe = client.compile(text, [device])
+    with optional_feature("compile_only", f"compile(fma, [{device}])"):
+        exe = client.compile(text, [device])
     loaded = client.compile_and_load(text, [device])
     assert isinstance(exe, Executable), f"compile returned {type(exe).__name__}, not Executable"
     assert not hasattr(exe, "execute"), "an unloaded Executable must not offer execute()"
@@ -59,13 +62,15 @@ def test_compile_gives_an_unloaded_executable_with_the_same_program(client, devi
     assert "sine" in unloaded_hlo and "multiply" in unloaded_hlo, (
         f"Executable.hlo_modules() lacks the program's ops (sine, multiply):\n"
         f"{unloaded_hlo[:800]}")
-    unloaded_args = exe.get_compiled_memory_stats().argument_size_in_bytes
-    loaded_args = loaded.get_compiled_memory_stats().argument_size_in_bytes
+    with optional_feature("memory_stats", "get_compiled_memory_stats()"):
+        unloaded_args = exe.get_compiled_memory_stats().argument_size_in_bytes
+        loaded_args = loaded.get_compiled_memory_stats().argument_size_in_bytes
     assert unloaded_args == loaded_args, (
         f"compile(...) reports argument_size_in_bytes={unloaded_args}, but compile_and_load of "
         f"the same program reports {loaded_args} [{device}]")
     # The unloaded program, loaded from its bytes, computes what compile_and_load's does.
-    reloaded = client.deserialize_executable(exe.serialize(), [device])
+    with optional_feature("serialization", "deserialize_executable(compile(...).serialize())"):
+        reloaded = client.deserialize_executable(exe.serialize(), [device])
     ph.assert_exact(_run(client, reloaded, args, device), _run(client, loaded, args, device),
                     call=f"deserialize_executable(compile(...).serialize()) on {device}")
 
@@ -75,9 +80,11 @@ def test_compile_gives_an_unloaded_executable_with_the_same_program(client, devi
 def test_serialize_deserialize_execute_gives_the_same_result(client, device, n):
     args = _args(n)
     exe = client.compile_and_load(_text(client, args), [device])
-    blob = client.serialize_executable(exe)
+    with optional_feature("serialization", "serialize_executable(exe)"):
+        blob = client.serialize_executable(exe)
     assert isinstance(blob, bytes) and blob, "serialize_executable must return non-empty bytes"
-    again = client.deserialize_executable(blob, [device])
+    with optional_feature("serialization", "deserialize_executable(blob)"):
+        again = client.deserialize_executable(blob, [device])
     call = f"deserialize_executable(serialize_executable(exe), [{device}]).execute"
     out = _run(client, again, args, device)
     ph.assert_exact(out, _run(client, exe, args, device), call=call)
@@ -86,8 +93,9 @@ def test_serialize_deserialize_execute_gives_the_same_result(client, device, n):
 
 @pytest.mark.capability("serialization")
 def test_deserialize_rejects_corrupt_bytes(client, device):
-    blob = client.serialize_executable(client.compile_and_load(_text(client, _args(4)),
-                                                               [device]))
+    exe = client.compile_and_load(_text(client, _args(4)), [device])
+    with optional_feature("serialization", "serialize_executable(exe)"):
+        blob = client.serialize_executable(exe)
     for bad in (b"garbage", b"\x00" * 64):
         with pytest.raises(ValueError, match="argument 'serialized'"):
             client.deserialize_executable(bad, [device])
@@ -107,10 +115,13 @@ def test_hlo_modules_contain_the_program_ops(client, device):
         assert op in text, f"hlo_modules()[0] lacks {op!r}:\n{text[:800]}"
 
 
+@pytest.mark.capability("memory_stats")
 @given(n=st.sampled_from([1, 16, 1000]))
 def test_compiled_memory_stats_match_the_arguments(client, device, n):
     args = _args(n)
-    stats = client.compile_and_load(_text(client, args), [device]).get_compiled_memory_stats()
+    exe = client.compile_and_load(_text(client, args), [device])
+    with optional_feature("memory_stats", "get_compiled_memory_stats()"):
+        stats = exe.get_compiled_memory_stats()
     fields = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes",
               "temp_size_in_bytes", "generated_code_size_in_bytes")
     negative = {f: getattr(stats, f) for f in fields if getattr(stats, f) < 0}
@@ -124,11 +135,14 @@ def test_compiled_memory_stats_match_the_arguments(client, device, n):
         f"{args[0].nbytes} bytes")
 
 
+@pytest.mark.capability("cost_analysis")
 def test_cost_analysis_counts_the_flops_of_a_dot(client, device):
     m, k, n = 8, 16, 4
     text = programs.lowered_text("dot", lax.dot, (((m, k), "float32"), ((k, n), "float32")),
                                  client)
-    cost = client.compile_and_load(text, [device]).cost_analysis()
+    exe = client.compile_and_load(text, [device])
+    with optional_feature("cost_analysis", f"cost_analysis() of a dot on {device}"):
+        cost = exe.cost_analysis()
     assert isinstance(cost, dict), f"cost_analysis() returned {type(cost).__name__}, not dict"
     if "flops" not in cost:
         pytest.skip(f"cost_analysis() has no 'flops' key on {client.platform} ({sorted(cost)})")

@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.programs import ffi_build
 from conformance.programs import cache as programs
@@ -53,8 +54,9 @@ def ffi_library(client, backend_spec, tmp_path_factory):
 def _register(xc, ffi_library, symbol: str, prefix: str) -> str:
     lib, xla_platform = ffi_library
     name = f"pjrt_conformance_{prefix}_{uuid.uuid4().hex[:8]}"
-    xc.register_custom_call_target(name, ffi_build.handler_capsule(lib, symbol), xla_platform,
-                                   api_version=1)
+    with capabilities.optional_feature("custom_calls", f"register_custom_call_target({name})"):
+        xc.register_custom_call_target(name, ffi_build.handler_capsule(lib, symbol),
+                                       xla_platform, api_version=1)
     return name
 
 

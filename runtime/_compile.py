@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,9 @@ from runtime._compat import native
 from runtime._validate import bad_type, bad_value
 
 _CALL = "compile_and_load"
+#: Words of a parser's complaint; whole words, so that a target name such as
+#: ``cpu_csr_sparse_dense_ffi`` in "No FFI handler registered" is not one.
+_PARSER_ERROR = re.compile(r"\b(parse|parsing|expected)\b", re.IGNORECASE)
 
 
 def device_list(client: Any, executable_devices: Any, call: str = _CALL) -> Any:
@@ -84,7 +88,7 @@ def compile_and_load(client: Any, computation: Any, executable_devices: Any,
         return client.native.compile_and_load(computation, devices, compile_options, *callbacks)
     except native.XlaRuntimeError as err:
         text = str(err)
-        if "parse" in text.lower() or "expected" in text.lower():
+        if _PARSER_ERROR.search(text):
             raise bad_value("computation", "a valid StableHLO module", computation, _CALL,
                             f"The parser said: {text.splitlines()[0] if text else text}") from err
         raise

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from runtime import _plugin_library
+from runtime import _plugin_ffi, _plugin_library
 from runtime._client import Client
 from runtime._compat import native
 from runtime._plugin_library import PluginLibrary, PluginLoadError
@@ -139,7 +139,9 @@ def make_c_api_client(plugin_name: str, options: Mapping[str, Any] | None = None
 
     ``options``: create options of the plugin, str keys to str/int/float/bool/
     list[int] values. Initializes the plugin first if needed (the version check
-    happens there). Raises TypeError for bad options, PluginLoadError when the
+    happens there). For a ``cpu`` plugin, registers jaxlib's LAPACK and sparse FFI
+    targets with it (:mod:`runtime._plugin_ffi`; what could not be registered is
+    recorded there, not raised). Raises TypeError for bad options, PluginLoadError when the
     plugin is not loaded, fails to initialize or to create a client.
     """
     call = "make_c_api_client"
@@ -149,12 +151,15 @@ def make_c_api_client(plugin_name: str, options: Mapping[str, Any] | None = None
         if not pjrt_plugin_initialized(name):
             initialize_pjrt_plugin(name)
         try:
-            return Client(native.make_c_api_client(name, opts, distributed_client,
-                                                   transfer_server_factory))
+            client = Client(native.make_c_api_client(name, opts, distributed_client,
+                                                     transfer_server_factory))
         except native.XlaRuntimeError as err:
             lib = _libraries.get(name)
             raise PluginLoadError(name, lib.path if lib else None,
                                   f"client creation failed: {err}") from err
+        if client.platform == "cpu" and name in _c_apis:  # jax's linalg/sparse kernels
+            _plugin_ffi.register_framework_targets(name, _c_apis[name])
+        return client
 
 
 def loaded_library(plugin_name: str) -> PluginLibrary | None:

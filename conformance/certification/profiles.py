@@ -22,7 +22,8 @@ from typing import Any
 
 #: Capability modules a vendor can declare (DESIGN.md "Certification model").
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
-                "serialization", "custom_calls", "multi_device", "collectives", "multi_process")
+                "serialization", "custom_calls", "multi_device", "collectives", "multi_process",
+                "cost_analysis", "memory_stats", "compile_only")
 DEFAULT_PROFILE = "v4"
 CORE, INFORMATIONAL = "core", "informational"
 _DEVICE_PARAM = re.compile(r"(?<=[\[-])[A-Za-z][A-Za-z0-9_]*:\d+(?=[-\]])")

@@ -5,6 +5,17 @@ An error (exception) from the backend for a dtype of a capability module
 core dtype it is a failure. Wrong results are never gated: only the calls inside
 ``gated`` are, not the comparisons.
 
+Optional PJRT features (:data:`OPTIONAL_FEATURES`: cost analysis, memory stats,
+compile-only ``compile``, serialization, custom-call registration) are
+capabilities too: inside :func:`optional_feature`, an ``UNIMPLEMENTED`` answer
+(or ``NotImplementedError``) is ``not_supported`` naming the feature; any other
+error, and any wrong answer, stays a failure.
+
+A custom call the *framework* failed to register with a plugin client (the
+LAPACK/sparse FFI targets, see ``runtime._plugin_ffi``) is neither: inside
+``gated`` and ``optional_feature`` it becomes :class:`FrameworkGap`, a failure
+whose message starts with ``runtime._plugin_ffi.FRAMEWORK_MARKER``.
+
 ``not_supported`` travels as the exception type :class:`NotSupported` (a pytest
 skip), which the plugin classifies by type; its message is for people only.
 """
@@ -18,11 +29,23 @@ from typing import NoReturn
 import pytest
 
 from conformance.helpers import dtype_helpers as dh
+from runtime._plugin_ffi import missing_target_reason
 from runtime.xla_client import XlaRuntimeError
 
 #: The status name, also the first word of a NotSupported message.
 NOT_SUPPORTED = "not_supported"
 _GRACEFUL = (XlaRuntimeError, NotImplementedError, TypeError, ValueError)
+#: Optional PJRT features the suite probes -> what the probe calls.
+OPTIONAL_FEATURES = {
+    "cost_analysis": "LoadedExecutable.cost_analysis (PJRT_Executable_GetCostAnalysis)",
+    "memory_stats": "Device.memory_stats / get_compiled_memory_stats",
+    "compile_only": "Client.compile without loading (PJRT_Compile)",
+    "serialization": "serialize_executable / deserialize_executable",
+    "custom_calls": "custom-call (FFI) target registration",
+}
+#: A feature's own "not implemented" answers, besides UNIMPLEMENTED: a plugin without
+#: a standalone compiler answers compile-only ``compile`` with NOT_FOUND (xla-cpu-pjrt).
+_FEATURE_ANSWERS = {"compile_only": ("No compiler registered for platform",)}
 
 
 class NotSupported(pytest.skip.Exception):
@@ -36,17 +59,68 @@ def not_supported(reason: str) -> NoReturn:
     raise NotSupported(f"{NOT_SUPPORTED}: {reason}")
 
 
+class FrameworkGap(RuntimeError):
+    """A failure caused by the framework, not the backend: a custom-call target jax
+    lowers to that the runtime could not register with the plugin client. Status
+    ``fail_error``; the message starts with ``runtime._plugin_ffi.FRAMEWORK_MARKER``."""
+
+
+def _first_line(err: BaseException) -> str:
+    return f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+
+
+def _raise_framework_gap(err: BaseException) -> None:
+    """Raise :class:`FrameworkGap` (from ``err``) if ``err`` is a framework target the
+    runtime could not register with a plugin client; else return."""
+    reason = missing_target_reason(str(err))
+    if reason is not None:
+        raise FrameworkGap(f"{reason} [{_first_line(err)}]") from err
+
+
+def is_unimplemented(err: BaseException, feature: str | None = None) -> bool:
+    """True for a backend's "not implemented" answer: ``NotImplementedError``, or an
+    ``XlaRuntimeError`` whose status is ``UNIMPLEMENTED``, whose text says "not
+    implemented", or (for ``feature``) one of that feature's own answers. Other errors
+    (TypeError, INTERNAL...) are not."""
+    if isinstance(err, NotImplementedError):
+        return True
+    if not isinstance(err, XlaRuntimeError):
+        return False
+    text = str(err)
+    return text.lstrip().startswith("UNIMPLEMENTED") or "not implemented" in text.lower() \
+        or any(answer in text for answer in _FEATURE_ANSWERS.get(feature, ()))
+
+
+@contextlib.contextmanager
+def optional_feature(feature: str, call: str) -> Iterator[None]:
+    """Turn an ``UNIMPLEMENTED`` answer of optional PJRT ``feature`` (a key of
+    :data:`OPTIONAL_FEATURES`) into ``not_supported: optional feature <feature>: ...``.
+    Other errors propagate (a failure); ``call`` says what was called. Raises
+    ValueError for an unknown ``feature``."""
+    if feature not in OPTIONAL_FEATURES:
+        raise ValueError(f"optional_feature: argument 'feature' must be one of "
+                         f"{sorted(OPTIONAL_FEATURES)}, got {feature!r}")
+    try:
+        yield
+    except Exception as err:
+        _raise_framework_gap(err)
+        if not is_unimplemented(err, feature):
+            raise
+        not_supported(f"optional feature {feature}: {call} raised {_first_line(err)}")
+
+
 @contextlib.contextmanager
 def gated(dt: dh.DType, call: str) -> Iterator[None]:
-    """Turn a clean backend error for a capability dtype into a ``not_supported`` skip."""
+    """Turn a clean backend error for a capability dtype into a ``not_supported`` skip
+    (a framework gap, see :class:`FrameworkGap`, stays a failure for every dtype)."""
     try:
         yield
     except _GRACEFUL as err:
+        _raise_framework_gap(err)
         if dt.capability is None:
             raise
-        first = str(err).splitlines()[0] if str(err) else ""
         not_supported(f"capability {dt.capability} ({dt.name}): {call} raised "
-                      f"{type(err).__name__}: {first}")
+                      f"{_first_line(err)}")
 
 
 def param(dt: dh.DType) -> pytest.param:

@@ -1,0 +1,138 @@
+"""``pjrt-conformance scoreboard``: bundles built by the real report code, the newest per
+backend, attribution split, failed attempts, and bad input (no bundles, malformed or
+tampered report.json, bad markers) as clear errors, never a traceback."""
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from conformance.certification import attempt, bundle, profiles, report, scoreboard
+from tests.test_bundle import HEADER
+
+LIB = "/venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so"
+
+
+def _bundle(root, folder, stamp, *, library=None, started="2026-11-22T00:00:00+00:00",
+            failing=()):
+    """A bundle of the default profile on 1 device written by report.build/bundle.write;
+    tests whose profile id is in ``failing`` are fail_error."""
+    prof = profiles.load(profiles.DEFAULT_PROFILE)
+    header = copy.deepcopy(HEADER)
+    header["started_utc"] = started
+    if library:
+        header["platform"].update(loaded={"how": "PJRT C API plugin", "library_path": library},
+                                  pjrt_c_api_version=[0, 115])
+    results = [report.Result("conformance/" + pid.replace("{device}", "cpu:0"),
+                             report.area_of("conformance/" + pid),
+                             "fail_error" if pid in failing else "pass", tier=tier,
+                             message="boom" if pid in failing else "")
+               for pid, tier in sorted(prof.tests.items())]
+    doc = report.build(results, collected=len(results), header=header, profile=prof,
+                       device_count=1)
+    return bundle.write(doc, root / folder / stamp).parent
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "conformance.cli", "scoreboard", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def reports(tmp_path):
+    first = sorted(profiles.load(profiles.DEFAULT_PROFILE).tests)[0]
+    _bundle(tmp_path, "cpu", "1")
+    _bundle(tmp_path, "lammps", "old", library=LIB, failing=(first,))
+    _bundle(tmp_path, "lammps", "new", library=LIB, started="2026-11-23T00:00:00+00:00")
+    return tmp_path
+
+
+def test_newest_bundle_per_backend_with_rates_and_versions(reports):
+    rows = scoreboard.collect(reports)
+    assert [r.backend for r in rows] == ["cpu / built-in", "cpu / lammps-jax-pjrt-cpu"]
+    builtin, plugin = rows
+    assert plugin.source.endswith("new") and plugin.c_api == "0.115" and builtin.c_api == \
+        "built-in"
+    assert all(not r.problem and r.verdict == "certified (overall)" for r in rows)
+    assert all(p == t and t > 0 for p, t in plugin.areas.values())
+    md = scoreboard.render_markdown(rows)
+    assert "| plugin verdict | certified (overall) | certified (overall) |" in md
+    assert "n/a (no attribution in bundle)" in md and "| jaxlib | 0.10.2 | 0.10.2 |" in md
+
+
+def test_older_failing_bundle_shows_when_it_is_the_newest(reports, tmp_path):
+    tests = profiles.load(profiles.DEFAULT_PROFILE).tests
+    first = next(pid for pid in sorted(tests) if tests[pid] == "core")
+    _bundle(reports, "lammps", "newest", library=LIB, started="2026-11-24T00:00:00+00:00",
+            failing=(first,))
+    plugin = scoreboard.collect(reports)[1]
+    assert plugin.verdict == "not certified (overall)"
+    assert any(p < t for p, t in plugin.areas.values())
+
+
+def test_plugin_verdict_and_attribution_split_when_present():
+    doc = {"verdict": "not certified", "plugin_verdict": {"verdict": "certified"}}
+    assert scoreboard._verdict(doc) == "certified"
+    results = [{"status": "pass"}, {"status": "crash", "attribution": "framework"},
+               {"status": "fail_error", "attribution": "plugin"}, {"status": "skipped"}]
+    assert scoreboard._split(results) == {"plugin": 1, "framework": 1, "suite": 0,
+                                          "unattributed": 1}
+    assert scoreboard._split([{"status": "crash"}]) is None
+    assert scoreboard.split_text(scoreboard._split(results)) == \
+        "plugin 1, framework 1, unattributed 1"
+
+
+def test_tampered_and_malformed_bundles_are_marked_not_intact(reports):
+    doc = json.loads((reports / "cpu" / "1" / "report.json").read_text())
+    doc["verdict"] = "certified"
+    doc["summary"]["collected"] += 1
+    (reports / "cpu" / "1" / "report.json").write_text(json.dumps(doc))
+    (reports / "broken" / "x").mkdir(parents=True)
+    (reports / "broken" / "x" / "report.json").write_text("{not json")
+    rows = {r.backend: r for r in scoreboard.collect(reports)}
+    assert rows["cpu / built-in"].problem.startswith("not intact: ")
+    assert rows["? (broken)"].problem.startswith("not intact: report.json is malformed")
+    proc = _cli(str(reports))
+    assert proc.returncode == 3 and "Traceback" not in proc.stderr, proc.stderr
+    assert "not intact" in proc.stdout and "? (broken)" in proc.stderr
+
+
+def test_failed_attempt_without_bundle_gets_a_row(reports):
+    rec = attempt.record(backend="xla-cpu-pjrt", package="xla-cpu-pjrt", exit_code=2,
+                         seconds=3, error_text="traceback...\nPluginLoadError: C API 0.81 "
+                                               "is too old", bundle=str(reports / "none"))
+    (reports / "xla-cpu-pjrt").mkdir()
+    (reports / "xla-cpu-pjrt" / "attempt.json").write_text(json.dumps(rec))
+    (reports / "bad").mkdir()
+    (reports / "bad" / "attempt.json").write_text("[]")
+    rows = {r.backend: r for r in scoreboard.collect(reports)}
+    row = rows["cpu / xla-cpu-pjrt"]
+    assert row.verdict == "no bundle" and "exit 2" in row.problem and "0.81" in row.problem
+    assert rows["? (bad)"].problem.startswith("malformed attempt record")
+    with pytest.raises(ValueError, match="'seconds'"):
+        attempt.record(backend="x", exit_code=0, seconds=-1)
+
+
+def test_markdown_between_markers_and_self_contained_html(reports, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Reports\n\nbefore\n{scoreboard.BEGIN}\nSTALE-TABLE\n{scoreboard.END}\nafter\n")
+    html = tmp_path / "board.html"
+    proc = _cli(str(reports), "--markdown", str(readme), "--html", str(html))
+    assert proc.returncode == 0, proc.stderr
+    text = readme.read_text()
+    assert "STALE-TABLE" not in text and "before" in text and "after" in text
+    assert "cpu / lammps-jax-pjrt-cpu" in text.split(scoreboard.BEGIN)[1]
+    page = html.read_text()
+    assert "cpu / lammps-jax-pjrt-cpu" in page and "certified (overall)" in page
+    assert not any(s in page for s in ("<script", "<link", "src=", "http://", "https://"))
+    readme.write_text(f"{scoreboard.END}\n{scoreboard.BEGIN}\n")
+    assert _cli(str(reports), "--markdown", str(readme)).returncode == 2
+
+
+@pytest.mark.parametrize("make", [lambda p: p, lambda p: p / "missing"])
+def test_no_bundles_is_a_usage_error(tmp_path, make):
+    proc = _cli(str(make(tmp_path)))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
