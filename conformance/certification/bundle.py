@@ -69,8 +69,10 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write(doc: dict[str, Any], out_dir: Path) -> Path:
-    """Write every bundle file and the manifest into ``out_dir``; return report.json's path."""
+def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Write every bundle file and the manifest into ``out_dir``; return report.json's path.
+    ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
+    incremental ``results.jsonl`` and ``run.json`` of a run)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     texts = {"report.json": json.dumps(doc, indent=2) + "\n",
@@ -79,7 +81,8 @@ def write(doc: dict[str, Any], out_dir: Path) -> Path:
              "junit.xml": render_junit(doc)}
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
-    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in FILES))
+    names = FILES + tuple(n for n in extra if (out / n).is_file())
+    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in names))
     return out / "report.json"
 
 
@@ -180,7 +183,8 @@ def verify(path: Path) -> Verification:
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],
-        device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"])
+        device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"],
+        interrupted=doc.get("interrupted"))
     if (verdict, reasons) != (doc["verdict"], doc["verdict_reasons"]):
         problems.append(f"stated verdict {doc['verdict']!r} differs from the verdict "
                         f"recomputed from the results: {verdict!r} ({'; '.join(reasons)})")
