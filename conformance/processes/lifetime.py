@@ -7,8 +7,8 @@
   takes its multi-process and isolation children, even though those run in their own
   process groups.
 - :func:`on_configure`: in the process that merges results, SIGTERM is handled like
-  SIGINT (a cancellation: pytest stops, the finished results are written as an
-  ``incomplete`` bundle); in xdist workers SIGTERM is ignored, so a cancel sent to
+  SIGINT (a cancellation: the xdist workers are killed at once, pytest stops, the
+  finished results are written as an ``incomplete`` bundle); in xdist workers SIGTERM is ignored, so a cancel sent to
   the whole process group ends the run through the controller, which stops them.
   :func:`cancelled_by` says which signal cancelled the run.
 """
@@ -65,10 +65,29 @@ def on_configure(config: pytest.Config, *, merging: bool) -> None:
 
     def cancel(signum: int, frame: Any) -> None:
         config.stash[_CANCELLED].append(signal.Signals(signum).name)
+        kill_xdist_workers(config)
         raise KeyboardInterrupt(f"cancelled by {signal.Signals(signum).name}")
 
     previous = signal.signal(signal.SIGTERM, cancel)
     config.pluginmanager.register(_Restore(previous), "pjrt-conformance-sigterm")
+
+
+def kill_xdist_workers(config: pytest.Config) -> int:
+    """SIGKILL the pytest-xdist workers of this controller now (a cancel must not wait
+    for their tests, nor for xdist's 10 s shutdown); return how many. Reaches into
+    execnet's gateway (``_io.kill``); without it, xdist stops them as usual."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+    killed = 0
+    for gateway in list(group or ()):
+        kill = getattr(getattr(gateway, "_io", None), "kill", None)
+        if kill is not None:
+            try:
+                kill()
+                killed += 1
+            except OSError:
+                pass
+    return killed
 
 
 def cancelled_by(config: pytest.Config) -> str:
