@@ -126,6 +126,8 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
     except ValueError as err:
         raise validate.OptionError(str(err)) from None
     validate.plugin_options(parsed, ns.plugin_library)
+    validate.certification_files(profile=ns.profile, waivers=ns.waivers,
+                                 known_failures=ns.known_failures)
     validate.output_dir(output, option="--output", force=ns.force)
 
 
@@ -185,6 +187,10 @@ def finalize_run(ns: argparse.Namespace) -> int:
 
 
 def verify_bundle(ns: argparse.Namespace) -> int:
+    if not (ns.bundle / "report.json").exists() and \
+            (ns.bundle / results_log.LOG_FILE).exists():
+        print(f"{ns.bundle}: no report.json, but the results of a run that was killed; "
+              f"build its incomplete bundle with: pjrt-conformance finalize {ns.bundle}")
     result = bundle.verify(ns.bundle)
     for problem in result.problems:
         print(f"  - {problem}")

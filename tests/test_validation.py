@@ -12,6 +12,11 @@ from conformance.session import validate
 _LIB = "libpjrt_cpu.so"  # XLA's CPU plugin by file name: its create options are known
 
 
+def _cpu_plugin(options):
+    """Arguments of XLA's CPU plugin with create options ``options`` (JSON text)."""
+    return ["--plugin-library", f"/x/{_LIB}", "--plugin-options", options]
+
+
 def _run(capsys, *args):
     rc = cli.main(["run", *args])
     err = capsys.readouterr().err.strip()
@@ -28,17 +33,17 @@ def _run(capsys, *args):
     (["--cpu-devices", "0"], "--cpu-devices=0"),
     (["--num-processes", "0"], "--num-processes=0: accepted: an int from 1 to 64"),
     (["--plugin-options", '{"cpu_device_count": 2}'], "given without --plugin-library"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_device_count": "eight"}'],
+    (_cpu_plugin('{"cpu_device_count": "eight"}'),
      "cpu_device_count='eight'; accepted: an int from 1 to 1024"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_device_count": 1.5}'],
+    (_cpu_plugin('{"cpu_device_count": 1.5}'),
      "cpu_device_count=1.5; accepted"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_device_count": [8]}'],
+    (_cpu_plugin('{"cpu_device_count": [8]}'),
      "cpu_device_count=[8]; accepted"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_device_count": -1}'],
+    (_cpu_plugin('{"cpu_device_count": -1}'),
      "cpu_device_count=-1; accepted"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_device_count": true}'],
+    (_cpu_plugin('{"cpu_device_count": true}'),
      "cpu_device_count=True; accepted"),
-    (["--plugin-library", f"/x/{_LIB}", "--plugin-options", '{"cpu_devices": 2}'],
+    (_cpu_plugin('{"cpu_devices": 2}'),
      "unknown create option 'cpu_devices' of libpjrt_cpu.so; accepted: cpu_device_count"),
     (["--plugin-library", "/x/libother.so", "--plugin-options", '{"a": {"b": 1}}'],
      "a={'b': 1} is not a string, a bool, an int, a float or a list of ints"),
@@ -102,6 +107,19 @@ def test_waiver_file_unknown_keys_are_errors(tmp_path, text, fragment):
     f.write_text(text)
     with pytest.raises(ValueError, match=fragment.replace("[", r"\[").replace("]", r"\]")):
         waivers.parse(f)
+
+
+def test_cli_checks_certification_files_first(capsys, tmp_path):
+    f = tmp_path / "w.toml"
+    f.write_text('[[waivers]]\ntest = "a"\n')
+    rc, err = _run(capsys, "--output", str(tmp_path / "o"), "--waivers", str(f))
+    assert rc == 2 and "unknown key 'waivers'" in err and len(err.splitlines()) == 1, err
+    rc, err = _run(capsys, "--output", str(tmp_path / "o"), "--known-failures",
+                   str(tmp_path / "missing.txt"))
+    assert rc == 2 and err.startswith("pjrt-conformance: --known-failures=") and \
+        "No such file" in err, err
+    rc, err = _run(capsys, "--output", str(tmp_path / "o"), "--profile", "v999")
+    assert rc == 2 and "v999" in err and len(err.splitlines()) == 1, err
 
 
 def test_good_waiver_file_parses(tmp_path):

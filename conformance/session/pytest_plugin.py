@@ -6,11 +6,18 @@ registered or discoverable platform), ``--cpu-devices N`` (default 8),
 (certify a PJRT plugin given as a shared library, registered under ``--platform``),
 ``--expect-platform``, ``--profile``, ``--declare``/``--declare-file``,
 ``--waivers``, ``--known-failures FILE``; and here ``--report-dir DIR`` and
-``--write-profile FILE``. Registers the Hypothesis profiles
-(:mod:`conformance.session.hypothesis_profiles`). Provides the fixtures of
-:mod:`conformance.session.fixtures` and ``xc``, and parametrizes every test that
-takes ``device`` over all addressable devices. Results are recorded and the
-report written by :mod:`conformance.session.recording`.
+``--write-profile FILE``, ``--force-report-dir``.
+
+It always registers its options and does nothing else unless the run asks for the
+suite (:mod:`conformance.session.activation`). Then it checks the options
+(:mod:`conformance.session.validate`; a bad one is a ``pytest.UsageError``),
+registers and loads the Hypothesis profiles
+(:mod:`conformance.session.hypothesis_profiles`), sets up cancellation and process
+lifetimes (:mod:`conformance.processes.lifetime`), has pytest-reportlog write
+``results.jsonl`` into ``--report-dir`` (:mod:`conformance.session.results_log`),
+provides the fixtures of :mod:`conformance.session.fixtures` and the hooks of
+:mod:`conformance.session.suite_hooks`. Results are recorded and the report
+written by :mod:`conformance.session.recording`.
 """
 
 from __future__ import annotations

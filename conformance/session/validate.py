@@ -17,12 +17,12 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
   seconds), ``--cpu-devices`` (1..:data:`MAX_CPU_DEVICES`), ``--num-processes``
   (1..:data:`MAX_PROCESSES`).
 
-Waiver and known-failure files are checked by their parsers
-(:func:`conformance.certification.waivers.parse`,
-:func:`conformance.certification.known_failures.parse`), called by
-:meth:`conformance.session.state.SessionState.configure_certification` before
-collection. TODO(defects): once ``conformance/defects/`` has its schema validator,
-:meth:`~conformance.session.state.SessionState.configure_certification` calls it too.
+- :func:`certification_files`: ``--profile``, ``--waivers`` (schema: unknown keys are
+  errors) and ``--known-failures`` files, by their own parsers. The pytest plugin
+  loads the same files before collection
+  (:meth:`conformance.session.state.SessionState.configure_certification`).
+  TODO(defects): once ``conformance/defects/`` has its schema validator, call it in
+  :func:`certification_files`.
 """
 
 from __future__ import annotations
@@ -93,6 +93,28 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
         raise OptionError(f"{option}={out}: only {free / 2**20:.1f} MiB free; a report needs "
                           f"at least {min_free_bytes / 2**20:.0f} MiB")
     return out
+
+
+def certification_files(*, profile: str, waivers: str | None,
+                        known_failures: list[str]) -> None:
+    """Load the profile, the waiver file and the known-failure files once; OptionError
+    naming the option and the file for the first one that is missing or malformed."""
+    from conformance.certification import known_failures as known
+    from conformance.certification import profiles
+    from conformance.certification import waivers as waiver_file
+
+    try:
+        if profile != "none":
+            profiles.load(profile)
+        if waivers:
+            waiver_file.parse(Path(waivers))
+    except ValueError as err:
+        raise OptionError(str(err).splitlines()[0]) from None
+    for path in known_failures:
+        try:
+            known.parse(Path(path))
+        except (OSError, ValueError) as err:
+            raise OptionError(f"--known-failures={path}: {err}".splitlines()[0]) from None
 
 
 def _named_value_ok(value: Any) -> bool:
