@@ -8,7 +8,7 @@
   process groups.
 - :func:`on_configure`: in the process that merges results, SIGTERM is handled like
   SIGINT (a cancellation: the xdist workers are killed at once, pytest stops, the
-  finished results are written as an ``incomplete`` bundle); in xdist workers SIGTERM is ignored, so a cancel sent to
+  finished results are written as an ``incomplete`` bundle); in xdist workers SIGTERM does nothing, so a cancel sent to
   the whole process group ends the run through the controller, which stops them.
   :func:`cancelled_by` says which signal cancelled the run.
 """
@@ -44,6 +44,10 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
+def _leave_to_the_controller(signum: int, frame: Any) -> None:
+    """An xdist worker's SIGTERM handler: the controller cancels the run and kills it."""
+
+
 class _Restore:
     """Puts the SIGTERM handler back at the end of the session."""
 
@@ -60,7 +64,9 @@ def on_configure(config: pytest.Config, *, merging: bool) -> None:
     config.stash[_CANCELLED] = []
     if not merging:
         die_with_parent()
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        # A handler that does nothing, not SIG_IGN: an ignored signal stays ignored in
+        # every child the worker starts, a handled one is reset to the default at exec.
+        signal.signal(signal.SIGTERM, _leave_to_the_controller)
         return
 
     def cancel(signum: int, frame: Any) -> None:
