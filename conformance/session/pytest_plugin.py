@@ -119,6 +119,13 @@ def _configure_suite(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from err
     if not _is_xdist_controller(config):
         state.client()  # fail fast: a backend that cannot start is a usage error
+    else:
+        from conformance.processes import preflight
+
+        problem = preflight.check(spec)
+        if problem is not None:
+            raise pytest.UsageError(problem if problem.startswith("--") else
+                                    f"--platform={spec.platform}: {problem}")
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
     from conformance.session import suite_hooks
