@@ -133,6 +133,10 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     output = ns.output or default_output(ns.platform)
+    if ns.random_seed and any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
+        print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         _validate(ns, output)
     except validate.OptionError as err:
@@ -140,10 +144,6 @@ def run(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     ns.seed = None
     if ns.random_seed:
-        if any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
-            print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
-                  file=sys.stderr)
-            return EXIT_USAGE
         ns.seed = secrets.randbelow(2**32)
         print(f"pjrt-conformance: Hypothesis seed {ns.seed}; reproduce with: "
               f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
@@ -151,6 +151,9 @@ def run(ns: argparse.Namespace) -> int:
     written = _Written()
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     doc = written.doc
+    if rc == pytest.ExitCode.INTERRUPTED and doc is None:
+        print("pjrt-conformance: cancelled before the first result", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
               "messages above", file=sys.stderr)

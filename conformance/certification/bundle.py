@@ -30,7 +30,7 @@ MANIFEST = "MANIFEST.sha256"
 FILES = ("report.json", "report.md", "report.html", "junit.xml")
 _JUNIT_KIND = {"fail_wrong_result": "failure", "fail_error": "error", "crash": "error",
                "timeout": "error", "not_supported": "skipped", "skipped": "skipped",
-               "waived": "skipped"}
+               "waived": "skipped", "flaky": "failure"}
 
 
 def schema() -> dict[str, Any]:
@@ -40,7 +40,7 @@ def schema() -> dict[str, Any]:
 
 
 def render_junit(doc: dict[str, Any]) -> str:
-    """JUnit XML: one testcase per result; wrong results are failures, errors,
+    """JUnit XML: one testcase per result; wrong results and flaky tests are failures, errors,
     crashes and timeouts are errors, not_supported/skipped/waived are skipped."""
     failures = {f["nodeid"]: f for f in doc["failures"]}
     counts = {k: sum(1 for r in doc["results"] if _JUNIT_KIND.get(r["status"]) == k)
