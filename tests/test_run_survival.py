@@ -181,3 +181,14 @@ def test_interrupted_run_is_incomplete_even_when_all_passed():
     flaky = [{"nodeid": "t.py::a", "tier": "core", "status": "flaky"}]
     assert verdict.decide(flaky, collected=1, profile=None, declared=[], device_count=1,
                           errors=[])[0] == "not certified"
+
+
+def test_preflight_reports_a_backend_that_cannot_start_in_one_line():
+    """The xdist controller's check: a healthy client opens; a refused one is one line."""
+    from conformance.processes import preflight
+    from conformance.session import backend
+
+    assert preflight.check(backend.BackendSpec(platform="cpu", cpu_devices=1)) is None
+    problem = preflight.check(backend.BackendSpec(platform="cpu", cpu_devices=1,
+                                                  expect_platform="cuda"))
+    assert problem is not None and "reports platform 'cpu'" in problem and "\n" not in problem

@@ -74,8 +74,6 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _configure_suite(config: pytest.Config) -> None:
-    import hypothesis  # noqa: F401  (only in a conformance run)
-
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import hypothesis_profiles
