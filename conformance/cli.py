@@ -7,15 +7,22 @@
                          [--sign-key PRIVKEY]
     pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
                                 [--strict]
+    pjrt-conformance finalize DIR
     pjrt-conformance diff OLD NEW
     pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
 
 Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
-platform, bad option, no report written). ``verify``, ``diff`` and ``sign``:
-see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no regression, 1
-regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
+platform, bad option, no report written; checked before the first test:
+:mod:`conformance.session.validate`), 4 incomplete (cancelled by SIGTERM/SIGINT: the
+finished results are written with verdict ``incomplete``). Every test runs in a
+pytest-xdist worker (``-n 0`` means one), so a segfault is that test's ``crash``; a
+failing test runs once more (pytest-rerunfailures) and one that then passes is
+``flaky``. ``finalize``: 0 an ``incomplete`` bundle was built from the
+``results.jsonl`` of a run that was killed, 2 no such run. ``verify``, ``diff`` and
+``sign``: see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no regression,
+1 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
 written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
 """
@@ -34,11 +41,16 @@ import pytest
 
 from conformance import cli_bundles
 from conformance.certification import signing
+from conformance.session import backend
 from conformance.session import options
+from conformance.session import results_log
+from conformance.session import validate
 from conformance.session import state as session_state
 from conformance.certification import profiles
 
-EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
+EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+#: pytest-rerunfailures: a timeout is not re-run (it would cost the whole timeout again).
+_RERUN = ["--reruns=1", "--rerun-except=Timeout"]
 
 
 def default_output(platform: str) -> Path:
@@ -55,8 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     options.add_to(run.add_argument)
     run.add_argument("--output", type=Path, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
+    run.add_argument("--force", action="store_true",
+                     help="replace an earlier bundle in --output (default: refuse a "
+                          "non-empty directory)")
     run.add_argument("-n", "--workers", default="0",
-                     help="pytest-xdist workers ('auto' or a number; default 0: in-process)")
+                     help="pytest-xdist workers ('auto' or a number; default 0: one worker, "
+                          "so that a crash costs one test)")
     run.add_argument("--timeout", type=float, default=600,
                      help="per-test timeout in seconds (default: 600)")
     run.add_argument("--random-seed", action="store_true",
@@ -73,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
     board.add_argument("--markdown", type=Path, help="insert the table between the "
                        "scoreboard markers of this file (default: print it)")
     board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
+    fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
+                                          "killed before it wrote its report")
+    fin.add_argument("bundle", type=Path)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -83,9 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
     args = ["--pyargs", "conformance", f"--report-dir={output}", f"--timeout={ns.timeout:g}",
             "-p", "no:cacheprovider", "-q", "-o", "addopts=", "-o", "testpaths="]
-    args += options.as_pytest_args(ns)
-    if ns.workers not in ("0", 0):
-        args += ["-n", str(ns.workers)]
+    args += options.as_pytest_args(ns) + _RERUN
+    args += ["-n", "1" if str(ns.workers) == "0" else str(ns.workers)]
     extra = list(ns.pytest_args)
     if extra and extra[0] == "--":
         extra = extra[1:]
@@ -107,14 +125,30 @@ class _Written:
             self.doc = state.written[0]
 
 
+def _validate(ns: argparse.Namespace, output: Path) -> None:
+    """Every check of :mod:`conformance.session.validate` (OptionError if one fails)."""
+    validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
+                     timeout=ns.timeout, workers_value=ns.workers)
+    try:
+        parsed = backend.load_plugin_options(ns.plugin_options)
+    except ValueError as err:
+        raise validate.OptionError(str(err)) from None
+    validate.plugin_options(parsed, ns.plugin_library)
+    validate.certification_files(profile=ns.profile, waivers=ns.waivers,
+                                 known_failures=ns.known_failures)
+    validate.output_dir(output, option="--output", force=ns.force)
+
+
 def run(ns: argparse.Namespace) -> int:
-    if ns.num_processes < 1:
-        print(f"pjrt-conformance: --num-processes must be >= 1, got {ns.num_processes}",
+    output = ns.output or default_output(ns.platform)
+    if ns.random_seed and any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
+        print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
               file=sys.stderr)
-        return 2
-    if ns.cpu_devices < 1:
-        print(f"pjrt-conformance: --cpu-devices must be >= 1, got {ns.cpu_devices}",
-              file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        _validate(ns, output)
+    except validate.OptionError as err:
+        print(f"pjrt-conformance: {err}", file=sys.stderr)
         return EXIT_USAGE
     if ns.sign_key is not None:
         try:
@@ -124,13 +158,8 @@ def run(ns: argparse.Namespace) -> int:
         except (FileNotFoundError, signing.SigningError) as err:
             print(f"pjrt-conformance: --sign-key: {err}", file=sys.stderr)
             return EXIT_USAGE
-    output = ns.output or default_output(ns.platform)
     ns.seed = None
     if ns.random_seed:
-        if any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
-            print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
-                  file=sys.stderr)
-            return EXIT_USAGE
         ns.seed = secrets.randbelow(2**32)
         print(f"pjrt-conformance: Hypothesis seed {ns.seed}; reproduce with: "
               f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
@@ -138,6 +167,9 @@ def run(ns: argparse.Namespace) -> int:
     written = _Written()
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     doc = written.doc
+    if rc == pytest.ExitCode.INTERRUPTED and doc is None:
+        print("pjrt-conformance: cancelled before the first result", file=sys.stderr)
+        return EXIT_INCOMPLETE
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
               "messages above", file=sys.stderr)
@@ -149,6 +181,11 @@ def run(ns: argparse.Namespace) -> int:
             print(f"pjrt-conformance: the bundle was written but not signed: {err}",
                   file=sys.stderr)
             return EXIT_USAGE
+    if doc["verdict"] == "incomplete":
+        print(f"\npjrt-conformance: run cancelled -- verdict INCOMPLETE; "
+              f"{doc['summary']['reported']} finished result(s) kept in {output}/ "
+              f"(check it with: pjrt-conformance verify {output})", file=sys.stderr)
+        return EXIT_INCOMPLETE
     s = doc["summary"]
     print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {doc['verdict'].upper()}"
           f" ({s['collected']} collected, " + ", ".join(
@@ -160,6 +197,19 @@ def run(ns: argparse.Namespace) -> int:
     print(f"report bundle: {output}/ (report.json, report.md, report.html, junit.xml, "
           f"MANIFEST.sha256); check it with: pjrt-conformance verify {output}")
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED
+
+
+def finalize_run(ns: argparse.Namespace) -> int:
+    try:
+        doc, path = results_log.finalize(ns.bundle, why="the run was killed before it "
+                                                         "wrote its report")
+    except ValueError as err:
+        print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
+          f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
+          f"pjrt-conformance verify {ns.bundle}")
+    return 0
 
 
 def collected_profile(target: Path) -> int:
@@ -223,8 +273,8 @@ def scoreboard_command(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "profile": profile_command, "scoreboard": scoreboard_command,
-                **cli_bundles.COMMANDS}
+    commands = {"run": run, "finalize": finalize_run, "profile": profile_command,
+                "scoreboard": scoreboard_command, **cli_bundles.COMMANDS}
     return commands[ns.command](ns)
 
 

@@ -61,6 +61,9 @@ def _usage(command: str, message: object) -> int:
 def verify(ns: argparse.Namespace) -> int:
     if ns.identity is not None and ns.allowed_signers is None:
         return _usage("verify", "--identity needs --allowed-signers")
+    if not (ns.bundle / "report.json").exists() and (ns.bundle / "results.jsonl").exists():
+        print(f"{ns.bundle}: no report.json, but the results of a run that was killed; "
+              f"build its incomplete bundle with: pjrt-conformance finalize {ns.bundle}")
     try:
         result = bundle.verify(ns.bundle, key=ns.key, allowed_signers=ns.allowed_signers,
                                identity=ns.identity, strict=ns.strict)

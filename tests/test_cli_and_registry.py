@@ -60,7 +60,7 @@ def test_cli_not_certified_exit_1(tmp_path):
     (["run", "--platform", "nope"], "Unknown platform 'nope'. Available: ['cpu']"),
     (["run", "--platform", "cuda"], "no cuda PJRT plugin is installed. Available: ['cpu']"),
     (["run", "--platform", "cuda"], "Install jax-cuda13-pjrt"),
-    (["run", "--cpu-devices", "0"], "--cpu-devices must be >= 1"),
+    (["run", "--cpu-devices", "0"], "--cpu-devices=0: accepted: an int from 1 to 1024"),
     (["frobnicate"], "invalid choice"),
     (["run", "--platform", "nope"], "load its plugin with --plugin-library=PATH, or pass "
                                     "--platform=cpu"),

@@ -50,7 +50,8 @@ def test_statuses_and_verdict(pytester):
     jsonschema.validate(doc, bundle.schema())     # the written report matches its schema
     by_status = doc["summary"]["by_status"]
     assert by_status == {"pass": 1, "fail_wrong_result": 2, "fail_error": 1, "crash": 1,
-                         "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0}, by_status
+                         "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0,
+                         "flaky": 0}, by_status
     assert doc["summary"]["collected"] == 7
     assert doc["areas"]["synthetic"]["pass"] == 1
     assert doc["verdict"] == "not certified"

@@ -68,7 +68,7 @@ KNOWN = ("test_mixed.py::test_known_bug | * | upstream bug 1\n"
 
 
 def _report(pytester, *workers):
-    out = pytester.path / f"rep{len(workers)}"
+    out = pytester.path / f"rep{'-'.join(workers)}"
     result = pytester.runpytest_subprocess(
         f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "--cpu-devices=2",
         f"--known-failures={pytester.path / 'known.txt'}", *workers)

@@ -34,14 +34,14 @@ MANIFEST = signing.MANIFEST
 FILES = ("report.json", "report.md", "report.html", "junit.xml")
 _JUNIT_KIND = {"fail_wrong_result": "failure", "fail_error": "error", "crash": "error",
                "timeout": "error", "not_supported": "skipped", "skipped": "skipped",
-               "waived": "skipped"}
+               "waived": "skipped", "flaky": "failure"}
 
 
 schema = reportfile.schema
 
 
 def render_junit(doc: dict[str, Any]) -> str:
-    """JUnit XML: one testcase per result; wrong results are failures, errors,
+    """JUnit XML: one testcase per result; wrong results and flaky tests are failures, errors,
     crashes and timeouts are errors, not_supported/skipped/waived are skipped."""
     failures = {f["nodeid"]: f for f in doc["failures"]}
     counts = {k: sum(1 for r in doc["results"] if _JUNIT_KIND.get(r["status"]) == k)
@@ -70,8 +70,10 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def write(doc: dict[str, Any], out_dir: Path) -> Path:
-    """Write every bundle file and the manifest into ``out_dir``; return report.json's path."""
+def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Path:
+    """Write every bundle file and the manifest into ``out_dir``; return report.json's path.
+    ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
+    incremental ``results.jsonl`` and ``run.json`` of a run)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     texts = {"report.json": json.dumps(doc, indent=2) + "\n",
@@ -80,8 +82,9 @@ def write(doc: dict[str, Any], out_dir: Path) -> Path:
              "junit.xml": render_junit(doc)}
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
-    listed = FILES + tuple(repro.write(doc, out))  # repro/<test>.py, repro/README.md
-    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in listed))
+    names = FILES + tuple(n for n in extra if (out / n).is_file())
+    names += tuple(repro.write(doc, out))  # repro/<test>.py, repro/README.md
+    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in names))
     return out / "report.json"
 
 
@@ -225,7 +228,8 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],
-        device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"])
+        device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"],
+        interrupted=doc.get("interrupted"))
     if (verdict, reasons) != (doc["verdict"], doc["verdict_reasons"]):
         problems.append(f"stated verdict {doc['verdict']!r} differs from the verdict "
                         f"recomputed from the results: {verdict!r} ({'; '.join(reasons)})")

@@ -27,7 +27,7 @@ from conformance.certification.profiles import profile_id
 from conformance.certification.provenance import package_nodeid
 
 STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",
-            "skipped", "waived")
+            "skipped", "waived", "flaky")
 #: Statuses whose results carry a message and a reproduction in ``failures``.
 FATAL = ("fail_wrong_result", "fail_error", "crash", "timeout")
 #: user_properties keys (see the module docstring).
@@ -106,6 +106,15 @@ class Collector:
 
     def __init__(self) -> None:
         self.results: dict[str, Result] = {}
+        #: Test ids whose run ended (a teardown report, or a crash of the worker).
+        self.finished: set[str] = set()
+        #: Test id -> first failure's message, for tests that failed and were re-run
+        #: (pytest-rerunfailures' ``rerun`` reports).
+        self.rerun: dict[str, str] = {}
+
+    def finished_results(self) -> list[Result]:
+        """The results of tests that ran to their end (a run cut short leaves others)."""
+        return [r for n, r in self.results.items() if n in self.finished]
 
     def add(self, report: Any, *, repro_command: str = "") -> None:
         """Merge one phase report: a later passing phase neither hides an earlier
@@ -115,7 +124,16 @@ class Collector:
         status = outcome["status"]
         # The same id wherever the suite is installed and whatever pytest's rootdir.
         nodeid = package_nodeid(report.nodeid, report.location[0] if report.location else None)
+        if report.when == "teardown" or status == "crash":
+            self.finished.add(nodeid)
+        if report.outcome == "rerun":  # failed; pytest-rerunfailures runs it again
+            self.rerun.setdefault(nodeid, f"failed, then passed on its re-run: "
+                                          f"{outcome.get('message') or _message(report)}")
+            self.results.pop(nodeid, None)
+            return
         prev = self.results.get(nodeid)
+        if nodeid in self.rerun and status == "pass" and prev is None:
+            status = "flaky"  # failed, then passed on the re-run: never a pass
         if prev is not None and status == "pass" and (prev.status != "pass"
                                                       or report.when == "teardown"):
             return
@@ -126,7 +144,9 @@ class Collector:
                         duration_s=round(report.duration, 4),
                         processes=props.get(PROCESSES_PROPERTY,
                                             prev.processes if prev is not None else None))
-        if status != "pass":
+        if status == "flaky":
+            result.message = self.rerun[nodeid][:_MESSAGE_CHARS]
+        elif status != "pass":
             result.message = outcome.get("message") or _message(report)
         if status in FATAL:
             result.reproduction = outcome.get("reproduction") or ""

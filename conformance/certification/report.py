@@ -108,16 +108,19 @@ def kernel_families(areas: dict[str, dict[str, int]]) -> dict[str, dict[str, int
 def build(results: list[Result], *, collected: int, header: dict[str, Any],
           profile: Profile | None = None, declared: tuple[str, ...] = (),
           waivers: tuple[Waiver, ...] = (), device_count: int = 1,
-          today: datetime.date | None = None) -> dict[str, Any]:
+          today: datetime.date | None = None, interrupted: str | None = None
+          ) -> dict[str, Any]:
     """The report.json document (schema 2): ``header`` (see :func:`header`), the
-    results with waivers applied, the counts, the verdict and its reasons."""
+    results with waivers applied, the counts, the verdict and its reasons.
+    ``interrupted``: why the run stopped early (verdict ``incomplete``), None if it did not."""
     records = [r.record() for r in results]
     errors = waiver_rules.apply(list(waivers), records, today or datetime.date.today())
     by_id = {r["nodeid"]: r for r in records}
     summary = summarize(records, collected)
     decision, reasons = certification.decide(records, collected=collected, profile=profile,
                                              declared=list(declared),
-                                             device_count=device_count, errors=errors)
+                                             device_count=device_count, errors=errors,
+                                             interrupted=interrupted)
     counts = profile.expected_counts(device_count) if profile else None
     return {
         "schema_version": SCHEMA_VERSION,
@@ -137,6 +140,7 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
                      if r.status in FATAL],
         "not_supported": [{"nodeid": r.nodeid, "message": r.message} for r in results
                           if r.status == "not_supported"],
+        "interrupted": interrupted,
         "verdict": decision,
         "verdict_reasons": reasons,
     }

@@ -11,6 +11,10 @@ Certified only when every rule holds:
 6. the run holds exactly the tests of its profile (a missing test is a failure);
 7. the report has no errors (invalid, expired or misapplied waivers).
 
+A run that was interrupted (cancelled, killed) is ``incomplete`` whatever its results:
+its first reason says why, the others are the rules its finished results break.
+A ``flaky`` test (failed, then passed on its re-run) is never a pass.
+
 ``verify`` recomputes the verdict with this same function.
 """
 
@@ -21,7 +25,7 @@ from typing import Any
 
 from conformance.certification.profiles import CORE, Profile
 
-CERTIFIED, NOT_CERTIFIED = "certified", "not certified"
+CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"
 NEVER_ALLOWED = ("crash", "timeout", "fail_wrong_result")
 MANDATORY_OK = ("pass", "waived")
 _EXAMPLES = 3
@@ -44,9 +48,11 @@ def mandatory(tier: str, declared: list[str]) -> bool:
 
 def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | None,
            declared: list[str], device_count: int,
-           errors: list[str]) -> tuple[str, list[str]]:
-    """(verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``, ``status``)."""
-    reasons = []
+           errors: list[str], interrupted: str | None = None) -> tuple[str, list[str]]:
+    """(verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``, ``status``);
+    ``interrupted``: why the run stopped early (None: it ran to the end)."""
+    reasons = [f"run incomplete ({interrupted}): {len(results)} of {collected} collected "
+               "test(s) finished"] if interrupted else []
     if collected == 0:
         reasons.append("no test was collected")
     if len(results) < collected:
@@ -74,4 +80,6 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
             reasons.append(f"{len(unexpected)} test(s) not in profile {profile.name}: "
                            f"{_examples(unexpected)}")
     reasons += [f"report error: {e}" for e in errors]
+    if interrupted:
+        return INCOMPLETE, reasons
     return (NOT_CERTIFIED if reasons else CERTIFIED), reasons

@@ -28,6 +28,8 @@ from typing import Any
 
 WAIVABLE = ("fail_error", "not_supported", "skipped")
 NEVER_WAIVABLE = ("fail_wrong_result", "crash", "timeout")
+#: The keys of a ``[[waiver]]`` table (any other key is an error).
+FIELDS = ("test", "issue", "expires", "reason")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,19 +51,27 @@ class Waiver:
 
 
 def parse(path: Path) -> list[Waiver]:
-    """Waivers of a TOML file. Raises ValueError naming the file and entry for a
+    """Waivers of a TOML file. Raises ValueError naming the file and entry for an
+    unknown key (top level: only ``[[waiver]]``; in an entry: :data:`FIELDS`), a
     missing or malformed field (``issue`` must be an http(s) URL, ``expires`` a
     TOML date)."""
     try:
         doc = tomllib.loads(Path(path).read_text())
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise ValueError(f"--waivers {path}: {err}") from err
+    unknown = sorted(set(doc) - {"waiver"})
+    if unknown:
+        raise ValueError(f"--waivers {path}: unknown key {unknown[0]!r}; accepted: [[waiver]] "
+                         "tables")
     entries = doc.get("waiver", [])
     if not isinstance(entries, list):
         raise ValueError(f"--waivers {path}: expected [[waiver]] tables")
     waivers = []
     for i, entry in enumerate(entries, 1):
         where = f"--waivers {path}: waiver #{i}"
+        extra = sorted(set(entry) - set(FIELDS))
+        if extra:
+            raise ValueError(f"{where}: unknown key {extra[0]!r}; accepted: {', '.join(FIELDS)}")
         test, issue = entry.get("test"), entry.get("issue")
         expires, reason = entry.get("expires"), entry.get("reason", "")
         if not isinstance(test, str) or not test:

@@ -3,7 +3,9 @@
 Every child is ``python -c CODE ARGS...`` (this interpreter) in its own process group,
 with the project first on its ``PYTHONPATH``. At the timeout the child's whole group is
 killed (a backend's helper processes go with it), and every group still alive when
-:func:`run_many` returns is killed, so no child outlives the call. Used by
+:func:`run_many` returns is killed, so no child outlives the call. Each child first runs
+:data:`conformance.processes.lifetime.PRELUDE`: it is killed when the process that
+started it dies (also by SIGKILL), so it never outlives that process either. Used by
 :mod:`.isolation` (a snippet against the backend), :mod:`.launcher` (the multi-process
 workers) and :mod:`conformance.session.pjrt_plugin_info` (jaxlib's log of a plugin).
 Times are seconds of ``time.monotonic``.
@@ -20,6 +22,8 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from conformance.processes.lifetime import PRELUDE
 
 #: The folder that holds the ``conformance`` and ``runtime`` packages.
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -100,7 +104,7 @@ def run_many(children: Sequence[tuple[str, Sequence[str]]], *, timeout: float,
     try:
         for code, args in children:
             procs.append(subprocess.Popen(
-                [sys.executable, "-c", code, *args], stdout=subprocess.PIPE,
+                [sys.executable, "-c", PRELUDE + code, *args], stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, text=True,
                 env=env, start_new_session=True))
 

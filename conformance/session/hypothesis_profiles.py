@@ -1,6 +1,9 @@
 """The Hypothesis profiles of the suite: ``ci`` (the default), ``dev``, ``nightly``.
 
-Choose one with Hypothesis' own ``--hypothesis-profile``.
+Choose one with Hypothesis' own ``--hypothesis-profile``. The plugin registers them,
+and loads ``ci`` when none is chosen, only in a conformance run
+(:mod:`conformance.session.activation`): another project's pytest run in the same
+environment keeps Hypothesis' own defaults.
 """
 
 from __future__ import annotations

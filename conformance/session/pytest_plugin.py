@@ -6,11 +6,18 @@ registered or discoverable platform), ``--cpu-devices N`` (default 8),
 (certify a PJRT plugin given as a shared library, registered under ``--platform``),
 ``--expect-platform``, ``--profile``, ``--declare``/``--declare-file``,
 ``--waivers``, ``--known-failures FILE``; and here ``--report-dir DIR`` and
-``--write-profile FILE``. Registers the Hypothesis profiles
-(:mod:`conformance.session.hypothesis_profiles`). Provides the fixtures of
-:mod:`conformance.session.fixtures` and ``xc``, and parametrizes every test that
-takes ``device`` over all addressable devices. Results are recorded and the
-report written by :mod:`conformance.session.recording`.
+``--write-profile FILE``, ``--force-report-dir``.
+
+It always registers its options and does nothing else unless the run asks for the
+suite (:mod:`conformance.session.activation`). Then it checks the options
+(:mod:`conformance.session.validate`; a bad one is a ``pytest.UsageError``),
+registers and loads the Hypothesis profiles
+(:mod:`conformance.session.hypothesis_profiles`), sets up cancellation and process
+lifetimes (:mod:`conformance.processes.lifetime`), has pytest-reportlog write
+``results.jsonl`` into ``--report-dir`` (:mod:`conformance.session.results_log`),
+provides the fixtures of :mod:`conformance.session.fixtures` and the hooks of
+:mod:`conformance.session.suite_hooks`. Results are recorded and the report
+written by :mod:`conformance.session.recording`.
 """
 
 from __future__ import annotations
@@ -18,22 +25,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import hypothesis
 import pytest
 
-import conformance
-from conformance.certification.provenance import package_nodeid
-from conformance.certification import known_failures
-from conformance.certification import profiles
-from conformance.certification import records
-from conformance.session import backend
-from conformance.session import hypothesis_profiles
+from conformance.session import activation
 from conformance.session import options
-from conformance.session import recording
-from conformance.session import state as session_state
-from runtime import versions, xla_bridge, xla_client
+from conformance.session import validate
 
-pytest_plugins = ["conformance.session.fixtures"]
+#: True in the stash of a run that asked for the suite (:mod:`.activation`).
+ACTIVE = pytest.StashKey[bool]()
+_WORKER_FLAG = "pjrt_conformance_active"
+
+
+def active(config: pytest.Config) -> bool:
+    """True when this run is a conformance run (the plugin configured the suite)."""
+    return config.stash.get(ACTIVE, False)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,25 +49,59 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "junit.xml, MANIFEST.sha256) into this directory")
     group.addoption("--write-profile", default=None,
                     help="write the collected test ids and tiers as a profile to this path")
+    group.addoption("--force-report-dir", action="store_true", default=False,
+                    help="replace an earlier bundle in --report-dir (default: refuse a "
+                         "non-empty directory)")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    """Configure the suite, only in a run that asks for it (:mod:`.activation`)."""
+    worker = getattr(config, "workerinput", None)
+    if not (worker.get(_WORKER_FLAG) if worker is not None else activation.requested(config)):
+        return
+    try:
+        _configure_suite(config)
+    except validate.OptionError as err:
+        raise pytest.UsageError(str(err)) from None
+    config.stash[ACTIVE] = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist: a worker of a conformance run is one too."""
+    node.workerinput[_WORKER_FLAG] = active(node.config)
+
+
+def _configure_suite(config: pytest.Config) -> None:
+    from conformance.processes import lifetime
+    from conformance.session import backend
+    from conformance.session import hypothesis_profiles
+    from conformance.session import recording
+    from conformance.session import results_log
+    from conformance.session import state as session_state
+    from runtime import xla_client
+
     hypothesis_profiles.register(explicit=bool(config.getoption("hypothesis_profile", None)))
+    config.pluginmanager.import_plugin("conformance.session.fixtures")
     config.addinivalue_line("markers", "capability(name): test needs a capability module")
     config.addinivalue_line("markers", "informational: the result never blocks certification "
                                        "(except crash, timeout, wrong result)")
-    cpu_devices = config.getoption("cpu_devices")
-    if cpu_devices < 1:
-        raise pytest.UsageError(f"--cpu-devices must be >= 1, got {cpu_devices}")
-    if config.getoption("num_processes") < 1:
-        raise pytest.UsageError(f"--num-processes must be >= 1, got "
-                                f"{config.getoption('num_processes')}")
+    validate.numbers(cpu_devices=config.getoption("cpu_devices"),
+                     num_processes=config.getoption("num_processes"))
+    plugin_options = _plugin_options(config)
+    merging = not hasattr(config, "workerinput")
+    if merging and config.getoption("report_dir"):
+        out = validate.output_dir(config.getoption("report_dir"), option="--report-dir",
+                                  force=config.getoption("force_report_dir"))
+        if getattr(config.option, "report_log", None) is None:  # pytest-reportlog
+            config.option.report_log = str(out / results_log.LOG_FILE)
+        results_log.start(config)
+    lifetime.on_configure(config, merging=merging)
     try:
         spec = backend.BackendSpec(
-            platform=config.getoption("platform"), cpu_devices=cpu_devices,
-            plugin_library=config.getoption("plugin_library"),
-            plugin_options=backend.load_plugin_options(config.getoption("plugin_options")),
+            platform=config.getoption("platform"), cpu_devices=config.getoption("cpu_devices"),
+            plugin_library=config.getoption("plugin_library"), plugin_options=plugin_options,
             expect_platform=config.getoption("expect_platform"),
             setup_files=tuple(sorted(
                 str(Path(p.__file__)) for p in config.pluginmanager.get_plugins()
@@ -78,65 +117,33 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from err
     if not _is_xdist_controller(config):
         state.client()  # fail fast: a backend that cannot start is a usage error
+    else:
+        from conformance.processes import preflight
+
+        problem = preflight.check(spec)
+        if problem is not None:
+            raise pytest.UsageError(problem if problem.startswith("--") else
+                                    f"--platform={spec.platform}: {problem}")
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
+    from conformance.session import suite_hooks
+
+    config.pluginmanager.register(suite_hooks, "pjrt-conformance-suite")
+
+
+def _plugin_options(config: pytest.Config) -> dict[str, Any] | None:
+    """``--plugin-options`` parsed and checked (:func:`.validate.plugin_options`)."""
+    from conformance.session import backend
+
+    try:
+        parsed = backend.load_plugin_options(config.getoption("plugin_options"))
+    except ValueError as err:
+        raise validate.OptionError(str(err)) from None
+    validate.plugin_options(parsed, config.getoption("plugin_library"))
+    return parsed
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
     """True in the pytest-xdist controller, which runs no tests and opens no client."""
     workers = getattr(config.option, "numprocesses", None)
     return not hasattr(config, "workerinput") and workers not in (None, 0)
-
-
-def pytest_report_header(config: pytest.Config) -> list[str]:
-    s = session_state.of(config)
-    errors = [f"PJRT plugin failed to load: {cause}" for cause in
-              xla_bridge.plugin_errors().values()]
-    return errors + [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
-            f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
-            f"jax {versions.JAX_VERSION}, jaxlib {versions.JAXLIB_VERSION}"]
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "device" in metafunc.fixturenames:
-        client = session_state.of(metafunc.config).client()
-        devices = client.local_devices()
-        metafunc.parametrize("device", devices, ids=[f"{d.platform}:{d.id}" for d in devices])
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark known failures strict-xfail and record each item's tier and capability."""
-    state = session_state.of(config)
-    known_failures.apply(items, state.known, state.platform)
-    for item in items:
-        capability = item.get_closest_marker("capability")
-        item.user_properties.append((records.TIER_PROPERTY, state.tier(item)))
-        item.user_properties.append((records.CAPABILITY_PROPERTY,
-                                     capability.args[0] if capability else None))
-    target = config.getoption("write_profile")
-    if target:
-        tests = {profiles.profile_id(package_nodeid(i.nodeid, str(i.path))):
-                 profiles.tier_of(list(i.iter_markers()))
-                 for i in items}
-        name = Path(target).stem
-        version = int("".join(c for c in name if c.isdigit()) or 1)
-        Path(target).write_text(profiles.canonical_text(name, version, tests))
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    s = session_state.of(session.config)
-    rep = session.config.pluginmanager.get_plugin("terminalreporter")
-    if s.platform_info and rep is not None:
-        p = s.platform_info
-        rep.write_line(f"platform: {p['name']} ({p['platform_version']}), "
-                       f"{p['local_device_count']} device(s): {', '.join(p['device_kinds'])}")
-
-
-@pytest.fixture(scope="session")
-def xc(client: Any, platform: str) -> Any:
-    """The seed's module-level functions for the platform under test
-    (``conformance.session.api.module_api``: ``runtime.xla_client`` unless the backend's
-    setup registered its own): the areas call ``xc.reorder_shards(...)`` and so on."""
-    from conformance.session import api
-
-    return api.module_api(platform)

@@ -24,7 +24,9 @@ from conformance.certification import bundle
 from conformance.certification import known_failures
 from conformance.certification import records
 from conformance.certification import report
+from conformance.processes import lifetime
 from conformance.session import outcomes
+from conformance.session import results_log
 from conformance.session import pjrt_plugin_info as plugin_info
 from conformance.session import state as session_state
 
@@ -106,6 +108,16 @@ class Recorder:
         out = config.getoption("report_dir")
         if not out:
             return
+        interrupted = None
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            interrupted = f"cancelled by {lifetime.cancelled_by(config)}"
+            config.pluginmanager.get_plugin("terminalreporter").write_line(
+                f"pjrt-conformance: {interrupted}; writing the finished results to {out} "
+                "(verdict incomplete)")
+        log = getattr(config, "_report_log_plugin", None)  # pytest-reportlog: its last line
+        if log is not None:
+            config.pluginmanager.unregister(log)
+            log.close()
         info = state.platform_info
         header = report.header(
             platform=state.platform, known=state.known, argv=sys.argv,
@@ -114,12 +126,14 @@ class Recorder:
             programs=state.programs, started=state.started,
             duration_s=time.monotonic() - state.t0,
             hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)))
-        doc = report.build(list(state.collector.results.values()),
-                           collected=session.testscollected, header=header,
+        results = state.collector.finished_results() if interrupted else \
+            list(state.collector.results.values())
+        doc = report.build(results, collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
                            waivers=tuple(state.waivers),
-                           device_count=info.get("local_device_count", 1))
-        state.written = (doc, bundle.write(doc, Path(out)))
+                           device_count=info.get("local_device_count", 1),
+                           interrupted=interrupted)
+        state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         """The verdict line, and known-failure entries that matched no test."""

@@ -1,0 +1,102 @@
+"""No process of a run outlives it, and a cancel is a cancel.
+
+- :func:`die_with_parent`: the calling process gets SIGKILL when its parent dies
+  (Linux ``prctl(PR_SET_PDEATHSIG)``; a no-op elsewhere). pytest-xdist workers call it
+  (:func:`on_configure`), and so does every child of :mod:`.runner` (:data:`PRELUDE`),
+  so a SIGKILL or OOM kill of the controller takes the workers, and a worker's death
+  takes its multi-process and isolation children, even though those run in their own
+  process groups.
+- :func:`on_configure`: in the process that merges results, SIGTERM is handled like
+  SIGINT (a cancellation: the xdist workers are killed at once, pytest stops, the
+  finished results are written as an ``incomplete`` bundle); in xdist workers SIGTERM does nothing, so a cancel sent to
+  the whole process group ends the run through the controller, which stops them.
+  :func:`cancelled_by` says which signal cancelled the run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from typing import Any
+
+import pytest
+
+_PR_SET_PDEATHSIG = 1
+#: Python source that a child runs first: :func:`die_with_parent` without importing this
+#: package (the child may not have it on its path yet).
+PRELUDE = ("import ctypes as _c, os as _o, signal as _s, sys as _y\n"
+           "if _y.platform.startswith('linux'):\n"
+           "    _p = _o.getppid(); _c.CDLL(None).prctl(1, int(_s.SIGKILL))\n"
+           "    _o.getppid() != _p and _o._exit(1)\n")
+_CANCELLED = pytest.StashKey[list]()
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent dies (Linux only; elsewhere nothing). Exits
+    at once when the parent is already gone."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _leave_to_the_controller(signum: int, frame: Any) -> None:
+    """An xdist worker's SIGTERM handler: the controller cancels the run and kills it."""
+
+
+class _Restore:
+    """Puts the SIGTERM handler back at the end of the session."""
+
+    def __init__(self, previous: Any):
+        self.previous = previous
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        signal.signal(signal.SIGTERM, self.previous)
+
+
+def on_configure(config: pytest.Config, *, merging: bool) -> None:
+    """Set up the process of a conformance run (``merging``: the controller, or the only
+    process; otherwise an xdist worker). Main thread only."""
+    config.stash[_CANCELLED] = []
+    if not merging:
+        die_with_parent()
+        # A handler that does nothing, not SIG_IGN: an ignored signal stays ignored in
+        # every child the worker starts, a handled one is reset to the default at exec.
+        signal.signal(signal.SIGTERM, _leave_to_the_controller)
+        return
+
+    def cancel(signum: int, frame: Any) -> None:
+        config.stash[_CANCELLED].append(signal.Signals(signum).name)
+        kill_xdist_workers(config)
+        raise KeyboardInterrupt(f"cancelled by {signal.Signals(signum).name}")
+
+    previous = signal.signal(signal.SIGTERM, cancel)
+    config.pluginmanager.register(_Restore(previous), "pjrt-conformance-sigterm")
+
+
+def kill_xdist_workers(config: pytest.Config) -> int:
+    """SIGKILL the pytest-xdist workers of this controller now (a cancel must not wait
+    for their tests, nor for xdist's 10 s shutdown); return how many. Reaches into
+    execnet's gateway (``_io.kill``); without it, xdist stops them as usual."""
+    dsession = config.pluginmanager.getplugin("dsession")
+    group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+    killed = 0
+    for gateway in list(group or ()):
+        kill = getattr(getattr(gateway, "_io", None), "kill", None)
+        if kill is not None:
+            try:
+                kill()
+                killed += 1
+            except OSError:
+                pass
+    return killed
+
+
+def cancelled_by(config: pytest.Config) -> str:
+    """The signal that cancelled the run: 'SIGTERM', else 'SIGINT' (a KeyboardInterrupt)."""
+    got = config.stash.get(_CANCELLED, [])
+    return got[0] if got else "SIGINT"

@@ -1,0 +1,50 @@
+"""Open the client under test once in a child process, before pytest-xdist starts workers.
+
+The xdist controller runs no tests and opens no client (on a GPU a second client would
+take a second share of its memory). A backend that cannot start would then fail in
+every worker, and xdist would replace them one after another, each with a traceback.
+:func:`check` opens the client in a child process (:mod:`.runner`) and turns a failure
+into one message, which the plugin raises as a ``pytest.UsageError`` (exit 2 in
+``pjrt-conformance run``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from conformance.processes import runner
+
+_MARK = "PJRT_PREFLIGHT "
+_CHILD = f"""
+import json, sys
+from conformance.session import backend
+spec = backend.BackendSpec.from_json(sys.argv[1])
+try:
+    spec.run_setup_files()
+    spec.configure()
+    spec.open()
+except Exception as err:
+    print({_MARK!r} + json.dumps(str(err)), flush=True)
+    sys.exit(3)
+"""
+
+
+def check(spec: Any, timeout: float = 300.0) -> str | None:
+    """None when the client of ``spec`` (a
+    :class:`conformance.session.backend.BackendSpec`) opens in a child process within
+    ``timeout`` seconds; otherwise one line saying why not (its error, the signal that
+    killed it, or the timeout)."""
+    child = runner.run_python(_CHILD, [spec.to_json()], timeout=timeout)
+    for line in child.stdout.splitlines():
+        if line.startswith(_MARK):
+            return json.loads(line[len(_MARK):]).replace("\n", " ")
+    if child.timed_out:
+        return f"the client did not open within {timeout:g} s"
+    if child.signal:
+        return f"the backend killed the process with {child.signal} while opening the client"
+    if child.returncode != 0:
+        tail = child.stderr.strip().splitlines()
+        return f"opening the client failed (exit {child.returncode}): " \
+               f"{tail[-1] if tail else 'no message'}"
+    return None

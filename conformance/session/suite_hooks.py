@@ -1,0 +1,85 @@
+"""The suite's hooks and the ``xc`` fixture, registered by
+:mod:`conformance.session.pytest_plugin` only in a conformance run
+(:mod:`conformance.session.activation`): the report header, the ``device``
+parametrization, tiers and capabilities of the collected items, known failures
+as strict xfails, ``--write-profile``, and the collected count for
+:mod:`conformance.session.results_log`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import hypothesis
+import pytest
+
+import conformance
+from conformance.certification.provenance import package_nodeid
+from conformance.certification import known_failures
+from conformance.certification import profiles
+from conformance.certification import records
+from conformance.session import results_log
+from conformance.session import state as session_state
+from runtime import versions, xla_bridge
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    s = session_state.of(config)
+    errors = [f"PJRT plugin failed to load: {cause}" for cause in
+              xla_bridge.plugin_errors().values()]
+    return errors + [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
+            f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
+            f"jax {versions.JAX_VERSION}, jaxlib {versions.JAXLIB_VERSION}"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" in metafunc.fixturenames:
+        client = session_state.of(metafunc.config).client()
+        devices = client.local_devices()
+        metafunc.parametrize("device", devices, ids=[f"{d.platform}:{d.id}" for d in devices])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark known failures strict-xfail and record each item's tier and capability."""
+    state = session_state.of(config)
+    known_failures.apply(items, state.known, state.platform)
+    for item in items:
+        capability = item.get_closest_marker("capability")
+        item.user_properties.append((records.TIER_PROPERTY, state.tier(item)))
+        item.user_properties.append((records.CAPABILITY_PROPERTY,
+                                     capability.args[0] if capability else None))
+    target = config.getoption("write_profile")
+    if target:
+        tests = {profiles.profile_id(package_nodeid(i.nodeid, str(i.path))):
+                 profiles.tier_of(list(i.iter_markers()))
+                 for i in items}
+        name = Path(target).stem
+        version = int("".join(c for c in name if c.isdigit()) or 1)
+        Path(target).write_text(profiles.canonical_text(name, version, tests))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    s = session_state.of(session.config)
+    results_log.note_collected(session.config, len(session.items))
+    rep = session.config.pluginmanager.get_plugin("terminalreporter")
+    if s.platform_info and rep is not None:
+        p = s.platform_info
+        rep.write_line(f"platform: {p['name']} ({p['platform_version']}), "
+                       f"{p['local_device_count']} device(s): {', '.join(p['device_kinds'])}")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """pytest-xdist: the collected count, for a run that is interrupted later."""
+    results_log.note_collected(node.config, len(ids))
+
+
+@pytest.fixture(scope="session")
+def xc(client: Any, platform: str) -> Any:
+    """The seed's module-level functions for the platform under test
+    (``conformance.session.api.module_api``: ``runtime.xla_client`` unless the backend's
+    setup registered its own): the areas call ``xc.reorder_shards(...)`` and so on."""
+    from conformance.session import api
+
+    return api.module_api(platform)

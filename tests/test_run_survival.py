@@ -1,0 +1,194 @@
+"""Results that survive anything (issue 19 parts 1 and 6): a segfault is one ``crash``
+and the run goes on, a test that fails then passes is ``flaky``, SIGTERM cancels with an
+``incomplete`` bundle, a SIGKILL of the controller takes its workers and leaves a log
+that ``pjrt-conformance finalize`` turns into a verifiable ``incomplete`` bundle."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import cli
+from conformance.certification import bundle
+from conformance.certification import verdict
+from conformance.processes import runner
+from conformance.session import results_log
+
+_ARGS = ["--platform=cpu", "--cpu-devices=1", "--profile=none", "-p", "no:cacheprovider",
+         "-n", "1"]
+_SLOW = """
+import os, pathlib, time
+def test_a():
+    pass
+def test_b():
+    pass
+def test_slow():
+    pathlib.Path(os.environ["PJRT_TEST_PID_FILE"]).write_text(str(os.getpid()))
+    time.sleep(300)
+"""
+
+
+def _statuses(doc):
+    return {r["nodeid"].split("::")[-1]: r["status"] for r in doc["results"]}
+
+
+def _wait_for(predicate, seconds=240.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is dead
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def _teardowns(out):
+    log = out / results_log.LOG_FILE
+    return log.exists() and log.read_text().count('"when": "teardown"')
+
+
+def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkeypatch):
+    monkeypatch.setenv("PJRT_TEST_MARK", str(pytester.path / "mark"))
+    pytester.makepyfile(test_mix="""
+        import ctypes, os, pathlib
+        def test_ok():
+            pass
+        def test_segfault():
+            ctypes.string_at(0)
+        def test_flaky():
+            mark = pathlib.Path(os.environ["PJRT_TEST_MARK"])
+            if not mark.exists():
+                mark.write_text("failed once")
+                assert False, "fails the first time"
+        def test_after():
+            pass
+    """)
+    out = pytester.path / "out"
+    result = pytester.runpytest_subprocess(*_ARGS, "--reruns=1", f"--report-dir={out}")
+    doc = json.loads((out / "report.json").read_text())
+    assert _statuses(doc) == {"test_ok": "pass", "test_segfault": "crash",
+                              "test_flaky": "flaky", "test_after": "pass"}, result.stdout.str()
+    assert doc["verdict"] == "not certified"
+    assert any("status flaky" in r or "flaky" in r for r in doc["verdict_reasons"])
+    assert bundle.verify(out).valid
+
+
+def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
+    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
+    pytester.makepyfile(test_slow=_SLOW)
+    out = pytester.path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
+                            cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
+        worker = int((pytester.path / "pid").read_text())
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "cancelled by SIGTERM" in output
+    check = bundle.verify(out)
+    assert check.valid and check.verdict == "incomplete", check.problems
+    doc = json.loads((out / "report.json").read_text())
+    assert _statuses(doc) == {"test_a": "pass", "test_b": "pass"}  # test_slow: in flight
+    assert doc["summary"]["collected"] == 3 and doc["interrupted"] == "cancelled by SIGTERM"
+    assert _wait_for(lambda: not _alive(worker), 30)
+
+
+def test_sigkill_of_the_controller_takes_its_worker_and_finalize_builds_the_bundle(
+        pytester, monkeypatch, capsys):
+    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
+    pytester.makepyfile(test_slow=_SLOW)
+    out = pytester.path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
+                            cwd=pytester.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
+        worker = int((pytester.path / "pid").read_text())
+        proc.kill()
+        proc.wait(60)
+    finally:
+        proc.kill()
+    assert _wait_for(lambda: not _alive(worker), 30), "the xdist worker outlived its controller"
+    assert not (out / "report.json").exists()
+    assert cli.main(["finalize", str(out)]) == 0
+    assert "INCOMPLETE: 2 finished result(s) of 3 collected" in capsys.readouterr().out
+    check = bundle.verify(out)
+    assert check.valid and check.verdict == "incomplete", check.problems
+    assert _statuses(json.loads((out / "report.json").read_text())) == {
+        "test_a": "pass", "test_b": "pass"}
+    assert cli.main(["finalize", str(out)]) == 2  # a report exists: refused
+
+
+def test_cli_sigterm_exits_4_with_a_verifiable_bundle(tmp_path):
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "run", "--cpu-devices", "1", "--profile",
+         "none", "--output", str(out), "--", "-k", "test_registry"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert _wait_for(lambda: _teardowns(out) >= 1)
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=120)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 4, output[-3000:]
+    assert "verdict INCOMPLETE" in output
+    check = bundle.verify(out)
+    assert check.valid and check.verdict == "incomplete", check.problems
+
+
+def test_children_die_with_their_parent():
+    """Every runner child asks for SIGKILL at its parent's death (PR_GET_PDEATHSIG)."""
+    code = ("import ctypes; v = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(v)); "
+            "print(v.value)")
+    assert runner.run_python(code, timeout=60).stdout.strip() == str(int(signal.SIGKILL))
+
+
+def test_results_log_keeps_whole_lines_only(tmp_path):
+    log = tmp_path / "results.jsonl"
+    log.write_text('{"$report_type": "SessionStart"}\n{"$report_type": "TestRep')
+    assert results_log.read_reports(log) == []  # the cut-off last line is skipped
+    log.write_text('{"x": 1\n{"$report_type": "SessionStart"}\n')
+    with pytest.raises(ValueError, match="line 1: not JSON"):
+        results_log.read_reports(log)
+    with pytest.raises(ValueError, match="not the output directory of a run"):
+        results_log.finalize(tmp_path)
+
+
+def test_interrupted_run_is_incomplete_even_when_all_passed():
+    results = [{"nodeid": "t.py::a", "tier": "core", "status": "pass"}]
+    decided = verdict.decide(results, collected=1, profile=None, declared=[], device_count=1,
+                             errors=[], interrupted="cancelled by SIGINT")
+    assert decided == ("incomplete", ["run incomplete (cancelled by SIGINT): 1 of 1 collected "
+                                      "test(s) finished"])
+    flaky = [{"nodeid": "t.py::a", "tier": "core", "status": "flaky"}]
+    assert verdict.decide(flaky, collected=1, profile=None, declared=[], device_count=1,
+                          errors=[])[0] == "not certified"
+
+
+def test_preflight_reports_a_backend_that_cannot_start_in_one_line():
+    """The xdist controller's check: a healthy client opens; a refused one is one line."""
+    from conformance.processes import preflight
+    from conformance.session import backend
+
+    assert preflight.check(backend.BackendSpec(platform="cpu", cpu_devices=1)) is None
+    problem = preflight.check(backend.BackendSpec(platform="cpu", cpu_devices=1,
+                                                  expect_platform="cuda"))
+    assert problem is not None and "reports platform 'cpu'" in problem and "\n" not in problem
