@@ -35,7 +35,8 @@ CAPABILITY_PROPERTY = "pjrt_capability"
 OUTCOME_PROPERTY = "pjrt_outcome"
 PROCESSES_PROPERTY = "pjrt_processes"
 #: Failure facts of an outcome, copied into ``report.json["failures"]`` (None where absent).
-FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs")
+FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
+                 "ulp_errors")
 _MESSAGE_CHARS = 2000
 
 
@@ -54,7 +55,7 @@ class Result:
     known_failure: str = ""
     processes: list[dict[str, Any]] | None = None
     capability: str | None = None
-    facts: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    facts: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def test_id(self) -> str:
