@@ -21,6 +21,10 @@ _PACKAGE = re.compile(r"(?:/[^\s'\"()<>:,=]+)*?/(?=(?:conformance|runtime|tests|
 _HOME = re.compile(r"/(?:home/[^/\s'\"]+|root|Users/[^/\s'\"]+)(?=/)")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 _OUTPUT_OPTIONS = ("--output", "--report-dir")
+#: Where the message's own text ends: the reproduction note and Hypothesis' notes
+#: (shown separately, once).
+_NOTE_STARTS = ("Reproduction:", "Failing test case:", "Falsifying example:",
+                "Falsifying explicit example:", "You can reproduce this")
 
 
 def strip_local_paths(text: str | None) -> str:
@@ -82,11 +86,11 @@ def headline(failure: dict[str, Any]) -> str:
 
 
 def details(failure: dict[str, Any]) -> str:
-    """The message after its headline and before the reproduction note: observed vs
-    expected values (``at (i,): out=..., expected=...``) and the like."""
+    """The message after its headline and before the reproduction and Hypothesis notes:
+    observed vs expected values (``at (i,): out=..., expected=...``) and the like."""
     body = []
     for ln in (failure.get("message") or "").splitlines()[1:]:
-        if ln.startswith("Reproduction:"):
+        if ln.startswith(_NOTE_STARTS):
             break
         if not ln.strip().startswith("first:"):
             body.append(ln)
