@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import shlex
+import textwrap
 from typing import Any
 
 #: Statuses counted as failures in tables and bars (``flaky`` when the run has it).
@@ -94,7 +95,7 @@ def details(failure: dict[str, Any]) -> str:
             break
         if not ln.strip().startswith("first:"):
             body.append(ln)
-    return strip_local_paths("\n".join(body).strip())
+    return strip_local_paths(textwrap.dedent("\n".join(body)).strip("\n"))
 
 
 def drawn_input(failure: dict[str, Any]) -> str:
@@ -113,7 +114,7 @@ def root_cause(failure: dict[str, Any]) -> str:
     known = failure.get("known_failure") or ""
     if known:
         return re.sub(r"\s*\([^()]*:\d+\)$", "", known.removeprefix("known: "))
-    text = re.sub(r"\[.*", "", headline(failure))
+    text = re.sub(r"^(?:\w+\.)+(?=\w+:)", "", re.sub(r"\[.*", "", headline(failure)))
     return _NUMBER.sub("N", text).strip()[:100] or failure.get("status", "")
 
 

@@ -46,9 +46,10 @@ def pass_rate_bar(counts: Mapping[str, int], failing: Sequence[str], *, width: i
 
 
 def histogram(labels: Sequence[str], counts: Sequence[int], *, limit_index: int | None = None,
-              width: int = 320, height: int = 90) -> str:
+              width: int | None = None, height: int = 90) -> str:
     """A bar chart of ``counts`` per bucket ``labels`` (same length, counts >= 0); the
-    buckets from ``limit_index`` on (over the allowed error) are drawn in red. Raises
+    buckets from ``limit_index`` on (over the allowed error) are drawn in red; ``width``
+    defaults to 46 CSS pixels a bucket. Raises
     ValueError on mismatched lengths or negative counts."""
     if len(labels) != len(counts) or not labels:
         raise ValueError(f"labels ({len(labels)}) and counts ({len(counts)}) must have the "
@@ -56,6 +57,7 @@ def histogram(labels: Sequence[str], counts: Sequence[int], *, limit_index: int 
     if any(c < 0 for c in counts):
         raise ValueError(f"counts must be >= 0, got {list(counts)}")
     top, plot_h, n = max(max(counts), 1), height - 28, len(counts)
+    width = width or 46 * n
     slot = width / n
     items = []
     for i, (label, c) in enumerate(zip(labels, counts)):

@@ -15,6 +15,7 @@ report written by :mod:`conformance.session.recording`.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from conformance.certification import records
 from conformance.session import backend
 from conformance.session import hypothesis_profiles
 from conformance.session import options
+from conformance.session import progress
 from conformance.session import recording
 from conformance.session import state as session_state
 from runtime import versions, xla_bridge, xla_client
@@ -43,6 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "junit.xml, MANIFEST.sha256) into this directory")
     group.addoption("--write-profile", default=None,
                     help="write the collected test ids and tiers as a profile to this path")
+    progress.add_options(group)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -79,6 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
         state.client()  # fail fast: a backend that cannot start is a usage error
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
+    mode = progress.mode_of(config, isatty=sys.stdout.isatty())
+    if mode != "off" and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(progress.Progress(config, mode), "pjrt-conformance-progress")
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
