@@ -271,7 +271,7 @@ def summary_lines(failed: dict[str, str], headlines: dict[str, str],
     for area in sorted(by_area):
         groups = by_area[area]
         lines.append(f"{area} ({sum(map(len, groups.values()))}):")
-        for attr in sorted(groups):
+        for attr in sorted(groups, key=lambda a: (a == "", a)):  # unattributed last
             if attribution:
                 lines.append(f"  attribution {attr or 'unattributed'}:")
             for nodeid in groups[attr]:
