@@ -57,3 +57,19 @@ def test_missing_markers_and_bad_bundles_are_usage_errors(tmp_path, capsys):
     (tmp_path / "b" / "reports" / "cpu" / "20990101T000000Z" / "report.json").write_text("[]")
     assert docsgen.main(["--check", "--root", str(tmp_path / "b")]) == 2
     assert "not a report document" in capsys.readouterr().err
+
+
+def test_help_lists_exit_codes_and_every_option():
+    import subprocess
+    import sys
+
+    from conformance.session import options, progress
+
+    names = [n for n, _ in options.SUITE_OPTIONS]
+    progress.add_options(type("G", (), {"addoption": lambda self, n, **k: names.append(n)})())
+    out = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--help"],
+                         capture_output=True, text=True, timeout=120).stdout
+    missing = [n for n in names + ["--hypothesis-profile", "--hypothesis-seed", "--output",
+                                   "--workers", "--timeout"] if n not in out]
+    assert missing == []
+    assert "exit status:" in out and "4 incomplete" in out and "3 malformed" in out
