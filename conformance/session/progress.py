@@ -223,7 +223,8 @@ class Progress:
 
             self.live = Live(self._table(), console=Console(file=self.stream,
                                                             force_terminal=True),
-                             auto_refresh=False, transient=False)
+                             auto_refresh=False, transient=False,
+                             redirect_stdout=False, redirect_stderr=False)
             self.live.start()
 
     def _table(self) -> Any:
