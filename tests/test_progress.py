@@ -1,6 +1,7 @@
 """Live progress (conformance.session.progress): per-area counts, ETA, the end summary,
 and tracebacks kept off the terminal unless -v."""
 
+import json
 import types
 
 import pytest
@@ -83,6 +84,9 @@ def test_progress_lines_and_summary_in_a_run(pytester, extra):
     assert "demo                       3/3     pass 1 fail 1 crash 1" in out
     assert "2 failure(s) by area" in out and "crash             test_crash:" in out
     assert ("marker_in_traceback" in out) is bool(extra)  # tracebacks only with -v
+    doc = json.loads((pytester.path / "rep" / "report.json").read_text())
+    wrong = next(f for f in doc["failures"] if f["nodeid"].endswith("test_wrong"))
+    assert "marker_in_traceback" in wrong["traceback"]  # ... and always in the bundle
 
 
 def test_progress_is_off_without_a_report_dir_and_rejects_a_bad_interval(pytester):

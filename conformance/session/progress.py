@@ -159,8 +159,7 @@ class Progress:
         self.live: Any = None
         self.last_print, self.last_rows = time.monotonic(), {}
         self.quiet = not _verbose(config)
-        if self.quiet:  # tracebacks go to the bundle; -v shows them
-            config.option.tbstyle = "no"
+        if self.quiet:  # pytest's short summary: replaced by the summary by area
             config.option.reportchars = "N"
         if mode == "rich":
             config.option.console_output_style = "classic"
@@ -188,6 +187,10 @@ class Progress:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
+        if self.quiet:
+            # Tracebacks stay in the bundle (every report was made with the user's
+            # --tb) and leave the terminal: -v prints them.
+            self.config.option.tbstyle = "no"
         if self.live is not None:
             self.live.update(self._table(), refresh=True)
             self.live.stop()
