@@ -134,7 +134,7 @@ class Cause:
 
 @dataclasses.dataclass
 class AreaGroup:
-    """The failures of one area, by cause; ``attribution``: counts per attribution."""
+    """The failures of one area, by cause."""
 
     area: str
     anchor: str
@@ -156,14 +156,6 @@ def group(failures: list[dict[str, Any]]) -> list[AreaGroup]:
                        for i, (title, items) in enumerate(causes.items())])
             for area, causes in areas.items()]
 
-
-def attribution_counts(failures: list[dict[str, Any]]) -> dict[str, int]:
-    """Failures per ``attribution`` (empty when no failure carries one)."""
-    counts: dict[str, int] = {}
-    for f in failures:
-        if f.get("attribution"):
-            counts[f["attribution"]] = counts.get(f["attribution"], 0) + 1
-    return counts
 
 
 def _summary(reason: str) -> str:
