@@ -104,6 +104,12 @@ def drawn_input(failure: dict[str, Any]) -> str:
     return strip_local_paths(failure.get("inputs") or failure.get("falsifying_example"))
 
 
+def short_type(text: str) -> str:
+    """``text`` with the module path of a leading exception type dropped:
+    ``a.b.BackendCrash: x`` -> ``BackendCrash: x``."""
+    return re.sub(r"^(?:\w+\.)+(?=\w+:)", "", text)
+
+
 def root_cause(failure: dict[str, Any]) -> str:
     """The likely root cause a failure is grouped under: its defect id (engineer-set
     ``defect``), else its known-failure reason, else its exception type and message
@@ -114,7 +120,7 @@ def root_cause(failure: dict[str, Any]) -> str:
     known = failure.get("known_failure") or ""
     if known:
         return re.sub(r"\s*\([^()]*:\d+\)$", "", known.removeprefix("known: "))
-    text = re.sub(r"^(?:\w+\.)+(?=\w+:)", "", re.sub(r"\[.*", "", headline(failure)))
+    text = short_type(re.sub(r"\[.*", "", headline(failure)))
     return _NUMBER.sub("N", text).strip()[:100] or failure.get("status", "")
 
 

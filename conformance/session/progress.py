@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from conformance.certification import failure_view as view
 from conformance.certification import records
 
 MODES = ("auto", "rich", "plain", "off")
@@ -94,7 +95,7 @@ class Tracker:
         if status != "pass" and status != "skipped" and nodeid not in self.headlines:
             crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
             text = crash.message if crash is not None else str(report.longrepr or status)
-            self.headlines[nodeid] = (text.strip().splitlines() or [status])[0]
+            self.headlines[nodeid] = view.short_type((text.strip().splitlines() or [status])[0])
         if report.when not in _FINAL_PHASES or nodeid in self.finished:
             return False
         final = self.status[nodeid]
