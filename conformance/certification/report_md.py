@@ -69,6 +69,11 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                     if text:
                         lines += [f"  - {title}:", "", "    ```"] + [
                             "    " + ln for ln in text.splitlines()] + ["    ```", ""]
+                if f.get("program_text"):
+                    lines += ["  <details><summary>program (StableHLO)</summary>", "",
+                              "    ```"] + ["    " + ln for ln in
+                                            f["program_text"].splitlines()] + [
+                        "    ```", "", "  </details>", ""]
                 if f.get("command"):
                     lines.append(f"  - reproduce: `{view.strip_local_paths(f['command'])}`")
     return lines
