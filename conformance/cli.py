@@ -51,6 +51,30 @@ from conformance.certification import profiles
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 #: pytest-rerunfailures: a timeout is not re-run (it would cost the whole timeout again).
 _RERUN = ["--reruns=1", "--rerun-except=Timeout"]
+EXIT_CODES = """exit status:
+  run      0 certified, 1 not certified, 2 usage error (bad option, unknown platform,
+           no report written), 4 incomplete (the run was cancelled or interrupted)
+  verify   0 intact and certified, 1 intact but not certified (or no profile),
+           2 usage error, 3 not intact or malformed
+  diff     0 no change, 1 regressions, 2 usage error, 3 malformed input
+  profile  --check: 0 the shipped profile matches the collected tests, 1 it does not"""
+RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --platform cpu -- -v):
+  --hypothesis-profile {ci,dev,nightly}
+                 Hypothesis settings of the suite's tests (default ci: 8 examples,
+                 derandomized; dev: 25; nightly: 500, random seeds)
+  --hypothesis-seed S
+                 seed of every draw (see --random-seed)
+  --progress {auto,rich,plain,off}
+                 live per-area progress (default auto: redrawn in place on a TTY,
+                 plain lines every --progress-interval seconds otherwise)
+  --progress-interval SECONDS
+                 seconds between plain progress lines (default 30)
+  -v             print full tracebacks on the terminal (they are always in the
+                 bundle's report.json and report.html)
+  -k EXPR        select tests by name (the profile check then reports the others
+                 as missing; use --profile none for a partial run)
+
+""" + EXIT_CODES
 
 
 def default_output(platform: str) -> Path:
@@ -61,9 +85,13 @@ def default_output(platform: str) -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pjrt-conformance",
-                                     description="PJRT conformance suite and certification")
+                                     description="PJRT conformance suite and certification",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=EXIT_CODES)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the suite on a platform and write a report")
+    run = sub.add_parser("run", help="run the suite on a platform and write a report",
+                         formatter_class=argparse.RawDescriptionHelpFormatter,
+                         epilog=RUN_EPILOG)
     options.add_to(run.add_argument)
     run.add_argument("--output", type=Path, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")

@@ -37,8 +37,9 @@ OUTCOME_PROPERTY = "pjrt_outcome"
 PROCESSES_PROPERTY = "pjrt_processes"
 #: Failure facts of an outcome, copied into ``report.json["failures"]`` (None where absent).
 FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
-                 "arrays")
+                 "arrays", "ulp_errors", "traceback")
 _MESSAGE_CHARS = 2000
+_TRACEBACK_CHARS = 20000  # the terminal shows tracebacks only with -v; the bundle keeps them
 
 
 @dataclasses.dataclass
@@ -151,6 +152,7 @@ class Collector:
         if status in FATAL:
             result.reproduction = outcome.get("reproduction") or ""
             result.facts = {k: outcome.get(k) for k in FAILURE_FACTS}
+            result.facts["traceback"] = str(report.longrepr or "")[-_TRACEBACK_CHARS:]
             result.command = repro_command
         self.results[nodeid] = result
 

@@ -1,19 +1,69 @@
-"""``report.html``: one self-contained page (inline CSS, no scripts, no external files)."""
+"""``report.html``: one self-contained page (inline CSS and SVG, no scripts, no external
+files), readable at a glance.
+
+The first screen (1280x800) holds the verdict with every reason and the tests it
+names (linked), a pass-rate bar per area, and the first failure with a table of
+contents of the failures grouped by area and likely root cause
+(:mod:`conformance.certification.failure_view`). Further down: per-tier bars, the
+full status tables (non-zero failure cells coloured), each failure once (input without
+local paths, observed vs expected, ULP-error histogram, reproduction command), run
+facts, platform and environment. Fields other engineers add (``attribution``,
+``defect``, ``evidence``, ``plugin_verdict``, ``stack_findings``) are shown when present.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jinja2
 
+from conformance.certification import failure_view as view
+from conformance.certification import svg
 from conformance.certification.records import STATUSES
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
-                          undefined=jinja2.StrictUndefined)
+                          undefined=jinja2.Undefined)
+#: Top-level keys shown under the verdict when a report carries them.
+EXTRA_KEYS = ("plugin_verdict", "stack_findings")
+
+
+def _rows(table: dict[str, dict[str, int]]) -> list[tuple[str, dict[str, int], str, int]]:
+    """(name, counts, bar SVG, failures) per row of an area or tier table."""
+    return [(name, counts, svg.pass_rate_bar(counts, view.FAILING),
+             sum(counts.get(s, 0) for s in view.FAILING)) for name, counts in table.items()]
+
+
+def _extra(value: Any) -> str:
+    """A field of another engineer's schema as one line of text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "; ".join(_extra(v) for v in value) or "none"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_extra(v)}" for k, v in value.items())
+    return json.dumps(value)
+
+
+def _histogram(ulp_errors: dict[str, Any]) -> str:
+    try:
+        return svg.histogram(ulp_errors["labels"], ulp_errors["counts"],
+                             limit_index=ulp_errors.get("limit_index"))
+    except (KeyError, TypeError, ValueError):
+        return ""
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The HTML page of a report.json document: verdict, summary, per-area and
-    per-tier tables, failures with their reproduction, environment."""
-    return _ENV.get_template("report.html.j2").render(doc=doc, statuses=STATUSES)
+    """The HTML page of a report.json document (schema 2, with or without the
+    optional ``attribution``/``defect``/``evidence`` failure fields and ``flaky``
+    status). Raises KeyError when a required key of the schema is missing."""
+    failures = doc["failures"]
+    statuses = list(STATUSES) + [s for s in doc["summary"]["by_status"] if s not in STATUSES]
+    return _ENV.get_template("report.html.j2").render(
+        doc=doc, statuses=statuses, failing=view.FAILING, view=view,
+        platform=view.display_platform(doc), command=view.display_command(doc),
+        reasons=view.full_reasons(doc), groups=view.group(failures),
+        fid={f["nodeid"]: f"f-{view.anchor(f['nodeid'])}" for f in failures},
+        area_rows=_rows(doc["areas"]), tier_rows=_rows(doc["tiers"]),
+        extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram)

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from conformance.certification import provenance
+from conformance.certification import failure_view as view
 from conformance.certification.records import STATUSES
 
 
@@ -45,11 +46,45 @@ def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list
         for name, c in rows.items()]
 
 
+def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
+    """The failures grouped by area and likely root cause
+    (:func:`conformance.certification.failure_view.group`), each with its input once,
+    observed vs expected and the command that reproduces it."""
+    lines = [f"- [{g.area}](#{g.anchor}) ({g.count}): " + "; ".join(
+        f"{c.title} ({len(c.failures)})" for c in g.causes) for g in view.group(failures)]
+    for g in view.group(failures):
+        lines += ["", f"### {g.area} ({g.count}) <a id=\"{g.anchor}\"></a>"]
+        for c in g.causes:
+            lines += ["", f"#### {c.title} ({len(c.failures)})"]
+            for f in c.failures:
+                lines += ["", f"- **{f['status']}** `{f['nodeid']}`: {view.headline(f)}"]
+                if f.get("attribution") or f.get("defect"):
+                    d = f.get("defect") or {}
+                    lines.append(f"  - attribution: {f.get('attribution') or 'unattributed'}"
+                                 + (f", defect {d.get('id')} ({d.get('upstream')})" if d else ""))
+                if f["known_failure"]:
+                    lines.append(f"  - {f['known_failure']}")
+                for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"
+                                     else "details", view.details(f)),
+                                    ("input", view.drawn_input(f))):
+                    if text:
+                        lines += [f"  - {title}:", "", "    ```"] + [
+                            "    " + ln for ln in text.splitlines()] + ["    ```", ""]
+                if f.get("program_text"):
+                    lines += ["  <details><summary>program (StableHLO)</summary>", "",
+                              "    ```"] + ["    " + ln for ln in
+                                            f["program_text"].splitlines()] + [
+                        "    ```", "", "  </details>", ""]
+                if f.get("command"):
+                    lines.append(f"  - reproduce: `{view.strip_local_paths(f['command'])}`")
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
     lines = [
-        f"# PJRT conformance report: {p.get('name', '?')}",
+        f"# PJRT conformance report: {view.display_platform(doc)}",
         "",
         f"**Verdict: {doc['verdict']}**" + (
             "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
@@ -67,7 +102,7 @@ def render(doc: dict[str, Any]) -> str:
                           f"{doc['profile']['tests']} test ids)" if doc.get("profile")
                           else "none (completeness not checked; not a certification)"),
         f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
-        f"- Command: `{doc['command']}`",
+        f"- Command: `{view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
         "",
@@ -96,14 +131,5 @@ def render(doc: dict[str, Any]) -> str:
                                            f"{w['reason']} ({w['issue']})"
                                            for w in doc["waivers"]]
     if doc["failures"]:
-        lines += ["", "## Failures", ""]
-        for f in doc["failures"]:
-            lines += [f"### `{f['nodeid']}`", "", f"Status: **{f['status']}**"
-                      + (f" (known: {f['known_failure']})" if f["known_failure"] else ""),
-                      "", "```", f["message"].strip()[:2000], "```"]
-            if f["reproduction"]:
-                lines += ["", "Reproduction:", "", "```", f["reproduction"].strip(), "```"]
-            if f.get("command"):
-                lines += ["", f"Reproduce: `{f['command']}`"]
-            lines.append("")
+        lines += ["", "## Failures", ""] + _failure_lines(doc["failures"])
     return "\n".join(lines) + "\n"

@@ -36,9 +36,11 @@ def _counts(results: list[dict[str, Any]]) -> str:
         r["status"] for r in results).items()))
 
 
-def _examples(items: list[str]) -> str:
-    more = f", ... (+{len(items) - _EXAMPLES})" if len(items) > _EXAMPLES else ""
-    return ", ".join(items[:_EXAMPLES]) + more
+def _examples(items: list[str], limit: int | None = _EXAMPLES) -> str:
+    """``items`` joined, the first ``limit`` of them (None: all) and ``(+N)`` more."""
+    if limit is None or len(items) <= limit:
+        return ", ".join(items)
+    return ", ".join(items[:limit]) + f", ... (+{len(items) - limit})"
 
 
 def mandatory(tier: str, declared: list[str]) -> bool:
@@ -48,11 +50,17 @@ def mandatory(tier: str, declared: list[str]) -> bool:
 
 def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | None,
            declared: list[str], device_count: int,
-           errors: list[str], interrupted: str | None = None) -> tuple[str, list[str]]:
+           errors: list[str], interrupted: str | None = None,
+           examples: int | None = _EXAMPLES) -> tuple[str, list[str]]:
     """(verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``, ``status``);
-    ``interrupted``: why the run stopped early (None: it ran to the end)."""
+    ``interrupted``: why the run stopped early (None: it ran to the end); each reason
+    names its first ``examples`` test ids (None: all of them)."""
     reasons = [f"run incomplete ({interrupted}): {len(results)} of {collected} collected "
                "test(s) finished"] if interrupted else []
+
+    def _examples_of(items: list[str]) -> str:
+        return _examples(items, examples)
+
     if collected == 0:
         reasons.append("no test was collected")
     if len(results) < collected:
@@ -60,25 +68,25 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
     for status in NEVER_ALLOWED:
         bad = [r["nodeid"] for r in results if r["status"] == status]
         if bad:
-            reasons.append(f"{len(bad)} test(s) with status {status}: {_examples(bad)}")
+            reasons.append(f"{len(bad)} test(s) with status {status}: {_examples_of(bad)}")
     weak = [r for r in results if mandatory(r["tier"], declared)
             and r["status"] not in MANDATORY_OK + NEVER_ALLOWED]
     if weak:
         reasons.append(f"{len(weak)} core or declared-capability test(s) neither pass nor "
-                       f"waived ({_counts(weak)}): {_examples([r['nodeid'] for r in weak])}")
+                       f"waived ({_counts(weak)}): {_examples_of([r['nodeid'] for r in weak])}")
     rough = [r["nodeid"] for r in results if r["tier"].startswith("capability:")
              and not mandatory(r["tier"], declared) and r["status"] == "fail_error"]
     if rough:
         reasons.append(f"{len(rough)} test(s) of undeclared capabilities raised an error "
-                       f"instead of failing gracefully (not_supported): {_examples(rough)}")
+                       f"instead of failing gracefully (not_supported): {_examples_of(rough)}")
     if profile is not None:
         missing, unexpected = profile.completeness([r["nodeid"] for r in results], device_count)
         if missing:
             reasons.append(f"{len(missing)} test(s) of profile {profile.name} missing: "
-                           f"{_examples(missing)}")
+                           f"{_examples_of(missing)}")
         if unexpected:
             reasons.append(f"{len(unexpected)} test(s) not in profile {profile.name}: "
-                           f"{_examples(unexpected)}")
+                           f"{_examples_of(unexpected)}")
     reasons += [f"report error: {e}" for e in errors]
     if interrupted:
         return INCOMPLETE, reasons

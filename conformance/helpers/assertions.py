@@ -15,6 +15,7 @@ from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds, ulp
 from conformance.helpers.reproduction import compared
 from conformance.helpers.error_bounds import ErrorBound
+from conformance.helpers.ulp_stats import ULP_ERRORS_ATTRIBUTE, ulp_histogram
 
 _MAX_REPORTED = 5
 
@@ -187,12 +188,18 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
     if not mask.any():
         return
     worst = int(np.max(np.where(mask & (dist < np.iinfo(np.uint64).max), dist, 0)))
-    raise compared(AssertionError(
+    err = AssertionError(
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
         f"max {worst} ULP > {max_ulp} ULP (atol={_describe_atol(atol)}"
         f"{', signed zeros' if signed_zeros else ''}) [{call}]\n"
-        f"{_mismatch_lines(mask, out, expected)}"),
-        out, expected, "assert_ulp_close", max_ulp=max_ulp, atol=atol, signed_zeros=signed_zeros)
+        f"{_mismatch_lines(mask, out, expected)}")
+    finite = np.isfinite(g64) & np.isfinite(w64)
+    if out.dtype.kind == "c":
+        finite = finite.all(axis=-1)
+    setattr(err, ULP_ERRORS_ATTRIBUTE, ulp_histogram(dist[finite], max_ulp,
+                                                     nonfinite=int((mask & ~finite).sum())))
+    raise compared(err, out, expected, "assert_ulp_close", max_ulp=max_ulp, atol=atol,
+                   signed_zeros=signed_zeros)
 
 
 def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound: ErrorBound,

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from conformance.helpers import reproduction
+from conformance.helpers import reproduction, ulp_stats
 from conformance.helpers.assertions import BackendCrash
 from conformance.helpers.capabilities import NotSupported
 from conformance.processes.isolation import BackendHang
@@ -104,7 +104,8 @@ def _example_and_blob(notes: list[str]) -> tuple[str | None, str | None]:
 
 def failure_facts(exc: BaseException) -> dict[str, Any]:
     """``reproduction`` (the note and Hypothesis' failing example and blob),
-    ``inputs``, ``program_text``, ``arrays``, ``falsifying_example`` and ``hypothesis_blob``
+    ``inputs``, ``program_text``, ``arrays``, ``falsifying_example``, ``hypothesis_blob``
+    and ``ulp_errors`` (:func:`conformance.helpers.ulp_stats.ulp_histogram`)
     of a failure (None where absent; members of a group: the first that has them)."""
     leaves = list(_leaves(exc))
     repro = next((r for r in map(reproduction.of, leaves) if r is not None), None)
@@ -114,7 +115,19 @@ def failure_facts(exc: BaseException) -> dict[str, Any]:
     return {"reproduction": "\n".join(parts), "inputs": repro.inputs if repro else None,
             "program_text": repro.program if repro else None,
             "arrays": repro.arrays() if repro else None,
-            "falsifying_example": example, "hypothesis_blob": blob}
+            "falsifying_example": example, "hypothesis_blob": blob,
+            "ulp_errors": next((u for u in map(ulp_stats.of, leaves) if u), None)}
+
+
+def group_message(exc: BaseException) -> str | None:
+    """For an exception group (Hypothesis found several distinct failures): its own
+    line, then ``first: <type>: <message>`` of its first member, so that the report
+    heads the group by a real failure. None for a single exception."""
+    if not isinstance(exc, BaseExceptionGroup):
+        return None
+    first = next(_leaves(exc))
+    return (f"{type(exc).__name__}: {exc}\nfirst: {type(first).__name__}: "
+            f"{str(first).strip()}")
 
 
 def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str, Any]:
@@ -126,4 +139,6 @@ def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str,
         record["message"] = str(exc.msg)  # "not_supported: <what was refused>"
     elif exc is not None and record["status"] != "skipped":
         record.update(failure_facts(exc))
+        if group_message(exc):
+            record["message"] = group_message(exc)
     return record

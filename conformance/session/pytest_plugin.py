@@ -22,6 +22,7 @@ written by :mod:`conformance.session.recording`.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ import pytest
 from conformance.session import activation
 from conformance.session import options
 from conformance.session import validate
+from conformance.session import progress
 
 #: True in the stash of a run that asked for the suite (:mod:`.activation`).
 ACTIVE = pytest.StashKey[bool]()
@@ -52,6 +54,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--force-report-dir", action="store_true", default=False,
                     help="replace an earlier bundle in --report-dir (default: refuse a "
                          "non-empty directory)")
+    progress.add_options(group)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -129,6 +132,9 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.session import suite_hooks
 
     config.pluginmanager.register(suite_hooks, "pjrt-conformance-suite")
+    mode = progress.mode_of(config, isatty=sys.stdout.isatty())
+    if mode != "off" and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(progress.Progress(config, mode), "pjrt-conformance-progress")
 
 
 def _plugin_options(config: pytest.Config) -> dict[str, Any] | None:

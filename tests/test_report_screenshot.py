@@ -1,0 +1,68 @@
+"""report.html in headless Chromium: the first screen (1280x800) shows the verdict, the
+per-area bars and the first failure -- checked on the screenshot's pixels."""
+
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from conformance.certification import records, report, report_html, svg
+from tests import report_docs
+
+Image = pytest.importorskip("PIL.Image")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                "(.ci/run installs it when apt-get is available)")
+WIDTH, HEIGHT = 1280, 800
+LEFT = (0, 150, 580, HEIGHT)  # the per-area table under the verdict
+RIGHT = (590, 150, WIDTH, HEIGHT)  # the first failure
+NOT_CERTIFIED_BG = (0xfb, 0xd9, 0xd9)
+FAIL_CELL_BG = (0xf8, 0xc9, 0xc9)
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def _screenshot(tmp_path, doc):
+    page = tmp_path / "report.html"
+    page.write_text(report_html.render(doc))
+    png = tmp_path / "shot.png"
+    proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--hide-scrollbars", "--no-first-run",
+                           "--disable-background-networking", "--disable-component-update",
+                           f"--user-data-dir={tmp_path / 'profile'}",
+                           f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={png}",
+                           page.as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
+    return Image.open(png).convert("RGB")
+
+
+def _count(img, box, colour, tol=8):
+    """Pixels of ``colour`` (within ``tol`` per channel) in ``box``."""
+    region = np.asarray(img.crop(box), dtype=np.int16)
+    return int((np.abs(region - np.array(colour)) <= tol).all(axis=-1).sum())
+
+
+def test_first_screen_shows_verdict_bars_and_first_failure(tmp_path):
+    img = _screenshot(tmp_path, report_docs.doc(attributed=True))
+    assert img.size == (WIDTH, HEIGHT)
+    assert _count(img, (0, 0, WIDTH, 80), NOT_CERTIFIED_BG) > 2000  # the verdict badge
+    red, green = _rgb(svg.FAIL_COLOUR), _rgb(svg.PASS_COLOUR)
+    assert _count(img, LEFT, green) > 5000  # a pass bar per area
+    assert _count(img, LEFT, red) > 300  # the failing areas' red segments
+    assert _count(img, LEFT, FAIL_CELL_BG) > 300  # coloured non-zero failure cells
+    assert _count(img, RIGHT, red) > 500  # the first failure card's border
+
+
+def test_a_clean_run_has_no_red_on_the_first_screen(tmp_path):
+    """The pixel checks can fail: a certified run's screenshot has no failure colours."""
+    rs = [records.Result(f"conformance/test_{a}.py::test_ok[{i}]", a, "pass")
+          for a, n in report_docs.PASSING.items() for i in range(n)]
+    doc = report.build(rs, collected=len(rs), header=dict(report_docs.HEADER))
+    img = _screenshot(tmp_path, doc)
+    assert _count(img, (0, 0, WIDTH, 80), NOT_CERTIFIED_BG) == 0
+    assert _count(img, (0, 0, WIDTH, HEIGHT), _rgb(svg.FAIL_COLOUR), tol=2) == 0
+    assert _count(img, LEFT, FAIL_CELL_BG, tol=2) == 0
+    assert _count(img, LEFT, _rgb(svg.PASS_COLOUR)) > 5000

@@ -1,0 +1,115 @@
+"""report.html / report.md readable at a glance: grouping, paths, platform, reasons,
+SVG bars and ULP histograms (synthetic documents; the screenshot test is separate)."""
+
+import re
+
+import numpy as np
+import pytest
+
+from conformance.certification import failure_view as view
+from conformance.certification import report_html, report_md, svg
+from conformance.helpers import assertions as ph
+from conformance.helpers import ulp_stats
+from conformance.session import outcomes
+from tests import report_docs
+
+
+def test_local_paths_are_stripped():
+    text = (f"'{report_docs.SITE}/jax/_src/api.py' '/work/wt/x/conformance/test_a.py' "
+            "'/home/bob/notes.txt' /usr/lib/libfoo.so")
+    got = view.strip_local_paths(text)
+    assert got == "'jax/_src/api.py' 'conformance/test_a.py' '~/notes.txt' /usr/lib/libfoo.so"
+
+
+def test_platform_as_asked_and_no_internal_command():
+    d = report_docs.doc()
+    assert view.display_platform(d) == "cuda (client reports gpu)"
+    assert view.display_command(d) == "pjrt-conformance run --platform cuda -n 6"
+    same = dict(d, requested_platform="gpu")
+    assert view.display_platform(same) == "gpu"
+
+
+def test_hypothesis_group_is_headed_by_its_first_failure():
+    d = report_docs.doc()
+    group = next(f for f in d["failures"] if f["status"] == "fail_error")
+    assert view.headline(group).startswith("AssertionError: out.shape=(8, 0)")
+    assert "Hypothesis found 2 distinct failures" in view.headline(group)
+    err = ExceptionGroup("Hypothesis found 2 distinct failures.",
+                         [AssertionError("first real one"), ValueError("second")])
+    assert outcomes.group_message(err).splitlines()[1] == "first: AssertionError: first real one"
+    assert outcomes.group_message(ValueError("x")) is None
+
+
+def test_failures_group_by_area_and_root_cause():
+    d = report_docs.doc()
+    groups = {g.area: g for g in view.group(d["failures"])}
+    assert [len(c.failures) for c in groups["copy_semantics"].causes] == [3, 2]  # SEGV, ABRT
+    assert [len(c.failures) for c in groups["kernels_elementwise"].causes] == [3]
+    assert groups["copy_semantics"].causes[0].title.startswith("BackendCrash: process killed")
+    attributed = {g.area: g for g in view.group(report_docs.doc(attributed=True)["failures"])}
+    assert [c.title.split(":")[0] for c in attributed["copy_semantics"].causes] == [
+        "JAXLIB-0", "JAXLIB-1"]  # the defect id wins over the message
+
+
+def test_verdict_reasons_are_given_in_full():
+    d = report_docs.doc()
+    assert "(+2)" in d["verdict_reasons"][0]  # the stored reason names 3 of 5
+    summary, tests = view.full_reasons(d)[0]
+    assert summary == "5 test(s) with status crash" and len(tests) == 5
+    d["verdict_reasons"][0] = "something else: a::b"  # disagrees: the stored reasons stay
+    assert view.full_reasons(d)[0] == ("something else", ["a::b"])
+
+
+def test_bar_widths_follow_the_counts():
+    bar = svg.pass_rate_bar({"pass": 3, "crash": 1, "skipped": 0}, view.FAILING, width=200)
+    widths = {c: float(w) for w, c in re.findall(r'width="([\d.]+)" height="14" fill="(#\w+)"',
+                                                 bar)}
+    assert widths == {svg.PASS_COLOUR: 150.0, svg.FAIL_COLOUR: 50.0}
+    with pytest.raises(ValueError, match="counts"):
+        svg.pass_rate_bar({"pass": -1}, view.FAILING)
+    with pytest.raises(ValueError, match="same non-zero length"):
+        svg.histogram(["0"], [1, 2])
+
+
+def test_ulp_close_failure_records_the_error_distribution():
+    want = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    got = want.copy()
+    got[3] = np.nextafter(np.nextafter(want[3], np.inf), np.inf)  # 2 ULP off
+    got[2] = np.float32(3.5)  # far off
+    ph.assert_ulp_close(want.copy(), want, max_ulp=0, call="ok")  # healthy: no error
+    with pytest.raises(AssertionError) as info:
+        ph.assert_ulp_close(got, want, max_ulp=1, call="broken")
+    hist = ulp_stats.of(info.value)
+    assert hist["counts"][:3] == [2, 0, 1] and sum(hist["counts"]) == 4
+    assert hist["limit_index"] == 2 and hist["max_ulp"] == 1
+    facts = outcomes.failure_facts(info.value)
+    assert facts["ulp_errors"] == hist
+    with pytest.raises(ValueError, match="max_ulp"):
+        ulp_stats.ulp_histogram(np.array([1]), -1)
+
+
+@pytest.mark.parametrize("attributed", [False, True])
+def test_html_shows_each_failure_once_without_local_paths(attributed):
+    d = report_docs.doc(attributed=attributed)
+    html = report_html.render(d)
+    assert "/home/alice" not in html and "/work/wt/someone" not in html
+    assert "site-packages" not in html
+    assert "PJRT conformance report: cuda" in html and "-p x.plugin" not in html
+    # each input once: the arrays of the 3 wrong results (not their drawn example too),
+    # the drawn example of the Hypothesis group
+    assert html.count("1.17e-38") == 3 and html.count("dt=&#39;float32&#39;") == 1
+    assert len(re.findall(r'<td class="fail">', html)) >= 4  # areas and tiers with failures
+    assert html.count('<svg class="hist"') == 3  # the 3 wrong results
+    for f in d["failures"]:
+        assert f'id="f-{view.anchor(f["nodeid"])}"' in html
+    assert ("Attribution: <b>framework</b>" in html) is attributed
+    assert ("stack findings" in html) is attributed
+
+
+def test_markdown_groups_failures():
+    text = report_md.render(report_docs.doc(attributed=True))
+    section = text[text.index("## Failures"):]
+    assert section.count("### copy_semantics (5)") == 1
+    assert "#### JAXLIB-0: donated buffer use segfaults (3)" in section
+    assert "attribution: framework" in section and "/home/alice" not in text
+    assert text.startswith("# PJRT conformance report: cuda (client reports gpu)")
