@@ -56,7 +56,12 @@ EXIT_CODES = """exit status:
            no report written), 4 incomplete (the run was cancelled or interrupted)
   verify   0 intact and certified, 1 intact but not certified (or no profile),
            2 usage error, 3 not intact or malformed
+  finalize 0 an incomplete bundle was built from a killed run's results.jsonl,
+           2 no such run
   diff     0 no change, 1 regressions, 2 usage error, 3 malformed input
+  sign     0 signed, 2 usage error (no key, no ssh-keygen, a bundle not intact)
+  scoreboard
+           0 written, 2 no bundle found (or bad markers), 3 a bundle is not intact
   profile  --check: 0 the shipped profile matches the collected tests, 1 it does not"""
 RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --platform cpu -- -v):
   --hypothesis-profile {ci,dev,nightly}
