@@ -111,9 +111,12 @@ class ProgramCache:
     def load(self, name: str, fn: Callable[..., Any], avals: Sequence[Any],
              devices: list[Any]) -> tuple[Any, str]:
         """The loaded executable and StableHLO text of ``fn`` at ``avals`` (arrays or
-        ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request."""
+        ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request. ``fn``
+        may be StableHLO module text (ops jax does not lower): compiled as written."""
         avals = avals_of(avals)
         key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
+        if isinstance(fn, str):
+            return self._compiled(key, lambda: fn, devices)
         return self._compiled(key, lambda: lowered_text(name, fn, avals, self.client), devices)
 
     def load_sharded(self, name: str, fn: Callable[..., Any], args: Sequence[Any],
