@@ -81,8 +81,13 @@ def element_types(type_text: str) -> list[str]:
 
 
 def extract(spec_text: str) -> list[dict]:
-    """One ``{"name", "element_types", "typed_by"}`` (``typed_by``: ``"operand N"`` or ``"result"``, the value whose element type counts)`` per op of the spec's Ops section."""
-    ops_section = spec_text[spec_text.index("\n## Ops"):spec_text.index("\n## Execution")]
+    """One ``{"name", "typed_by", "element_types"}`` per op of the spec's Ops section
+    (``typed_by``: ``"operand N"`` or ``"result"``, the value whose element type counts).
+    Raises ValueError when ``spec_text`` has no ``## Ops`` or ``## Execution`` section."""
+    start, end = spec_text.find("\n## Ops"), spec_text.find("\n## Execution")
+    if start < 0 or end < start:
+        raise ValueError("spec_text: no '## Ops' section followed by '## Execution'")
+    ops_section = spec_text[start:end]
     parts = re.split(r"\n### ([a-z_0-9]+)\n", ops_section)
     ops = []
     for name, body in zip(parts[1::2], parts[2::2]):
