@@ -2,7 +2,8 @@
 before compile, each wrong the way a backend's lowering of one op family goes wrong
 (reduce_precision rounding toward zero, reverse of one dimension too few, batch_norm's
 a wrong epsilon, select_and_scatter picking the last of tied maxima,
-logistic compiled as tanh, cholesky factoring the upper triangle, map reading its first operand twice).
+logistic compiled as tanh, cholesky factoring the upper triangle, rng_bit_generator
+not advancing its state, map reading its first operand twice).
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def _register():
             _sub, r'(%s = "stablehlo\.add")\(%a, %b\)', r'\1(%a, %a)'),
                   "map bodies read their first operand twice (x + x instead of x + y)."),
         f"{AREA}: map and int32")
+    add("hlo-rng-state-not-advanced", "hlo",
+        rewriting(functools.partial(_sub, r"return %output_state, %output",
+                                    "return %arg0, %output"),
+                  "rng_bit_generator returns its initial state as the new state (the "
+                  "counter never advances: every call repeats its bits)."),
+        f"{AREA}: test_rng_bit_generator and THREE_FRY and uint32")
 
 
 _register()
