@@ -37,7 +37,7 @@ def comparison(case: catalog.OpCase, dt: dh.DType):
     def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
         got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
         if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
-            ph.assert_bitwise_equal(got, want, call=call)
+            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
             return
         rtol = case.rtol_factor * dh.tolerance(dt)
         scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))

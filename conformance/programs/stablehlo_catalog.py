@@ -29,7 +29,8 @@ EXACT, APPROX = "exact", "approx"
 SHAPES = ((7,), (3, 5), (2, 3, 4))
 ALL = [d.name for d in dh.TRANSFER_DTYPES]
 FLOATS = [d.name for d in dh.FLOATS]
-FP = FLOATS + [d.name for d in dh.FP8]
+FP8 = [d.name for d in dh.FP8]
+FP = FLOATS + FP8
 NUMERIC = [d.name for d in dh.INTS + dh.UINTS] + FLOATS + [d.name for d in dh.COMPLEX]
 #: (exponent bits, mantissa bits) of reduce_precision and the ml_dtypes format they are.
 REDUCED_FORMATS = {(5, 10): "float16", (8, 7): "bfloat16", (4, 3): "float8_e4m3",
@@ -41,7 +42,8 @@ class OpCase:
     """One generated test: ``op`` (the spec name), ``variant``, ``dtypes`` (dtype names),
     ``inputs(data, dt) -> [arrays]``, ``program(args) -> StableHLO text or a jax
     function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
-    ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``, ``view``
+    ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
+    ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
     (applied to results and references before comparing: the part the spec defines)."""
 
     op: str
@@ -53,6 +55,7 @@ class OpCase:
     tolerance: str = EXACT
     rtol_factor: float = 1.0
     outputs: int = 1
+    nan_payloads: bool = True
     view: Callable[[np.ndarray], np.ndarray] = np.asarray
 
     @property
@@ -60,10 +63,16 @@ class OpCase:
         return f"{self.op}-{self.variant}"
 
 
-def _arrays(n: int, *, lo: float = -1e3, hi: float = 1e3, shapes=SHAPES, bits: bool = False):
+def _arrays(n: int, *, low: float = -1e3, high: float = 1e3, shapes=SHAPES,
+            bits: bool = False):
     """``inputs`` of ``n`` arrays of one drawn shape (bit patterns when ``bits``)."""
     def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
         shape = data.draw(st.sampled_from(shapes), label="shape")
+        if dt.kind == "float":  # within the dtype's range (fp8: +-448 and less)
+            top = float(ml_dtypes.finfo(dt.dtype).max) / 2
+            lo, hi = max(low, -top), min(high, top)
+        else:
+            lo, hi = low, high
         strategy = hh.bit_patterns(dt, shape) if bits and dt.kind in ("float", "complex") \
             else hh.finite_arrays(dt, shape, min_value=lo if dt.kind in ("float", "complex")
                                   else None, max_value=hi if dt.kind in ("float", "complex")
@@ -87,7 +96,7 @@ def _reduce_precision(exponent: int, mantissa: int) -> OpCase:
         flushes the format's subnormals to zero where a conversion keeps them (an open
         disagreement of the two oracles, left out of the drawn range)."""
         bound = min(3e5, float(ml_dtypes.finfo(dt.dtype).max) / 2)
-        x = _arrays(1, lo=-bound, hi=bound)(data, dt)[0]
+        x = _arrays(1, low=-bound, high=bound)(data, dt)[0]
         tiny = float(ml_dtypes.finfo(fmt).tiny)
         return [np.where(np.abs(x.astype(np.float64)) < tiny, tiny, x).astype(x.dtype)]
     return OpCase("reduce_precision", f"e{exponent}m{mantissa}", tuple(wider), inputs,
@@ -197,6 +206,15 @@ def _if_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
     return [pred, *_arrays(2)(data, dt)]
 
 
+def _add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x + y`` as StableHLO adds: bool as logical or, integers wrapping, floats rounded
+    once to the dtype (ml_dtypes computes narrow floats in float32)."""
+    if x.dtype == np.bool_:
+        return x | y
+    with np.errstate(over="ignore"):
+        return np.add(x, y, dtype=x.dtype)
+
+
 def _ends(x: np.ndarray) -> tuple[int, ...]:
     """The first and last dimensions of ``x`` (one for a 1-d array)."""
     return tuple(sorted({0, x.ndim - 1}))
@@ -212,14 +230,14 @@ def _cases() -> list[OpCase]:
         OpCase("is_finite", "bits", tuple(FP), _arrays(1, bits=True),
                lambda args: (lambda x: lax.is_finite(x)),
                lambda args: [np.isfinite(args[0].astype(np.float64))]),
-        OpCase("logistic", "text", tuple(FLOATS), _arrays(1, lo=-30, hi=30),
+        OpCase("logistic", "text", tuple(FLOATS), _arrays(1, low=-30, high=30),
                lambda args: text.unary("logistic", args[0]), _sigmoid, APPROX, 4.0),
         OpCase("optimization_barrier", "identity", tuple(ALL), _arrays(1, bits=True),
                lambda args: (lambda x: lax.optimization_barrier(x)),
                lambda args: [args[0]]),
-        OpCase("map", "add", tuple(NUMERIC), _arrays(2, lo=-1e3, hi=1e3),
+        OpCase("map", "add", tuple(NUMERIC + FP8 + ["bool"]), _arrays(2),
                lambda args: text.map_add(*args),
-               lambda args: [np.add(args[0], args[1], dtype=args[0].dtype)]),
+               lambda args: [_add(*args)], nan_payloads=False),
         OpCase("tuple", "get_tuple_element", tuple(ALL), _arrays(2, bits=True),
                lambda args: text.tuple_second(*args), lambda args: [args[1], args[0]],
                outputs=2),
@@ -227,7 +245,7 @@ def _cases() -> list[OpCase]:
                lambda args: text.if_select(*args),
                lambda args: [args[1] if bool(args[0]) else args[2]]),
         OpCase("select_and_scatter", "max-add-2x2", tuple(
-            [d.name for d in dh.INTS] + ["float16", "float32", "float64"]), _sas_inputs,
+            [d.name for d in dh.INTS + dh.UINTS] + FLOATS), _sas_inputs,
             lambda args: text.select_and_scatter_max_add(*args, (2, 2)),
             lambda args: [select_and_scatter_reference(*args, (2, 2))], APPROX, 1.0),
         OpCase("cholesky", "lower", ("float32", "float64", "complex64", "complex128"), _spd,

@@ -124,9 +124,9 @@ def select_and_scatter_max_add(operand: np.ndarray, source: np.ndarray,
     to, ts, s = (tensor(operand.shape, operand.dtype), tensor(source.shape, source.dtype),
                  tensor((), operand.dtype))
     direction = "GE"
-    zero = {"i1": "false"}.get(tensor((), operand.dtype)[7:-1], "0")
-    if operand.dtype.kind in "fc":
-        zero = "0.0"
+    element = ELEMENT[np.dtype(operand.dtype).name]
+    zero = "0.0" if element.startswith(("f", "bf", "complex")) else (
+        "false" if element == "i1" else "0")
     return module([operand, source], [to], (
         f"    %init = stablehlo.constant dense<{zero}> : {s}\n"
         f'    %0 = "stablehlo.select_and_scatter"(%arg0, %arg1, %init) ({{\n'

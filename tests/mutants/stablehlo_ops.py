@@ -1,6 +1,6 @@
 """Mutation operator ``hlo`` for the ops of ``test_stablehlo_ops``: StableHLO rewrites
 before compile, each wrong the way a backend's lowering of one op family goes wrong
-(reduce_precision rounding toward zero, reverse of one dimension too few, batch_norm's
+(reduce_precision rounding toward zero, reverse of one dimension too few, batch_norm with
 a wrong epsilon, select_and_scatter picking the last of tied maxima,
 logistic compiled as tanh, cholesky factoring the upper triangle, rng_bit_generator
 not advancing its state, map reading its first operand twice).
