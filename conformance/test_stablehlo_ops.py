@@ -22,7 +22,7 @@ from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
-from conformance.programs import coverage, interpreter, sharded
+from conformance.programs import coverage, interpreter, rng_and_ids, sharded
 from conformance.programs import stablehlo_catalog as catalog
 
 PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
@@ -81,7 +81,7 @@ def test_rng_bit_generator(program_cache, algorithm: str, dt: dh.DType, data) ->
     for name, s in (("state", state), ("other", other), ("again", state.copy())):
         call = f"rng_bit_generator({algorithm}) -> {dt.name}[64, 64] from {name}"
         (new_states, bits), text = programs.run_everywhere(
-            program_cache, f"stablehlo_ops_rng_{algorithm}", catalog.rng_program(algorithm, dt),
+            program_cache, f"stablehlo_ops_rng_{algorithm}", rng_and_ids.rng_program(algorithm, dt),
             [s], dt, call, n_outputs=2)
         results[name] = (new_states, bits)
     first_state, first_bits = results["state"][0][0][1], results["state"][1][0][1]
@@ -94,10 +94,10 @@ def test_rng_bit_generator(program_cache, algorithm: str, dt: dh.DType, data) ->
                 ph.assert_bitwise_equal(s, first_state, call=f"output_state on {device}")
                 ph.assert_bitwise_equal(b, first_bits, call=f"output on {device}")
         assert not np.array_equal(first_state, state), "output_state equals initial_state"
-        ones = catalog.fraction_of_ones(first_bits)
+        ones = rng_and_ids.fraction_of_ones(first_bits)
         sigma = 0.5 / np.sqrt(first_bits.size * dt.dtype.itemsize * 8)
         assert abs(ones - 0.5) <= 6 * sigma, f"fraction of one bits {ones:.5f}, 6 sigma {sigma:.5f}"
-        differing = catalog.fraction_of_ones(first_bits ^ results["other"][1][0][1])
+        differing = rng_and_ids.fraction_of_ones(first_bits ^ results["other"][1][0][1])
         assert differing >= 0.25, f"another state changed only {differing:.3f} of the bits"
 
 
@@ -110,13 +110,13 @@ def test_partition_and_replica_id(program_cache, client, xc, two_devices) -> Non
     x = np.arange(2 * n, dtype=np.int32) * 10
     want_partition = x + np.repeat(np.arange(n, dtype=np.int32), 2)
     runner = sharded.ShardedRunner(client, xc, cache=program_cache)
-    fn, sharding = catalog.partition_id_program(two_devices)
+    fn, sharding = rng_and_ids.partition_id_program(two_devices)
     out, problem, text, _ = runner.run("stablehlo_ops_partition_id", fn, [x], [sharding],
                                        sharding, x.shape)
     with reproduction("partition_id in a shard_map", program=text, inputs=[x]):
         assert not problem, problem
         ph.assert_bitwise_equal(out, want_partition, call="partition_id")
-    replica_text = catalog.as_replica_id(text)
+    replica_text = rng_and_ids.as_replica_id(text)
     exe, _ = program_cache.load("stablehlo_ops_replica_id", replica_text, [x], two_devices)
     arrays = [shh.put_sharded(x, sharding, xc=xc)]
     per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
