@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+from conformance.helpers import float_formats
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, mlir_ops, spec_ops_extract
 from conformance.programs import stablehlo_catalog as catalog
@@ -136,3 +137,22 @@ def test_broken_reduce_precision_fails_and_coverage_is_in_the_report(run_suite):
     cell = doc["coverage"]["reduce_precision"]["float32"]
     assert cell["compiled"] >= 1 and cell["compared"] >= 1
     assert "is_finite" in {g["op"] for g in doc["coverage_gaps"]}
+
+
+def test_reduce_precision_reference_follows_the_spec_rule():
+    rng = np.random.default_rng(1)
+    normal = (rng.uniform(-6e4, 6e4, 4096) * 2.0 ** rng.integers(-14, 0, 4096)).astype(
+        np.float32)
+    normal = normal[np.abs(normal) >= np.finfo(np.float16).tiny]
+    got = float_formats.reduce_precision(normal, 5, 10)
+    np.testing.assert_array_equal(got, normal.astype(np.float16).astype(np.float32))
+    bf = float_formats.reduce_precision(normal.astype(np.float64), 8, 7)
+    np.testing.assert_array_equal(bf, normal.astype(ml_dtypes.bfloat16).astype(np.float64))
+    edge = np.array([2e-6, -2e-6, 7e4, -7e4, np.nan, np.inf], np.float32)
+    out = float_formats.reduce_precision(edge, 5, 10)  # float16's subnormals flush to zero
+    assert out[0] == 0 and not np.signbit(out[0]) and np.signbit(out[1]) and out[1] == 0
+    assert out[2] == np.inf and out[3] == -np.inf and np.isnan(out[4]) and out[5] == np.inf
+    with pytest.raises(TypeError, match="'x'"):
+        float_formats.reduce_precision(np.zeros(2, np.int32), 5, 10)
+    with pytest.raises(ValueError, match="exponent_bits"):
+        float_formats.reduce_precision(np.zeros(2, np.float32), 0, 10)
