@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from jax import lax
 
+from conformance.certification import coverage_md
 from conformance.helpers import float_formats
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, mlir_ops, spec_ops_extract
@@ -86,7 +87,7 @@ def test_coverage_matrix_counts_tests_and_lists_gaps_with_reasons():
     assert reasons["replica_id"] == "not tested yet"  # nothing in matrix, no reason listed
     section = coverage.section(matrix)
     assert section["coverage_summary"]["spec_ops_compared"] == 1
-    assert "| reverse | int8 |" in "\n".join(coverage.markdown(section))
+    assert "| reverse | int8 |" in "\n".join(coverage_md.markdown(section))
     with pytest.raises(ValueError, match="compiled, executed"):
         coverage.add(matrix, {"reverse": {"int8": [1]}})
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.certification import coverage_md
 from conformance.certification.records import STATUSES
-from conformance.programs import coverage
 
 
 def _version(v: list[int] | None) -> str:
@@ -89,7 +89,7 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", f"Programs compiled: {p['compiles']}, executables served from the cache: "
                       f"{p['cache_hits']}."]
     lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
-    lines += coverage.markdown(doc)
+    lines += coverage_md.markdown(doc)
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
     if doc.get("waivers"):
