@@ -7,6 +7,7 @@ from typing import Any
 
 from conformance.certification import provenance
 from conformance.certification import failure_view as view
+from conformance.certification import coverage_md
 from conformance.certification.records import STATUSES
 
 
@@ -124,6 +125,7 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", f"Programs compiled: {p['compiles']}, executables served from the cache: "
                       f"{p['cache_hits']}."]
     lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
+    lines += coverage_md.markdown(doc)
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
     if doc.get("waivers"):

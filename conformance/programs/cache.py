@@ -18,7 +18,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec
 
-from conformance.programs import lowering
+from conformance.programs import coverage, lowering
 from runtime.xla_bridge import client_platform
 from runtime.xla_client import HostBufferSemantics, NamedSharding, batched_device_put
 
@@ -105,14 +105,18 @@ class ProgramCache:
             self.compiles += 1
         else:
             self.hits += 1
+        coverage.note_compiled(hit[1])
         return hit
 
     def load(self, name: str, fn: Callable[..., Any], avals: Sequence[Any],
              devices: list[Any]) -> tuple[Any, str]:
         """The loaded executable and StableHLO text of ``fn`` at ``avals`` (arrays or
-        ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request."""
+        ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request. ``fn``
+        may be StableHLO module text (ops jax does not lower): compiled as written."""
         avals = avals_of(avals)
         key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
+        if isinstance(fn, str):
+            return self._compiled(key, lambda: fn, devices)
         return self._compiled(key, lambda: lowered_text(name, fn, avals, self.client), devices)
 
     def load_sharded(self, name: str, fn: Callable[..., Any], args: Sequence[Any],
@@ -142,6 +146,7 @@ class ProgramCache:
             a, device, host_buffer_semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
             for a in args]
         outs = exe.execute(buffers)
+        coverage.note_executed(text)
         return [np.asarray(o) for o in outs], text
 
     def run_replicated(self, name: str, fn: Callable[..., Any], args: list[np.ndarray]
@@ -160,6 +165,7 @@ class ProgramCache:
             False, HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
             for a in args]
         results = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
+        coverage.note_executed(text)
         return [[(next(iter(o.devices())), np.asarray(o)) for o in per_output]
                 for per_output in results], text
 

@@ -21,6 +21,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.helpers import sharding_helpers as shh
 from conformance.programs import cache as programs
+from conformance.programs import coverage
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +140,7 @@ class ShardedRunner:
         exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
         arrays = [shh.put_sharded(a, s, xc=self.xc) for a, s in zip(args, in_shardings)]
         per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
+        coverage.note_executed(text)
         out, problem = assemble(per_output[0], out_sharding, out_shape)
         return out, problem, text, exe
 

@@ -25,6 +25,7 @@ from conformance.certification import known_failures
 from conformance.certification import records
 from conformance.certification import report
 from conformance.processes import lifetime
+from conformance.programs import coverage
 from conformance.session import outcomes
 from conformance.session import results_log
 from conformance.session import pjrt_plugin_info as plugin_info
@@ -62,12 +63,19 @@ class Recorder:
     def __init__(self, config: pytest.Config):
         self.config = config
         self.worker = hasattr(config, "workerinput")  # a pytest-xdist worker
+        self.coverage: dict[str, Any] = {}  # op -> dtype -> counts (coverage.add)
+        self.declined: dict[str, str] = {}  # op -> not_supported message
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]):
         """Attach the phase's outcome record (status by exception type, failure facts)."""
         rep = yield
-        rep.user_properties.append((records.OUTCOME_PROPERTY, outcomes.of_phase(call, rep)))
+        outcome = outcomes.of_phase(call, rep)
+        rep.user_properties.append((records.OUTCOME_PROPERTY, outcome))
+        if call.when == "setup":
+            coverage.reset()
+        elif call.when == "call":  # the ops this test compiled, executed, compared
+            rep.user_properties.append((coverage.PROPERTY, coverage.take(outcome["status"])))
         return rep
 
     @pytest.hookimpl(optionalhook=True)
@@ -84,6 +92,7 @@ class Recorder:
         full = str(Path(self.config.rootpath, path))
         session_state.of(self.config).collector.add(
             report, repro_command=repro_command(self.config, full, report.nodeid))
+        coverage.collect(self.coverage, self.declined, report.nodeid, report.user_properties)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """pytest-xdist: add a finished worker's platform facts and program counts."""
@@ -133,6 +142,7 @@ class Recorder:
                            waivers=tuple(state.waivers),
                            device_count=info.get("local_device_count", 1),
                            interrupted=interrupted)
+        doc.update(coverage.section(self.coverage, self.declined))
         state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:

@@ -1,0 +1,161 @@
+"""The op x dtype coverage of a run: what it compiled, executed and compared.
+
+In each test process, :class:`conformance.programs.cache.ProgramCache` notes every
+module it loads (:func:`note_compiled`, compiled or served from its cache) and every
+module it runs (:func:`note_executed`); areas that run modules another way call the
+same functions. After a test's call phase the recorder takes the test's notes
+(:func:`take`): the StableHLO/CHLO ops of those modules with their element types
+(:func:`conformance.programs.mlir_ops.ops_of`), as ``{op: {dtype: [compiled,
+executed, compared]}}`` with 0/1 entries. *Compared* means the module was executed
+and the test then passed or failed on a comparison (``pass``, ``fail_wrong_result``):
+a skipped, ``not_supported`` or erroring test compared nothing.
+
+The controller adds the tests' entries (:func:`add`, counts of tests) and writes
+``coverage`` and ``coverage_gaps`` (:func:`section`) into report.json: the gaps are the
+spec ops (``stablehlo_spec_ops.json``) that no test compared, each with a reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conformance.certification.records import OUTCOME_PROPERTY
+from conformance.programs import mlir_ops
+
+#: user_properties key of a test's coverage entry.
+PROPERTY = "pjrt_coverage"
+#: Statuses after which an executed module counts as compared.
+COMPARED_STATUSES = ("pass", "fail_wrong_result")
+#: Why the suite does not test a spec op (ops absent here and never compared are
+#: "not tested yet").
+NOT_TESTED_REASONS = {
+    **{op: "not lowered by jax: a dynamic-shape op (jax lowers static shapes only)"
+       for op in ("dynamic_broadcast_in_dim", "dynamic_conv", "dynamic_gather",
+                  "dynamic_iota", "dynamic_pad", "dynamic_reshape", "get_dimension_size")},
+    "uniform_quantize": "not lowered by jax: quantized types are out of the suite's scope",
+    "uniform_dequantize": "not lowered by jax: quantized types are out of the suite's scope",
+    "composite": "not lowered by jax for these programs: XLA inlines its decomposition",
+    "async_start": "not lowered by jax: jax emits no async regions",
+    "async_done": "not lowered by jax: jax emits no async regions",
+    "rng": "not lowered by jax: jax's PRNG lowers to rng_bit_generator or threefry",
+    "collective_broadcast": "not lowered by jax: no jax primitive emits it",
+    **{op: "not lowered by jax: host callbacks lower to custom_call, and the runtime has no "
+           "infeed/outfeed/send/recv host API to pair the module with"
+       for op in ("infeed", "outfeed", "send", "recv")},
+}
+
+_compiled: list[str] = []
+_executed: list[str] = []
+
+
+def note_compiled(module_text: str) -> None:
+    """Note that the current test compiled (or loaded from a cache) ``module_text``."""
+    _compiled.append(module_text)
+
+
+def note_executed(module_text: str) -> None:
+    """Note that the current test executed ``module_text`` (implies compiled)."""
+    _compiled.append(module_text)
+    _executed.append(module_text)
+
+
+def reset() -> None:
+    """Forget the notes (before a test's setup)."""
+    _compiled.clear()
+    _executed.clear()
+
+
+def take(status: str) -> dict[str, dict[str, list[int]]]:
+    """The current test's ``{op: {dtype: [compiled, executed, compared]}}`` (0/1) given
+    its ``status``, and :func:`reset`. A module that does not parse is left out."""
+    entry: dict[str, dict[str, list[int]]] = {}
+    compared = status in COMPARED_STATUSES
+    for texts, column in ((set(_compiled), 0), (set(_executed), 1)):
+        for text in texts:
+            try:
+                pairs = mlir_ops.ops_of(text)
+            except ValueError:
+                continue
+            for op, dtype in pairs:
+                cell = entry.setdefault(op, {}).setdefault(dtype, [0, 0, 0])
+                cell[column] = 1
+                if column == 1 and compared:
+                    cell[2] = 1
+    reset()
+    return entry
+
+
+def add(matrix: dict[str, dict[str, dict[str, int]]],
+        entry: dict[str, dict[str, list[int]]]) -> None:
+    """Add one test's entry (from :func:`take`) to the run's ``matrix``
+    (``{op: {dtype: {"compiled": n, "executed": n, "compared": n}}}``, numbers of tests).
+    Raises ValueError for an entry that is not of :func:`take`'s form."""
+    for op, dtypes in entry.items():
+        for dtype, flags in dtypes.items():
+            if not (isinstance(flags, (list, tuple)) and len(flags) == 3):
+                raise ValueError(f"entry[{op!r}][{dtype!r}]: expected [compiled, executed, "
+                                 f"compared], got {flags!r}")
+            cell = matrix.setdefault(op, {}).setdefault(
+                dtype, {"compiled": 0, "executed": 0, "compared": 0})
+            for key, flag in zip(("compiled", "executed", "compared"), flags):
+                cell[key] += int(bool(flag))
+
+
+def collect(matrix: dict[str, dict[str, dict[str, int]]], declined: dict[str, str],
+            nodeid: str, properties: list[tuple[str, Any]]) -> None:
+    """Controller side: add a phase report's coverage entry (its ``user_properties``) to
+    ``matrix``, and the op of a ``not_supported`` test of the generated op area
+    (``test_stablehlo_ops.py``, parameter ids ``<op>-<dtype>...``) to ``declined``."""
+    for key, value in properties:
+        if key == PROPERTY:
+            add(matrix, value)
+        elif (key == OUTCOME_PROPERTY and isinstance(value, dict)
+              and value.get("status") == "not_supported" and "test_stablehlo_ops" in nodeid
+              and "[" in nodeid):
+            op = nodeid.split("[", 1)[1].split("-", 1)[0]
+            declined.setdefault(op, str(value.get("message", "")))
+
+
+def gaps(matrix: dict[str, dict[str, dict[str, int]]],
+         declined: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """Spec ops that no test compared in any dtype: ``[{"op", "reason"}]``.
+
+    ``declined``: op -> message for ops whose tests the platform declined
+    (``not_supported``). Reasons, first that applies: compiled but never executed or
+    compared; declined by the platform; :data:`NOT_TESTED_REASONS`; "not tested yet"."""
+    out = []
+    for op in (o["name"] for o in mlir_ops.spec()["ops"]):
+        cells = matrix.get(op, {})
+        if any(c["compared"] for c in cells.values()):
+            continue
+        if any(c["executed"] for c in cells.values()):
+            reason = "executed but no test compared its result"
+        elif cells:
+            reason = "compiled but never executed by a test"
+        elif declined and op in declined:
+            reason = f"not compilable on this platform: {declined[op]}"
+        else:
+            reason = NOT_TESTED_REASONS.get(op, "not tested yet")
+        out.append({"op": op, "reason": reason})
+    return out
+
+
+def section(matrix: dict[str, dict[str, dict[str, int]]],
+            declined: dict[str, str] | None = None) -> dict[str, Any]:
+    """The report.json keys ``coverage`` (the matrix, sorted), ``coverage_gaps`` and
+    ``coverage_summary`` (``spec``: the spec's source, ``spec_ops``, ``spec_ops_compared``,
+    ``cells_compared``: op x dtype cells compared, StableHLO and CHLO)."""
+    spec_names = {o["name"] for o in mlir_ops.spec()["ops"]}
+    ordered = {op: dict(sorted(matrix[op].items())) for op in sorted(matrix)}
+    compared_ops = {op for op, cells in matrix.items()
+                    if any(c["compared"] for c in cells.values())}
+    return {
+        "coverage": ordered,
+        "coverage_gaps": gaps(matrix, declined),
+        "coverage_summary": {
+            "spec": mlir_ops.spec()["source"], "spec_ops": len(spec_names),
+            "spec_ops_compared": len(compared_ops & spec_names),
+            "cells_compared": sum(1 for cells in matrix.values() for c in cells.values()
+                                  if c["compared"])},
+    }
+

@@ -1,0 +1,112 @@
+"""The second oracle: jaxlib's StableHLO reference interpreter.
+
+``jaxlib.mlir.dialects.stablehlo.eval_module`` (jaxlib 0.10.2: StableHLO 1.17.0)
+evaluates the exact module text the platform compiled, on the same arguments. Its
+Python bindings convert arrays of numpy's own dtypes (bool, integers of 8-64 bits,
+float16/32/64) in and out; for other dtypes (bfloat16, fp8, int4, complex) and for
+ops the interpreter lacks, :func:`evaluate` returns None (no second opinion) and the
+check stands on the NumPy/SciPy reference alone.
+
+:func:`check_oracles` compares the interpreter with the NumPy reference first: when
+the two references disagree, that is a suite defect and raises
+:class:`OracleDisagreement` (not an ``AssertionError``: the status is ``fail_error``,
+with attribution ``suite``), never resolved in favour of either.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+#: dtypes whose arrays the MLIR bindings convert both ways.
+NATIVE = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                    "uint64", "float16", "float32", "float64"})
+#: Ops jaxlib 0.10.2's interpreter does not implement: it aborts the process (LLVM
+#: ERROR "Operation ... is unsupported"), so modules with them are never evaluated.
+UNSUPPORTED_OPS = frozenset({
+    "cholesky", "triangular_solve", "batch_norm_grad", "batch_norm_inference",
+    "batch_norm_training", "rng", "rng_bit_generator", "fft", "custom_call", "infeed",
+    "outfeed", "send", "recv", "get_dimension_size", "dynamic_broadcast_in_dim",
+    "dynamic_conv", "dynamic_gather", "dynamic_iota", "dynamic_pad", "dynamic_reshape"})
+#: Largest argument (elements, all arguments) evaluated: the interpreter is slow.
+MAX_ELEMENTS = 4096
+
+
+class OracleDisagreement(Exception):
+    """The two references (NumPy/SciPy and the StableHLO interpreter) disagree on one
+    module and input: a defect of the suite. ``attribution`` is ``"suite"``."""
+
+    attribution = "suite"
+
+
+@functools.lru_cache(maxsize=1)
+def _context() -> Any:
+    from jax._src.interpreters import mlir as jax_mlir
+
+    return jax_mlir.make_ir_context()
+
+
+def evaluate(module_text: str, args: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    """The interpreter's results of ``module_text`` on ``args`` (host arrays), or None
+    when an argument or result dtype is not in :data:`NATIVE`, the arguments exceed
+    :data:`MAX_ELEMENTS`, or the interpreter does not implement an op of the module
+    (:data:`UNSUPPORTED_OPS`, CHLO). Other interpreter errors raise
+    :class:`OracleDisagreement` (the interpreter rejects a module the platform ran)."""
+    from jaxlib.mlir import ir
+    from jaxlib.mlir.dialects import stablehlo
+
+    from conformance.programs import mlir_ops
+
+    if any(np.dtype(a.dtype).name not in NATIVE for a in args) or sum(
+            int(np.size(a)) for a in args) > MAX_ELEMENTS:
+        return None
+    if any(op in UNSUPPORTED_OPS or op.startswith("chlo.")
+           for op, _ in mlir_ops.ops_of(module_text)):
+        return None
+    with _context():
+        module = ir.Module.parse(module_text)
+        attrs = [ir.DenseElementsAttr.get(np.ascontiguousarray(a).reshape(-1),
+                                          shape=list(a.shape),
+                                          signless=a.dtype.kind != "u")
+                 for a in args]
+        try:
+            out = stablehlo.eval_module(module, attrs)
+        except Exception as err:  # the bindings raise their own error types
+            raise OracleDisagreement(f"the StableHLO interpreter rejected a module the "
+                                     f"platform ran: {str(err).splitlines()[0]}") from err
+        results = []
+        for attr in out:
+            try:
+                results.append(np.array(attr))
+            except (ValueError, TypeError):  # a result dtype the bindings cannot convert
+                return None
+        return results
+
+
+def check_oracles(module_text: str, args: Sequence[np.ndarray],
+                  expected: Sequence[np.ndarray],
+                  compare: Callable[[np.ndarray, np.ndarray, str], None], *,
+                  call: str) -> list[np.ndarray] | None:
+    """Evaluate ``module_text`` on ``args`` with the interpreter and check that it agrees
+    with the NumPy ``expected`` results through ``compare(result, expected, call)`` (the
+    same check the platform's results get; it raises AssertionError on a mismatch).
+
+    Returns the interpreter's results (None: no second opinion, see :func:`evaluate`).
+    Raises :class:`OracleDisagreement` when the interpreter and NumPy disagree."""
+    results = evaluate(module_text, args)
+    if results is None:
+        return None
+    if len(results) != len(expected):
+        raise OracleDisagreement(f"{call}: interpreter returned {len(results)} results, "
+                                 f"the NumPy reference {len(expected)}")
+    for i, (got, want) in enumerate(zip(results, expected)):
+        try:
+            compare(got, want, f"{call} [interpreter vs NumPy, result {i}]")
+        except AssertionError as err:
+            raise OracleDisagreement(f"{call}: the StableHLO interpreter and the NumPy "
+                                     f"reference disagree on result {i} (a suite defect): "
+                                     f"{err}") from None
+    return results

@@ -1,0 +1,57 @@
+"""Programs of ``test_stablehlo_ops`` that are not elementwise cases of the catalog:
+``rng_bit_generator`` per algorithm, and ``partition_id``/``replica_id`` in SPMD programs."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from jax import lax
+
+from conformance.helpers import dtype_helpers as dh
+
+
+def rng_program(algorithm: str, dt: dh.DType) -> Callable[[Any], Any]:
+    """jax function: ``rng_bit_generator`` with ``algorithm`` (``DEFAULT``, ``THREE_FRY``,
+    ``PHILOX``) from a uint64[2] state to (new state, ``dt`` bits of shape (64, 64))."""
+    algo = getattr(lax.RandomAlgorithm, f"RNG_{algorithm}")
+    return _rng_programs(algo, dt.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _rng_programs(algo: Any, dtype: np.dtype) -> Callable[[Any], Any]:
+    def program(state):
+        return lax.rng_bit_generator(state, (64, 64), dtype, algorithm=algo)
+    return program
+
+
+def fraction_of_ones(bits: np.ndarray) -> float:
+    """Fraction of one bits in an unsigned integer array (any width)."""
+    as_bytes = np.ascontiguousarray(bits).view(np.uint8)
+    return float(np.unpackbits(as_bytes).mean()) if as_bytes.size else 0.0
+
+
+def partition_id_program(devices: list[Any]) -> tuple[Callable[[Any], Any], Any]:
+    """(jax function, sharding): ``x + axis_index`` in a shard_map over a 1-d mesh of
+    ``devices`` (lowers to ``stablehlo.partition_id``), x sharded along the mesh."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    try:
+        from jax import shard_map
+    except ImportError:  # older jax
+        from jax.experimental.shard_map import shard_map
+
+    mesh = Mesh(np.array(devices), ("d",))
+    spec = PartitionSpec("d")
+    fn = shard_map(lambda x: x + lax.axis_index("d").astype(x.dtype), mesh=mesh,
+                   in_specs=spec, out_specs=spec)
+    return fn, NamedSharding(mesh, spec)
+
+
+def as_replica_id(module_text: str) -> str:
+    """``module_text`` with ``stablehlo.partition_id`` replaced by ``stablehlo.replica_id``
+    (ValueError when it has no partition_id)."""
+    if "stablehlo.partition_id" not in module_text:
+        raise ValueError("module_text: no stablehlo.partition_id to replace")
+    return module_text.replace("stablehlo.partition_id", "stablehlo.replica_id")

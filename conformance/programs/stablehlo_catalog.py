@@ -1,0 +1,262 @@
+"""The op catalog of ``test_stablehlo_ops``: spec ops the other areas did not reach.
+
+Each :class:`OpCase` gives the op's lowering (a jax function, or StableHLO text from
+:mod:`conformance.programs.stablehlo_text` where jax has none), its dtypes (every
+element type the spec allows that the suite can draw: fp8, int4/uint4, complex and
+bool included), its inputs (drawn with Hypothesis from ``helpers.strategies``), an
+independent NumPy/ml_dtypes/SciPy reference and a tolerance class (``EXACT``: bit for
+bit; ``APPROX``: ``rtol`` a multiple of the dtype's ``helpers.ulp`` tolerance).
+Test ids are ``<op>-<variant>-<dtype>``; the coverage gap list reads the op from them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from hypothesis import strategies as st
+from jax import lax
+
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_formats
+from conformance.helpers import strategies as hh
+from conformance.programs import stablehlo_text as text
+
+EXACT, APPROX = "exact", "approx"
+SHAPES = ((7,), (3, 5), (2, 3, 4))
+#: SHAPES plus a last axis one past a block boundary (``helpers.strategies.BOUNDARY_SIZES``):
+#: for the cheap data-movement ops, where a vector tail goes wrong.
+BOUNDARY_SHAPES = SHAPES + ((3, hh.BOUNDARY_SIZES[-7]),)
+ALL = [d.name for d in dh.TRANSFER_DTYPES]
+FLOATS = [d.name for d in dh.FLOATS]
+FP8 = [d.name for d in dh.FP8]
+FP = FLOATS + FP8
+NUMERIC = [d.name for d in dh.INTS + dh.UINTS] + FLOATS + [d.name for d in dh.COMPLEX]
+#: (exponent bits, mantissa bits) of reduce_precision: float16's, bfloat16's, fp8 e4m3's
+#: and e5m2's, and widths no dtype has.
+REDUCED_FORMATS = ((5, 10), (8, 7), (4, 3), (5, 2), (6, 4), (3, 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class OpCase:
+    """One generated test: ``op`` (the spec name), ``variant``, ``dtypes`` (dtype names),
+    ``inputs(data, dt) -> [arrays]``, ``program(args) -> StableHLO text or a jax
+    function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
+    ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
+    ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
+    (applied to results and references before comparing: the part the spec defines)."""
+
+    op: str
+    variant: str
+    dtypes: tuple[str, ...]
+    inputs: Callable[[Any, dh.DType], list[np.ndarray]]
+    program: Callable[[list[np.ndarray]], Any]
+    reference: Callable[[list[np.ndarray]], list[np.ndarray]]
+    tolerance: str = EXACT
+    rtol_factor: float = 1.0
+    outputs: int = 1
+    nan_payloads: bool = True
+    view: Callable[[np.ndarray], np.ndarray] = np.asarray
+
+    @property
+    def id(self) -> str:
+        return f"{self.op}-{self.variant}"
+
+
+def _arrays(n: int, *, low: float = -1e3, high: float = 1e3, shapes=SHAPES,
+            bits: bool = False):
+    """``inputs`` of ``n`` arrays of one drawn shape (bit patterns when ``bits``)."""
+    def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
+        shape = data.draw(st.sampled_from(shapes), label="shape")
+        if dt.kind == "float":  # within the dtype's range (fp8: +-448 and less)
+            top = float(ml_dtypes.finfo(dt.dtype).max) / 2
+            lo, hi = max(low, -top), min(high, top)
+        else:
+            lo, hi = low, high
+        strategy = hh.bit_patterns(dt, shape) if bits and dt.kind in ("float", "complex") \
+            else hh.finite_arrays(dt, shape, min_value=lo if dt.kind in ("float", "complex")
+                                  else None, max_value=hi if dt.kind in ("float", "complex")
+                                  else None)
+        return [data.draw(strategy, label=f"x{i}") for i in range(n)]
+    return draw
+
+
+def _reduce_precision(exponent: int, mantissa: int) -> OpCase:
+    wider = [d for d in FLOATS if ml_dtypes.finfo(dh.BY_NAME[d].dtype).nmant >= mantissa]
+
+    def inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+        """Values in the dtype's range, scaled by a drawn power of two so that the format's
+        overflow, normal and underflow (subnormal of the format: flushed) ranges all occur."""
+        bound = min(3e5, float(ml_dtypes.finfo(dt.dtype).max) / 2)
+        x = _arrays(1, low=-bound, high=bound)(data, dt)[0]
+        scale = 2.0 ** data.draw(st.integers(-40, 0), label="log2 scale")
+        return [(x.astype(np.float64) * scale).astype(dt.dtype)]
+    return OpCase("reduce_precision", f"e{exponent}m{mantissa}", tuple(wider), inputs,
+                  lambda args: (lambda x: lax.reduce_precision(x, exponent, mantissa)),
+                  lambda args: [float_formats.reduce_precision(args[0], exponent, mantissa)])
+
+
+def _sigmoid(args):
+    x = args[0]
+    wide = x.astype(dh.reference_dtype(dh.BY_NAME[x.dtype.name]))
+    return [(1.0 / (1.0 + np.exp(-wide))).astype(x.dtype)]
+
+
+def _spd(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    """A symmetric/Hermitian positive definite n x n matrix: B B^H + n I."""
+    n = data.draw(st.sampled_from((1, 3, 8)), label="n")
+    b = data.draw(hh.finite_arrays(dt, (n, n), min_value=-1, max_value=1), label="b")
+    wide = b.astype(dh.reference_dtype(dt))
+    return [(wide @ wide.conj().T + n * np.eye(n)).astype(dt.dtype)]
+
+
+def _lower_and_rhs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    """A well-conditioned lower-triangular n x n matrix (unit-dominant diagonal) and b."""
+    n = data.draw(st.sampled_from((1, 4, 9)), label="n")
+    a = data.draw(hh.finite_arrays(dt, (n, n), min_value=-0.5, max_value=0.5), label="a")
+    a = np.tril(a) + (n * np.eye(n)).astype(dt.dtype)
+    b = data.draw(hh.finite_arrays(dt, (n, 2), min_value=-10, max_value=10), label="b")
+    return [a.astype(dt.dtype), b]
+
+
+def _batch_inputs(kind: str):
+    def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
+        shape = data.draw(st.sampled_from(((4, 3), (2, 5, 4))), label="shape")
+        f = shape[-1]
+        x = data.draw(hh.finite_arrays(dt, shape, min_value=-4, max_value=4), label="x")
+        vec = [data.draw(hh.finite_arrays(dt, (f,), min_value=lo, max_value=hi), label=n)
+               for n, lo, hi in {"inference": [("scale", -2, 2), ("offset", -2, 2),
+                                               ("mean", -1, 1), ("variance", 0.5, 2)],
+                                 "training": [("scale", -2, 2), ("offset", -2, 2)],
+                                 "grad": [("scale", -2, 2), ("mean", -1, 1),
+                                          ("variance", 0.5, 2)]}[kind]]
+        extra = [data.draw(hh.finite_arrays(dt, shape, min_value=-2, max_value=2),
+                           label="grad_output")] if kind == "grad" else []
+        return [x, *vec, *extra]
+    return draw
+
+
+#: batch_norm's epsilon: an f32 attribute, so the reference uses its float32 value.
+EPSILON = 1e-3
+
+
+def batch_norm_reference(kind: str, args: list[np.ndarray], epsilon: float = EPSILON
+                         ) -> list[np.ndarray]:
+    """NumPy batch_norm_<kind> over all dimensions but the last (float64, cast back);
+    ``epsilon`` is rounded to float32 as the op's attribute is."""
+    dtype = args[0].dtype
+    epsilon = float(np.float32(epsilon))
+    w = [a.astype(np.float64) for a in args]
+    axes = tuple(range(w[0].ndim - 1))
+    if kind == "inference":
+        x, scale, offset, mean, var = w
+        return [((x - mean) / np.sqrt(var + epsilon) * scale + offset).astype(dtype)]
+    if kind == "training":
+        x, scale, offset = w
+        mean, var = x.mean(axis=axes), x.var(axis=axes)
+        return [((x - mean) / np.sqrt(var + epsilon) * scale + offset).astype(dtype),
+                mean.astype(dtype), var.astype(dtype)]
+    x, scale, mean, var, dy = w
+    n = np.prod([x.shape[a] for a in axes])
+    inv = 1.0 / np.sqrt(var + epsilon)
+    xhat = (x - mean) * inv
+    d_scale = (dy * xhat).sum(axis=axes)
+    d_offset = dy.sum(axis=axes)
+    dx = scale * inv / n * (n * dy - d_offset - xhat * d_scale)
+    return [dx.astype(dtype), d_scale.astype(dtype), d_offset.astype(dtype)]
+
+
+def _batch_norm(kind: str) -> OpCase:
+    return OpCase(f"batch_norm_{kind}", "last-feature", tuple(FLOATS), _batch_inputs(kind),
+                  lambda args: text.batch_norm(kind, *args, epsilon=EPSILON),
+                  lambda args: batch_norm_reference(kind, args), APPROX, 64.0,
+                  outputs=1 if kind == "inference" else 3)
+
+
+def select_and_scatter_reference(operand: np.ndarray, source: np.ndarray,
+                                 window: tuple[int, int]) -> np.ndarray:
+    """Each window's first maximum (row-major) receives its source value, summed."""
+    out = np.zeros(operand.shape, dtype=np.result_type(source.dtype))
+    for i in range(source.shape[0]):
+        for j in range(source.shape[1]):
+            block = operand[i:i + window[0], j:j + window[1]]
+            r, c = np.unravel_index(np.argmax(block), block.shape)
+            out[i + r, j + c] += source[i, j]
+    return out.astype(operand.dtype)
+
+
+def _sas_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    shape = data.draw(st.sampled_from(((4, 4), (3, 6))), label="shape")
+    operand = data.draw(hh.finite_arrays(dt, shape, min_value=-8, max_value=8), label="operand")
+    source = data.draw(hh.finite_arrays(dt, (shape[0] - 1, shape[1] - 1), min_value=-8,
+                                        max_value=8), label="source")
+    return [operand, source]
+
+
+def _if_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    pred = np.array(data.draw(st.booleans(), label="pred"))
+    return [pred, *_arrays(2)(data, dt)]
+
+
+def _add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x + y`` as StableHLO adds: bool as logical or, integers wrapping, floats rounded
+    once to the dtype (ml_dtypes computes narrow floats in float32)."""
+    if x.dtype == np.bool_:
+        return x | y
+    with np.errstate(over="ignore"):
+        return np.add(x, y, dtype=x.dtype)
+
+
+def _ends(x: np.ndarray) -> tuple[int, ...]:
+    """The first and last dimensions of ``x`` (one for a 1-d array)."""
+    return tuple(sorted({0, x.ndim - 1}))
+
+
+def _cases() -> list[OpCase]:
+    reverse = OpCase("reverse", "dims-0-last", tuple(ALL),
+                     _arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
+                     lambda args: (lambda x: lax.rev(x, _ends(x))),
+                     lambda args: [np.flip(args[0], _ends(args[0])).copy()])
+    return [
+        *[_reduce_precision(e, m) for e, m in REDUCED_FORMATS],
+        reverse,
+        OpCase("is_finite", "bits", tuple(FP), _arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
+               lambda args: (lambda x: lax.is_finite(x)),
+               lambda args: [np.isfinite(args[0].astype(np.float64))]),
+        OpCase("logistic", "text", tuple(FLOATS), _arrays(1, low=-30, high=30),
+               lambda args: text.unary("logistic", args[0]), _sigmoid, APPROX, 4.0),
+        OpCase("optimization_barrier", "identity", tuple(ALL), _arrays(1, bits=True),
+               lambda args: (lambda x: lax.optimization_barrier(x)),
+               lambda args: [args[0]]),
+        OpCase("map", "add", tuple(NUMERIC + FP8 + ["bool"]), _arrays(2),
+               lambda args: text.map_add(*args),
+               lambda args: [_add(*args)], nan_payloads=False),
+        OpCase("tuple", "get_tuple_element", tuple(ALL), _arrays(2, bits=True),
+               lambda args: text.tuple_second(*args), lambda args: [args[1], args[0]],
+               outputs=2),
+        OpCase("if", "after_all-barrier", tuple(ALL), _if_inputs,
+               lambda args: text.if_select(*args),
+               lambda args: [args[1] if bool(args[0]) else args[2]]),
+        OpCase("select_and_scatter", "max-add-2x2", tuple(
+            [d.name for d in dh.INTS + dh.UINTS] + FLOATS), _sas_inputs,
+            lambda args: text.select_and_scatter_max_add(*args, (2, 2)),
+            lambda args: [select_and_scatter_reference(*args, (2, 2))], APPROX, 1.0),
+        OpCase("cholesky", "lower", ("float32", "float64", "complex64", "complex128"), _spd,
+               lambda args: text.cholesky(args[0]),
+               lambda args: [np.linalg.cholesky(args[0].astype(
+                   dh.reference_dtype(dh.BY_NAME[args[0].dtype.name]))).astype(args[0].dtype)],
+               APPROX, 64.0, view=np.tril),  # the upper triangle is implementation-defined
+        OpCase("triangular_solve", "left-lower", ("float32", "float64", "complex64",
+                                                  "complex128"), _lower_and_rhs,
+               lambda args: text.triangular_solve(*args),
+               lambda args: [np.linalg.solve(*(a.astype(dh.reference_dtype(
+                   dh.BY_NAME[a.dtype.name])) for a in args)).astype(args[1].dtype)],
+               APPROX, 64.0),
+        *[_batch_norm(k) for k in ("inference", "training", "grad")],
+    ]
+
+
+CASES: list[OpCase] = _cases()

@@ -1,0 +1,127 @@
+"""Area stablehlo_ops: spec ops generated from ``programs.stablehlo_catalog``, two oracles.
+
+Every case of :data:`conformance.programs.stablehlo_catalog.CASES` runs in every dtype
+it lists, on every device at once (one SPMD executable, replicated inputs). Each result
+is checked against the case's NumPy/ml_dtypes/SciPy reference; the StableHLO reference
+interpreter (:mod:`conformance.programs.interpreter`) evaluates the same module on the
+same inputs and must agree with that reference, or the test raises
+``OracleDisagreement`` (a suite defect, status ``fail_error``). A capability dtype the
+platform declines cleanly at compile is ``not_supported``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import sharding_helpers as shh
+from conformance.helpers.reproduction import reproduction
+from conformance.programs import cache as programs
+from conformance.programs import coverage, interpreter, rng_and_ids, sharded
+from conformance.programs import stablehlo_catalog as catalog
+
+PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
+                       marks=capabilities.param(dh.BY_NAME[d]).marks)
+          for case in catalog.CASES for d in case.dtypes]
+
+
+def comparison(case: catalog.OpCase, dt: dh.DType):
+    """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
+    and integer/bool dtypes, else within ``rtol_factor`` times the dtype's rtol (absolute
+    part scaled by the largest reference magnitude)."""
+    def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
+        got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
+        if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
+            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
+            return
+        rtol = case.rtol_factor * dh.tolerance(dt)
+        scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
+        ph.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, call=call)
+    return compare
+
+
+@pytest.mark.parametrize("case, dt", PARAMS)
+@given(data=st.data())
+def test_op(program_cache, case: catalog.OpCase, dt: dh.DType, data) -> None:
+    args = case.inputs(data, dt)
+    call = f"{case.op} ({case.variant}) in {dt.name}"
+    results, text = programs.run_everywhere(
+        program_cache, f"stablehlo_ops_{case.op}", case.program(args), args, dt, call,
+        n_outputs=case.outputs)
+    per_output = results if case.outputs > 1 else [results]
+    expected = case.reference(args)
+    compare = comparison(case, dt)
+    with reproduction(call, program=text, inputs=args):
+        interpreter.check_oracles(text, args, expected, compare, call=call)
+        for i, (per_device, want) in enumerate(zip(per_output, expected)):
+            for device, got in per_device:
+                compare(got, want, f"{call}: result {i} on {device}")
+
+
+RNG_ALGORITHMS = ("DEFAULT", "THREE_FRY", "PHILOX")
+RNG_DTYPES = [dh.BY_NAME[n] for n in ("uint8", "uint16", "uint32", "uint64")]
+
+
+@pytest.mark.parametrize("dt", RNG_DTYPES, ids=str)
+@pytest.mark.parametrize("algorithm", RNG_ALGORITHMS)
+@given(data=st.data())
+def test_rng_bit_generator(program_cache, algorithm: str, dt: dh.DType, data) -> None:
+    """The spec leaves each algorithm's variant implementation-defined, so no bit-exact
+    reference: the output is a deterministic function of the state (every device, two
+    states), the state advances, and the bits are balanced (within 6 sigma)."""
+    state = np.array([data.draw(st.integers(0, 2**64 - 1), label=f"s{i}") for i in (0, 1)],
+                     np.uint64)
+    other = state ^ np.array([0, 1], np.uint64)  # the counter word, one bit flipped
+    results = {}
+    for name, s in (("state", state), ("other", other), ("again", state.copy())):
+        call = f"rng_bit_generator({algorithm}) -> {dt.name}[64, 64] from {name}"
+        (new_states, bits), text = programs.run_everywhere(
+            program_cache, f"stablehlo_ops_rng_{algorithm}", rng_and_ids.rng_program(algorithm, dt),
+            [s], dt, call, n_outputs=2)
+        results[name] = (new_states, bits)
+    first_state, first_bits = results["state"][0][0][1], results["state"][1][0][1]
+    with reproduction(f"rng_bit_generator({algorithm}) -> {dt.name}", program=text,
+                      inputs=[state]):
+        ph.assert_shape(first_bits.shape, (64, 64), call="output")
+        ph.assert_dtype(first_bits.dtype, dt.dtype, call="output")
+        for new_states, bits in (results["state"], results["again"]):
+            for (device, s), (_, b) in zip(new_states, bits):
+                ph.assert_bitwise_equal(s, first_state, call=f"output_state on {device}")
+                ph.assert_bitwise_equal(b, first_bits, call=f"output on {device}")
+        assert not np.array_equal(first_state, state), "output_state equals initial_state"
+        ones = rng_and_ids.fraction_of_ones(first_bits)
+        sigma = 0.5 / np.sqrt(first_bits.size * dt.dtype.itemsize * 8)
+        assert abs(ones - 0.5) <= 6 * sigma, f"fraction of one bits {ones:.5f}, 6 sigma {sigma:.5f}"
+        differing = rng_and_ids.fraction_of_ones(first_bits ^ results["other"][1][0][1])
+        assert differing >= 0.25, f"another state changed only {differing:.3f} of the bits"
+
+
+@pytest.mark.capability("multi_device")
+def test_partition_and_replica_id(program_cache, client, xc, two_devices) -> None:
+    """``partition_id`` (jax's axis_index in a shard_map) is each device's position in the
+    mesh; ``replica_id`` (the same module with the op swapped) is 0 on every device of a
+    one-replica, N-partition program (the runtime's default compile options)."""
+    n = len(two_devices)
+    x = np.arange(2 * n, dtype=np.int32) * 10
+    want_partition = x + np.repeat(np.arange(n, dtype=np.int32), 2)
+    runner = sharded.ShardedRunner(client, xc, cache=program_cache)
+    fn, sharding = rng_and_ids.partition_id_program(two_devices)
+    out, problem, text, _ = runner.run("stablehlo_ops_partition_id", fn, [x], [sharding],
+                                       sharding, x.shape)
+    with reproduction("partition_id in a shard_map", program=text, inputs=[x]):
+        assert not problem, problem
+        ph.assert_bitwise_equal(out, want_partition, call="partition_id")
+    replica_text = rng_and_ids.as_replica_id(text)
+    exe, _ = program_cache.load("stablehlo_ops_replica_id", replica_text, [x], two_devices)
+    arrays = [shh.put_sharded(x, sharding, xc=xc)]
+    per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
+    coverage.note_executed(replica_text)
+    out, problem = sharded.assemble(per_output[0], sharding, x.shape)
+    with reproduction("replica_id in a shard_map", program=replica_text, inputs=[x]):
+        assert not problem, problem
+        ph.assert_bitwise_equal(out, x, call="replica_id (one replica)")

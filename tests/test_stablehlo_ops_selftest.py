@@ -1,0 +1,159 @@
+"""Self-tests of the op coverage matrix, the spec op list, the second oracle and the
+generated stablehlo_ops area (issue 18)."""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+from jax import lax
+
+from conformance.certification import coverage_md
+from conformance.helpers import float_formats
+from conformance.programs import cache as programs
+from conformance.programs import coverage, interpreter, mlir_ops, spec_ops_extract
+from conformance.programs import stablehlo_catalog as catalog
+from conformance.programs import stablehlo_text as text
+from conformance.session import outcomes
+
+ISSUE_MISSING = ("reduce_precision", "reverse", "select_and_scatter", "rng_bit_generator",
+                 "is_finite", "optimization_barrier", "partition_id", "replica_id",
+                 "batch_norm_training", "batch_norm_inference", "batch_norm_grad", "map",
+                 "tuple", "get_tuple_element", "if", "after_all", "infeed", "outfeed", "send",
+                 "recv", "cholesky", "triangular_solve", "logistic")
+
+
+def test_spec_op_list_is_data_with_its_source():
+    spec = mlir_ops.spec()
+    names = [op["name"] for op in spec["ops"]]
+    assert len(names) == len(set(names)) >= 95
+    assert set(ISSUE_MISSING) <= set(names)
+    assert re.fullmatch(r"[0-9a-f]{40}", spec["source"]["commit"])
+    known = {t for group in spec["groups"].values() for t in group} | {"token"}
+    for op in spec["ops"]:
+        assert op["element_types"] and set(op["element_types"]) <= known, op
+
+
+def test_extractor_reads_element_types_from_the_type_column():
+    spec = ("\n## Ops\n\n### is_finite\n\n#### Inputs\n\n| Label | Name | Type |\n|---|---|---|\n"
+            "| (I1) | `x` | tensor of floating-point type |\n\n#### Outputs\n\n| Name | Type |\n"
+            "|---|---|\n| `y` | tensor of boolean type |\n\n### popcnt\n\n#### Inputs\n\n"
+            "| Label | Name | Type |\n|---|---|---|\n| (I1) | `operand` | tensor of integer type |"
+            "\n\n## Execution\n")
+    ops = {op["name"]: op for op in spec_ops_extract.extract(spec)}
+    assert ops["is_finite"]["element_types"] == spec_ops_extract.GROUPS["float"]
+    assert "float32" not in ops["popcnt"]["element_types"]
+    assert "uint4" in ops["popcnt"]["element_types"]
+    with pytest.raises(ValueError, match="spec_text"):
+        spec_ops_extract.extract("no sections")
+
+
+def test_ops_of_walks_the_module_for_ops_and_element_types():
+    module = programs.lower(lambda p, x, y: lax.select(p, lax.reduce_precision(x, 4, 3), y),
+                            [((3,), "bool"), ((3,), "bfloat16"), ((3,), "bfloat16")], "cpu")
+    found = mlir_ops.ops_of(module)
+    assert ("reduce_precision", "bfloat16") in found
+    assert ("select", "bfloat16") in found  # typed by its second operand, not the predicate
+    assert not any(op.startswith(("func", "builtin")) for op, _ in found)
+    with pytest.raises(ValueError, match="module_text"):
+        mlir_ops.ops_of("module { not mlir")
+
+
+def test_coverage_counts_compared_only_after_a_comparison():
+    module = programs.lower(lambda x: lax.rev(x, (0,)), [((4,), "int8")], "cpu")
+    coverage.reset()
+    coverage.note_executed(module)
+    assert coverage.take("pass")["reverse"]["int8"] == [1, 1, 1]
+    coverage.note_executed(module)
+    assert coverage.take("skipped")["reverse"]["int8"] == [1, 1, 0]
+    coverage.note_compiled(module)
+    assert coverage.take("pass")["reverse"]["int8"] == [1, 0, 0]  # never executed
+    assert coverage.take("pass") == {}  # take() resets
+
+
+def test_coverage_matrix_counts_tests_and_lists_gaps_with_reasons():
+    matrix: dict = {}
+    coverage.add(matrix, {"reverse": {"int8": [1, 1, 1]}, "cholesky": {"float32": [1, 0, 0]}})
+    coverage.add(matrix, {"reverse": {"int8": [1, 1, 0]}})
+    assert matrix["reverse"]["int8"] == {"compiled": 2, "executed": 2, "compared": 1}
+    reasons = {g["op"]: g["reason"] for g in coverage.gaps(matrix, {"if": "not_supported: x"})}
+    assert "reverse" not in reasons
+    assert reasons["cholesky"] == "compiled but never executed by a test"
+    assert reasons["if"].startswith("not compilable on this platform")
+    assert reasons["dynamic_iota"].startswith("not lowered by jax")
+    assert reasons["infeed"].startswith("not lowered by jax")
+    assert reasons["replica_id"] == "not tested yet"  # nothing in matrix, no reason listed
+    section = coverage.section(matrix)
+    assert section["coverage_summary"]["spec_ops_compared"] == 1
+    assert "| reverse | int8 |" in "\n".join(coverage_md.markdown(section))
+    with pytest.raises(ValueError, match="compiled, executed"):
+        coverage.add(matrix, {"reverse": {"int8": [1]}})
+
+
+def test_interpreter_agrees_with_numpy_and_a_wrong_reference_is_a_suite_defect():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    module = programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
+
+    def exact(got, want, call):
+        np.testing.assert_array_equal(got, want, err_msg=call)
+    got = interpreter.check_oracles(module, [x], [x[::-1, ::-1]], exact, call="rev")
+    assert np.array_equal(got[0], x[::-1, ::-1])
+    with pytest.raises(interpreter.OracleDisagreement, match="suite defect"):
+        interpreter.check_oracles(module, [x], [x[::-1]], exact, call="rev")
+    err = interpreter.OracleDisagreement("x")
+    assert outcomes.status(err, when="call", outcome="failed") == "fail_error"
+    assert err.attribution == "suite"
+
+
+def test_interpreter_declines_what_it_cannot_evaluate():
+    spd = np.eye(3, dtype=np.float32) * 2
+    assert interpreter.evaluate(text.cholesky(spd), [spd]) is None  # would abort the process
+    bf = np.ones(3, ml_dtypes.bfloat16)
+    assert interpreter.evaluate(text.unary("logistic", bf), [bf]) is None
+
+
+def test_catalog_references_on_known_properties():
+    operand = np.array([[1, 5, 2], [5, 0, 3]], np.int32)  # a tie of maxima: 5 and 5
+    source = np.array([[10, 20]], np.int32)
+    out = catalog.select_and_scatter_reference(operand, source, (2, 2))
+    assert out[0, 1] == 30 and out.sum() == 30  # both windows pick the first 5
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(64, 3))
+    y, mean, var = catalog.batch_norm_reference(
+        "training", [x, np.ones(3), np.zeros(3)], epsilon=0.0)
+    np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(y.var(axis=0), 1, rtol=1e-9)
+    assert {c.op for c in catalog.CASES} >= {"reduce_precision", "reverse", "cholesky",
+                                              "triangular_solve", "batch_norm_grad", "map"}
+
+
+def test_broken_reduce_precision_fails_and_coverage_is_in_the_report(run_suite):
+    result, doc = run_suite("hlo-reduce-precision-toward-zero", "-k",
+                            "test_op and reduce_precision-e5m10-float32")
+    assert doc is not None, result.stdout.str()[-2000:]
+    statuses = {r["status"] for r in doc["results"] if "reduce_precision" in r["nodeid"]}
+    assert statuses == {"fail_wrong_result"}, statuses
+    cell = doc["coverage"]["reduce_precision"]["float32"]
+    assert cell["compiled"] >= 1 and cell["compared"] >= 1
+    assert "is_finite" in {g["op"] for g in doc["coverage_gaps"]}
+
+
+def test_reduce_precision_reference_follows_the_spec_rule():
+    rng = np.random.default_rng(1)
+    normal = (rng.uniform(-6e4, 6e4, 4096) * 2.0 ** rng.integers(-14, 0, 4096)).astype(
+        np.float32)
+    normal = normal[np.abs(normal) >= np.finfo(np.float16).tiny]
+    got = float_formats.reduce_precision(normal, 5, 10)
+    np.testing.assert_array_equal(got, normal.astype(np.float16).astype(np.float32))
+    bf = float_formats.reduce_precision(normal.astype(np.float64), 8, 7)
+    np.testing.assert_array_equal(bf, normal.astype(ml_dtypes.bfloat16).astype(np.float64))
+    edge = np.array([2e-6, -2e-6, 7e4, -7e4, np.nan, np.inf], np.float32)
+    out = float_formats.reduce_precision(edge, 5, 10)  # float16's subnormals flush to zero
+    assert out[0] == 0 and not np.signbit(out[0]) and np.signbit(out[1]) and out[1] == 0
+    assert out[2] == np.inf and out[3] == -np.inf and np.isnan(out[4]) and out[5] == np.inf
+    with pytest.raises(TypeError, match="'x'"):
+        float_formats.reduce_precision(np.zeros(2, np.int32), 5, 10)
+    with pytest.raises(ValueError, match="exponent_bits"):
+        float_formats.reduce_precision(np.zeros(2, np.float32), 0, 10)
