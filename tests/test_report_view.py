@@ -113,3 +113,21 @@ def test_markdown_groups_failures():
     assert "#### JAXLIB-0: donated buffer use segfaults (3)" in section
     assert "attribution: framework" in section and "/home/alice" not in text
     assert text.startswith("# PJRT conformance report: cuda (client reports gpu)")
+
+
+def test_html_and_markdown_show_the_op_coverage_matrix_and_its_gaps():
+    from conformance.certification import coverage_md
+    from conformance.programs import coverage
+
+    d = report_docs.doc()
+    assert "Op coverage" not in report_html.render(d)  # no coverage keys: no section
+    matrix: dict = {}
+    coverage.add(matrix, {"reverse": {"int8": [1, 1, 1], "float32": [1, 1, 0]}})
+    d.update(coverage.section(matrix))
+    page = report_html.render(d)
+    assert "Op coverage" in page and "<code>reverse</code>" in page
+    summary = d["coverage_summary"]
+    assert f"<b>{summary['spec_ops_compared']}/{summary['spec_ops']}</b>" in page
+    gaps = [g["op"] for g in d["coverage_gaps"]]
+    assert gaps and f"<code>{gaps[0]}</code>" in page
+    assert "| reverse | int8 | float32 |" in "\n".join(coverage_md.markdown(d))
