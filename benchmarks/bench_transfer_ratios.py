@@ -1,0 +1,128 @@
+"""Every host<->device transfer path as a ratio to numpy allocate+copy (issue 20 part 5).
+
+The reference is ``np.empty_like(a)`` + ``np.copyto`` of the same host array: the
+ceiling for any transfer that has to allocate and copy. Each path and the
+reference run interleaved in one process (``REPS`` rounds, medians), so a loaded
+or slow machine moves both. ``track_ratio`` is ``reference time / path time``:
+1.0 is numpy speed, the target is >= 0.9; an aliasing path (ZERO_COPY on an
+aligned array, ``np.asarray`` of a CPU array) is far above 1.
+
+    python -m benchmarks.bench_transfer_ratios [MiB ...]   # all paths side by side
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks import backend
+from runtime.xla_client import HostBufferSemantics
+
+SIZES_MIB = [64, 256]
+REPS = 7
+_SEMANTICS = {"zero_copy": "ZERO_COPY", "during_call": "IMMUTABLE_ONLY_DURING_CALL",
+              "until_done": "IMMUTABLE_UNTIL_TRANSFER_COMPLETES"}
+PATHS = ([f"h2d_{s}{fc}_{al}" for s in _SEMANTICS for fc in ("", "_force_copy")
+          for al in ("unaligned", "aligned")]
+         + ["d2h_np_asarray", "d2h_np_array_copy", "d2h_copy_to_host_async_asarray"])
+
+
+def host_array(nbytes: int, aligned: bool) -> np.ndarray:
+    """float32 host data of ``nbytes``: numpy's own allocation (16 bytes past a page on
+    glibc, so not 64-byte aligned) or a slice of it that starts on a 64-byte line."""
+    if not aligned:
+        a = np.ones(nbytes // 4, np.float32)
+        if a.ctypes.data % 64 == 0:  # an allocator that aligns: shift by one element
+            a = np.ones(nbytes // 4 + 1, np.float32)[1:]
+        return a
+    raw = np.ones(nbytes // 4 + 16, np.float32)
+    start = (-raw.ctypes.data) % 64 // 4
+    return raw[start:start + nbytes // 4]
+
+
+def path_function(path: str, nbytes: int) -> Callable[[], Any]:
+    """A no-argument callable doing one transfer of ``path`` (a name in PATHS) of
+    ``nbytes``, waiting until it is done. Raises ValueError for an unknown path."""
+    if path not in PATHS:
+        raise ValueError(f"path: expected one of {PATHS}, got {path!r}")
+    client, dev = backend.client(), backend.device()
+    if path.startswith("h2d_"):
+        host = host_array(nbytes, path.endswith("_aligned"))
+        sem = getattr(HostBufferSemantics, next(v for k, v in _SEMANTICS.items()
+                                                if path.startswith(f"h2d_{k}")))
+        force = "_force_copy" in path
+        return lambda: client.buffer_from_pyval(host, dev, force_copy=force,
+                                                host_buffer_semantics=sem).block_until_ready()
+    arr = backend.put(host_array(nbytes, False)).block_until_ready()
+    if path == "d2h_np_asarray":
+        return lambda: np.asarray(arr)
+    if path == "d2h_np_array_copy":
+        return lambda: np.array(arr, copy=True)
+
+    def async_then_asarray() -> np.ndarray:
+        arr.copy_to_host_async()
+        return np.asarray(arr)
+    return async_then_asarray
+
+
+def numpy_alloc_copy(nbytes: int) -> Callable[[], np.ndarray]:
+    """The reference: allocate like a numpy-allocated (unaligned) array and copy it."""
+    a = host_array(nbytes, False)
+
+    def ref() -> np.ndarray:
+        out = np.empty_like(a)
+        np.copyto(out, a)
+        return out
+    return ref
+
+
+def side_by_side(functions: dict[str, Callable[[], Any]], reps: int = REPS) -> dict[str, float]:
+    """Median seconds of each callable, run interleaved ``reps`` rounds; each result is
+    dropped before the next call (so memory is returned as a caller would)."""
+    if reps < 1:
+        raise ValueError(f"reps: expected >= 1, got {reps}")
+    times: dict[str, list[float]] = {k: [] for k in functions}
+    for _ in range(reps):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            result = fn()
+            times[name].append(time.perf_counter() - start)
+            del result
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def ratios(nbytes: int, paths: list[str] = PATHS, reps: int = REPS) -> dict[str, float]:
+    """numpy allocate+copy time / path time for each of ``paths`` at ``nbytes``."""
+    fns = {"ref": numpy_alloc_copy(nbytes), **{p: path_function(p, nbytes) for p in paths}}
+    med = side_by_side(fns, reps)
+    return {p: med["ref"] / med[p] for p in paths}
+
+
+class TransferRatio:
+    """Each transfer path at 64 and 256 MiB: ratio to numpy allocate+copy (>= 0.9 wanted)."""
+
+    params = ([m << 20 for m in SIZES_MIB], PATHS)
+    param_names = ["nbytes", "path"]
+    timeout = 600
+
+    def setup(self, nbytes, path):
+        backend.require_memory(nbytes, copies=6)
+        self.ref = numpy_alloc_copy(nbytes)
+        self.fn = path_function(path, nbytes)
+
+    def track_ratio_to_numpy_alloc_copy(self, nbytes, path):
+        med = side_by_side({"ref": self.ref, "path": self.fn})
+        return med["ref"] / med["path"]
+
+    track_ratio_to_numpy_alloc_copy.unit = "x numpy allocate+copy"
+
+
+if __name__ == "__main__":
+    for mib in [int(m) for m in sys.argv[1:]] or SIZES_MIB:
+        for p, r in ratios(mib << 20).items():
+            print(f"{mib:4d} MiB  {p:40s} {r:6.2f}x numpy allocate+copy")
