@@ -1,9 +1,9 @@
 """Every host<->device transfer path as a ratio to numpy allocate+copy (issue 20 part 5).
 
 The reference is ``np.empty_like(a)`` + ``np.copyto`` of the same host array: the
-ceiling for any transfer that has to allocate and copy. Each path and the
-reference run interleaved in one process (``REPS`` rounds, medians), so a loaded
-or slow machine moves both. ``track_ratio`` is ``reference time / path time``:
+ceiling for any transfer that has to allocate and copy. Each path runs right after
+its own run of the reference, in one process, ``REPS`` rounds; the ratio is the
+median of those paired ratios, so a loaded or slow machine moves both. ``track_ratio`` is ``reference time / path time``:
 1.0 is numpy speed, the target is >= 0.9; an aliasing path (ZERO_COPY on an
 aligned array, ``np.asarray`` of a CPU array) is far above 1.
 
@@ -81,26 +81,32 @@ def numpy_alloc_copy(nbytes: int) -> Callable[[], np.ndarray]:
     return ref
 
 
-def side_by_side(functions: dict[str, Callable[[], Any]], reps: int = REPS) -> dict[str, float]:
-    """Median seconds of each callable, run interleaved ``reps`` rounds; each result is
-    dropped before the next call (so memory is returned as a caller would)."""
+def _seconds(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - start
+    del result  # memory goes back as a caller's would, outside the timing
+    return elapsed
+
+
+def paired_ratios(ref: Callable[[], Any], functions: dict[str, Callable[[], Any]],
+                  reps: int = REPS) -> dict[str, float]:
+    """Median over ``reps`` rounds of ``ref`` time / function time, each function timed
+    right after its own run of ``ref`` (so load that drifts over a round cancels)."""
     if reps < 1:
         raise ValueError(f"reps: expected >= 1, got {reps}")
-    times: dict[str, list[float]] = {k: [] for k in functions}
+    got: dict[str, list[float]] = {k: [] for k in functions}
     for _ in range(reps):
         for name, fn in functions.items():
-            start = time.perf_counter()
-            result = fn()
-            times[name].append(time.perf_counter() - start)
-            del result
-    return {k: statistics.median(v) for k, v in times.items()}
+            t_ref = _seconds(ref)
+            got[name].append(t_ref / _seconds(fn))
+    return {k: statistics.median(v) for k, v in got.items()}
 
 
 def ratios(nbytes: int, paths: list[str] = PATHS, reps: int = REPS) -> dict[str, float]:
     """numpy allocate+copy time / path time for each of ``paths`` at ``nbytes``."""
-    fns = {"ref": numpy_alloc_copy(nbytes), **{p: path_function(p, nbytes) for p in paths}}
-    med = side_by_side(fns, reps)
-    return {p: med["ref"] / med[p] for p in paths}
+    return paired_ratios(numpy_alloc_copy(nbytes),
+                         {p: path_function(p, nbytes) for p in paths}, reps)
 
 
 class TransferRatio:
@@ -116,8 +122,7 @@ class TransferRatio:
         self.fn = path_function(path, nbytes)
 
     def track_ratio_to_numpy_alloc_copy(self, nbytes, path):
-        med = side_by_side({"ref": self.ref, "path": self.fn})
-        return med["ref"] / med["path"]
+        return paired_ratios(self.ref, {"path": self.fn})["path"]
 
     track_ratio_to_numpy_alloc_copy.unit = "x numpy allocate+copy"
 

@@ -99,7 +99,7 @@ def test_ratio_benchmark_measures_every_path_side_by_side():
 
 @pytest.mark.parametrize("call, arg", [
     (lambda: ratios_bench.path_function("h2d_bogus", MIB), "path"),
-    (lambda: ratios_bench.side_by_side({"f": lambda: None}, reps=0), "reps"),
+    (lambda: ratios_bench.paired_ratios(lambda: None, {"f": lambda: None}, reps=0), "reps"),
 ])
 def test_ratio_benchmark_rejects_bad_arguments(call, arg):
     with pytest.raises(ValueError, match=arg):
