@@ -1,7 +1,7 @@
 """The CPU staging path of ``buffer_from_pyval`` (issue 20 part 5): which requests are
 staged, that a staged copy is exact and never aliases the caller's array, and that
 the ratio benchmark runs. No timing is asserted here: performance claims come from
-``benchmarks/bench_transfer_ratios.py``."""
+``benchmarks/transfer_paths.py``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from benchmarks import bench_transfer_ratios as ratios_bench
+from benchmarks import transfer_paths as ratios_bench
 from runtime import _transfer, xla_client
 from runtime.xla_client import HostBufferSemantics as Sem
 
@@ -70,7 +70,7 @@ def test_unaligned_zero_copy_is_staged_only_on_the_builtin_cpu_client(cpu):
 def test_staged_copy_is_exact_aligned_and_private(monkeypatch, host, chunk):
     monkeypatch.setattr(_transfer, "STAGE_CHUNK_BYTES", chunk)
     out = _transfer.staged_copy(host)
-    assert out.ctypes.data % 64 == 0 and out.flags.c_contiguous
+    assert out.flags.c_contiguous and (host.size == 0 or out.ctypes.data % 64 == 0)
     assert out.shape == host.shape and out.dtype == host.dtype
     np.testing.assert_array_equal(out, host)
     assert not np.shares_memory(out, host)

@@ -3,11 +3,11 @@
 The reference is ``np.empty_like(a)`` + ``np.copyto`` of the same host array: the
 ceiling for any transfer that has to allocate and copy. Each path runs right after
 its own run of the reference, in one process, ``REPS`` rounds; the ratio is the
-median of those paired ratios, so a loaded or slow machine moves both. ``track_ratio`` is ``reference time / path time``:
+median of those paired ratios, so a loaded or slow machine moves both. ``bench_transfer.TransferRatio`` tracks ``reference time / path time``:
 1.0 is numpy speed, the target is >= 0.9; an aliasing path (ZERO_COPY on an
 aligned array, ``np.asarray`` of a CPU array) is far above 1.
 
-    python -m benchmarks.bench_transfer_ratios [MiB ...]   # all paths side by side
+    python -m benchmarks.transfer_paths [MiB ...]   # all paths side by side
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ def numpy_alloc_copy(nbytes: int) -> Callable[[], np.ndarray]:
     return ref
 
 
-def _seconds(fn: Callable[[], Any]) -> float:
+def seconds(fn: Callable[[], Any]) -> float:
+    """Wall seconds of one call of ``fn``; its result is dropped after the timing."""
     start = time.perf_counter()
     result = fn()
     elapsed = time.perf_counter() - start
@@ -98,8 +99,8 @@ def paired_ratios(ref: Callable[[], Any], functions: dict[str, Callable[[], Any]
     got: dict[str, list[float]] = {k: [] for k in functions}
     for _ in range(reps):
         for name, fn in functions.items():
-            t_ref = _seconds(ref)
-            got[name].append(t_ref / _seconds(fn))
+            t_ref = seconds(ref)
+            got[name].append(t_ref / seconds(fn))
     return {k: statistics.median(v) for k, v in got.items()}
 
 
@@ -107,24 +108,6 @@ def ratios(nbytes: int, paths: list[str] = PATHS, reps: int = REPS) -> dict[str,
     """numpy allocate+copy time / path time for each of ``paths`` at ``nbytes``."""
     return paired_ratios(numpy_alloc_copy(nbytes),
                          {p: path_function(p, nbytes) for p in paths}, reps)
-
-
-class TransferRatio:
-    """Each transfer path at 64 and 256 MiB: ratio to numpy allocate+copy (>= 0.9 wanted)."""
-
-    params = ([m << 20 for m in SIZES_MIB], PATHS)
-    param_names = ["nbytes", "path"]
-    timeout = 600
-
-    def setup(self, nbytes, path):
-        backend.require_memory(nbytes, copies=6)
-        self.ref = numpy_alloc_copy(nbytes)
-        self.fn = path_function(path, nbytes)
-
-    def track_ratio_to_numpy_alloc_copy(self, nbytes, path):
-        return paired_ratios(self.ref, {"path": self.fn})["path"]
-
-    track_ratio_to_numpy_alloc_copy.unit = "x numpy allocate+copy"
 
 
 if __name__ == "__main__":
