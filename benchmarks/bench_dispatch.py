@@ -3,7 +3,8 @@
 The program adds its float32 scalar arguments, so its run time is negligible
 beside the dispatch. Side by side: ``runtime``'s ``execute``, raw jaxlib
 ``execute_sharded`` + ``disassemble_into_single_device_arrays`` and ``jax.jit``
-dispatch of the same function on jax arrays.
+dispatch of the same function on jax arrays, and ``runtime._fast_execute``
+(C++ result handlers, docs/dispatch.md).
 """
 
 from __future__ import annotations
@@ -33,11 +34,18 @@ class Dispatch:
         self.jitted = jax.jit(_sum)
         self.jax_args = [jax.device_put(np.float32(i)) for i in range(nargs)]
         self.jitted(*self.jax_args).block_until_ready()  # compile outside the timing
+        from runtime._fast_execute import FastExecute
+
+        self.fast = FastExecute(self.exe)
+        self.fast(self.args)  # learn the result handlers outside the timing
         self.ready = self.args[0]
         self.ready.block_until_ready()
 
     def time_runtime_execute(self, nargs):
         self.exe.execute(self.args)
+
+    def time_runtime_fast_execute(self, nargs):
+        self.fast(self.args)
 
     def time_ref_jaxlib_execute_sharded(self, nargs):
         self.exe.execute_sharded(self.args).disassemble_into_single_device_arrays()

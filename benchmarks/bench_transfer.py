@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks import backend
+from benchmarks import backend, transfer_paths
 from runtime.xla_client import HostBufferSemantics
 
 SIZES = [4 << 10, 1 << 20, 64 << 20, 1 << 30]
@@ -118,3 +118,27 @@ class DeviceToHost:
 
     def peakmem_np_array_copy(self, nbytes):
         np.array(self.arr, copy=True)
+
+
+class TransferRatio:
+    """Each transfer path at 64 and 256 MiB: ratio to numpy allocate+copy (>= 0.9 wanted)."""
+
+    params = ([m << 20 for m in transfer_paths.SIZES_MIB], transfer_paths.PATHS)
+    param_names = ["nbytes", "path"]
+    timeout = 600
+
+    def setup(self, nbytes, path):
+        backend.require_memory(nbytes, copies=6)
+        self.ref = transfer_paths.numpy_alloc_copy(nbytes)
+        self.fn = transfer_paths.path_function(path, nbytes)
+
+    def track_ratio_to_numpy_alloc_copy(self, nbytes, path):
+        return transfer_paths.paired_ratios(self.ref, {"path": self.fn})["path"]
+
+    track_ratio_to_numpy_alloc_copy.unit = "x numpy allocate+copy"
+
+    def track_ref_numpy_alloc_copy_gbps(self, nbytes, path):
+        """The reference's own bandwidth, to tell a slow machine from slow code."""
+        return nbytes / min(transfer_paths.seconds(self.ref) for _ in range(3)) / 1e9
+
+    track_ref_numpy_alloc_copy_gbps.unit = "GB/s"

@@ -47,29 +47,61 @@ STAGE_MIN_BYTES = 1 << 20
 _SUBBYTE = {"int4", "uint4", "int2", "uint2", "float4_e2m1fn"}
 
 
+#: jaxlib's CPU client aliases a ZERO_COPY host array only at this alignment (bytes).
+ALIAS_ALIGNMENT = 64
+
+
+def aliasable(host: np.ndarray) -> bool:
+    """Whether jaxlib's CPU client can alias ``host`` (ZERO_COPY without a copy).
+
+    It can when the data is C-contiguous and starts on a ``ALIAS_ALIGNMENT``-byte
+    boundary; numpy places large arrays 16 bytes past a page boundary, so most are not.
+    """
+    return host.flags.c_contiguous and host.ctypes.data % ALIAS_ALIGNMENT == 0
+
+
+#: Bytes per ``np.copyto`` in :func:`staged_copy`: one copy of 256 MiB into a fresh
+#: buffer ran at 0.3x numpy allocate+copy on a 2-core EPYC; 1-16 MiB pieces at 1.0x
+#: (docs/transfers.md).
+STAGE_CHUNK_BYTES = 4 << 20
+
+
 def staged_copy(host: np.ndarray) -> np.ndarray:
-    """A copy of ``host`` in a new 64-byte aligned buffer (C order)."""
-    raw = np.empty(host.nbytes + 64, np.uint8)
-    start = (-raw.ctypes.data) % 64
+    """A copy of ``host`` (any shape and dtype) in a new 64-byte aligned C-order buffer.
+
+    The copy runs in ``STAGE_CHUNK_BYTES`` pieces when ``host`` is C-contiguous.
+    """
+    raw = np.empty(host.nbytes + ALIAS_ALIGNMENT, np.uint8)
+    start = (-raw.ctypes.data) % ALIAS_ALIGNMENT
     out = raw[start:start + host.nbytes].view(host.dtype).reshape(host.shape)
-    np.copyto(out, host)
+    if not host.flags.c_contiguous or host.nbytes <= STAGE_CHUNK_BYTES:
+        np.copyto(out, host)
+        return out
+    flat_out, flat_in = out.reshape(-1), host.reshape(-1)
+    step = max(1, STAGE_CHUNK_BYTES // host.itemsize)
+    for i in range(0, flat_in.size, step):
+        np.copyto(flat_out[i:i + step], flat_in[i:i + step])
     return out
 
 
 def _stage_on_cpu(native_client: Any, host: np.ndarray, force_copy: Any,
                   semantics: Any) -> bool:
-    """Whether a copying transfer to jaxlib's built-in CPU client should be staged.
+    """Whether a transfer to jaxlib's built-in CPU client should be staged.
 
     jaxlib 0.10's CPU client copies a host array twice on the copying paths
-    (IMMUTABLE_ONLY_DURING_CALL, IMMUTABLE_UNTIL_TRANSFER_COMPLETES, force_copy):
-    about 2.2x numpy's allocate+copy for 64 MiB (benchmarks/bench_transfer.py).
-    Its ZERO_COPY path aliases a 64-byte aligned array, so one private copy
-    followed by ZERO_COPY keeps the semantics (the caller's array is read only
-    during the call) at the cost of one copy. Plugins (PJRT C API) and sub-byte
-    dtypes keep jaxlib's own path.
+    (IMMUTABLE_ONLY_DURING_CALL, IMMUTABLE_UNTIL_TRANSFER_COMPLETES, force_copy),
+    and a ZERO_COPY request on an array it cannot alias (see :func:`aliasable`)
+    takes a slower copy still: 0.24-0.46x numpy's allocate+copy at 64-256 MiB
+    (docs/transfers.md). Its ZERO_COPY path aliases a 64-byte aligned array, so
+    one private copy followed by ZERO_COPY costs one copy and keeps the semantics:
+    the caller's array is read only during the call and never aliased (jaxlib
+    would not have aliased it either). An aliasable ZERO_COPY request is left to
+    jaxlib (no copy). Plugins (PJRT C API) and sub-byte dtypes keep jaxlib's own path.
     """
-    copying = bool(force_copy) or semantics != native.HostBufferSemantics.ZERO_COPY
-    return (copying and host.nbytes >= STAGE_MIN_BYTES and native_client.platform == "cpu"
+    zero_copy = semantics == native.HostBufferSemantics.ZERO_COPY
+    if zero_copy and not force_copy and aliasable(host):
+        return False
+    return (host.nbytes >= STAGE_MIN_BYTES and native_client.platform == "cpu"
             and "PJRT C API" not in native_client.platform_version
             and host.dtype.name not in _SUBBYTE)
 

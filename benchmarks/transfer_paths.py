@@ -1,0 +1,116 @@
+"""Every host<->device transfer path as a ratio to numpy allocate+copy (issue 20 part 5).
+
+The reference is ``np.empty_like(a)`` + ``np.copyto`` of the same host array: the
+ceiling for any transfer that has to allocate and copy. Each path runs right after
+its own run of the reference, in one process, ``REPS`` rounds; the ratio is the
+median of those paired ratios, so a loaded or slow machine moves both. ``bench_transfer.TransferRatio`` tracks ``reference time / path time``:
+1.0 is numpy speed, the target is >= 0.9; an aliasing path (ZERO_COPY on an
+aligned array, ``np.asarray`` of a CPU array) is far above 1.
+
+    python -m benchmarks.transfer_paths [MiB ...]   # all paths side by side
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks import backend
+from runtime.xla_client import HostBufferSemantics
+
+SIZES_MIB = [64, 256]
+REPS = 7
+_SEMANTICS = {"zero_copy": "ZERO_COPY", "during_call": "IMMUTABLE_ONLY_DURING_CALL",
+              "until_done": "IMMUTABLE_UNTIL_TRANSFER_COMPLETES"}
+PATHS = ([f"h2d_{s}{fc}_{al}" for s in _SEMANTICS for fc in ("", "_force_copy")
+          for al in ("unaligned", "aligned")]
+         + ["d2h_np_asarray", "d2h_np_array_copy", "d2h_copy_to_host_async_asarray"])
+
+
+def host_array(nbytes: int, aligned: bool) -> np.ndarray:
+    """float32 host data of ``nbytes``: numpy's own allocation (16 bytes past a page on
+    glibc, so not 64-byte aligned) or a slice of it that starts on a 64-byte line."""
+    if not aligned:
+        a = np.ones(nbytes // 4, np.float32)
+        if a.ctypes.data % 64 == 0:  # an allocator that aligns: shift by one element
+            a = np.ones(nbytes // 4 + 1, np.float32)[1:]
+        return a
+    raw = np.ones(nbytes // 4 + 16, np.float32)
+    start = (-raw.ctypes.data) % 64 // 4
+    return raw[start:start + nbytes // 4]
+
+
+def path_function(path: str, nbytes: int) -> Callable[[], Any]:
+    """A no-argument callable doing one transfer of ``path`` (a name in PATHS) of
+    ``nbytes``, waiting until it is done. Raises ValueError for an unknown path."""
+    if path not in PATHS:
+        raise ValueError(f"path: expected one of {PATHS}, got {path!r}")
+    client, dev = backend.client(), backend.device()
+    if path.startswith("h2d_"):
+        host = host_array(nbytes, path.endswith("_aligned"))
+        sem = getattr(HostBufferSemantics, next(v for k, v in _SEMANTICS.items()
+                                                if path.startswith(f"h2d_{k}")))
+        force = "_force_copy" in path
+        return lambda: client.buffer_from_pyval(host, dev, force_copy=force,
+                                                host_buffer_semantics=sem).block_until_ready()
+    arr = backend.put(host_array(nbytes, False)).block_until_ready()
+    if path == "d2h_np_asarray":
+        return lambda: np.asarray(arr)
+    if path == "d2h_np_array_copy":
+        return lambda: np.array(arr, copy=True)
+
+    def async_then_asarray() -> np.ndarray:
+        arr.copy_to_host_async()
+        return np.asarray(arr)
+    return async_then_asarray
+
+
+def numpy_alloc_copy(nbytes: int) -> Callable[[], np.ndarray]:
+    """The reference: allocate like a numpy-allocated (unaligned) array and copy it."""
+    a = host_array(nbytes, False)
+
+    def ref() -> np.ndarray:
+        out = np.empty_like(a)
+        np.copyto(out, a)
+        return out
+    return ref
+
+
+def seconds(fn: Callable[[], Any]) -> float:
+    """Wall seconds of one call of ``fn``; its result is dropped after the timing."""
+    start = time.perf_counter()
+    result = fn()
+    elapsed = time.perf_counter() - start
+    del result  # memory goes back as a caller's would, outside the timing
+    return elapsed
+
+
+def paired_ratios(ref: Callable[[], Any], functions: dict[str, Callable[[], Any]],
+                  reps: int = REPS) -> dict[str, float]:
+    """Median over ``reps`` rounds of ``ref`` time / function time, each function timed
+    right after its own run of ``ref`` (so load that drifts over a round cancels)."""
+    if reps < 1:
+        raise ValueError(f"reps: expected >= 1, got {reps}")
+    got: dict[str, list[float]] = {k: [] for k in functions}
+    for _ in range(reps):
+        for name, fn in functions.items():
+            t_ref = seconds(ref)
+            got[name].append(t_ref / seconds(fn))
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
+def ratios(nbytes: int, paths: list[str] = PATHS, reps: int = REPS) -> dict[str, float]:
+    """numpy allocate+copy time / path time for each of ``paths`` at ``nbytes``."""
+    return paired_ratios(numpy_alloc_copy(nbytes),
+                         {p: path_function(p, nbytes) for p in paths}, reps)
+
+
+if __name__ == "__main__":
+    for mib in [int(m) for m in sys.argv[1:]] or SIZES_MIB:
+        for p, r in ratios(mib << 20).items():
+            print(f"{mib:4d} MiB  {p:40s} {r:6.2f}x numpy allocate+copy")
