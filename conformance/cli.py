@@ -3,16 +3,15 @@
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
                          [--profile v4|FILE|none] [--declare CAPS] [--declare-file FILE]
-                         [--waivers FILE] [--known-failures FILE] [-- extra pytest args]
+                         [--waivers FILE] [--defects shipped|none|FILE]
+                         [--reference-differential auto|off] [-- extra pytest args]
     pjrt-conformance verify DIR
     pjrt-conformance diff OLD NEW
     pjrt-conformance profile (--write FILE | --check NAME)
 
-Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
-platform, bad option, no report written). ``verify``: 0 intact and certified
-against a shipped profile, 1 intact but not certified (or no profile), 3 the
-bundle is not intact or not consistent. ``diff``: 0. ``profile --check``: 0 the
-shipped profile matches the collected tests, 1 it does not.
+The verdict has two parts: the plugin verdict (certified / not certified, decided
+by the results attributed to the plugin and the unattributed ones) and the stack
+findings (framework and suite defects, with upstream links).
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ import pytest
 
 from conformance.certification import bundle
 from conformance.certification import diff
+from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import state as session_state
 from conformance.certification import profiles
@@ -42,12 +42,28 @@ def default_output(platform: str) -> Path:
     return Path("reports") / platform / stamp
 
 
+EXIT_CODES = {
+    "run": "exit status: 0 the plugin is certified, 1 not certified (framework and suite "
+           "findings alone never fail it), 2 usage error (unknown platform, bad option or "
+           "data file, no report written)",
+    "verify": "exit status: 0 intact and certified against a shipped profile, 1 intact but "
+              "not certified (or no profile), 2 usage error, 3 not intact, malformed or "
+              "inconsistent (counts, verdict, attributions)",
+    "diff": "exit status: 0 compared, 2 usage error or unreadable bundle",
+    "profile": "exit status: 0 written / the shipped profile matches the collected tests, "
+               "1 it does not, 2 usage error",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pjrt-conformance",
-                                     description="PJRT conformance suite and certification")
+    parser = argparse.ArgumentParser(
+        prog="pjrt-conformance", description="PJRT conformance suite and certification",
+        epilog="; ".join(f"{k}: {v}" for k, v in EXIT_CODES.items()))
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run the suite on a platform and write a report")
+    run = sub.add_parser("run", help="run the suite on a platform and write a report",
+                         epilog=EXIT_CODES["run"])
     options.add_to(run.add_argument)
+    run.set_defaults(reference_differential="auto")
     run.add_argument("--output", type=Path, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
     run.add_argument("-n", "--workers", default="0",
@@ -60,12 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
                           "--hypothesis-profile is given after '--'")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
-    ver = sub.add_parser("verify", help="check a report bundle and print its verdict")
+    ver = sub.add_parser("verify", help="check a report bundle and print its verdict",
+                         epilog=EXIT_CODES["verify"])
     ver.add_argument("bundle", type=Path)
-    dif = sub.add_parser("diff", help="compare two report bundles")
+    dif = sub.add_parser("diff", help="compare two report bundles", epilog=EXIT_CODES["diff"])
     dif.add_argument("old", type=Path)
     dif.add_argument("new", type=Path)
-    prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
+    prof = sub.add_parser("profile", help="write or check a profile from the collected tests",
+                          epilog=EXIT_CODES["profile"])
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
     group.add_argument("--check", help="compare a shipped profile with the collected tests")
@@ -127,7 +145,7 @@ def run(ns: argparse.Namespace) -> int:
               "messages above", file=sys.stderr)
         return EXIT_USAGE
     s = doc["summary"]
-    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {doc['verdict'].upper()}"
+    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {verdict.headline(doc)}"
           f" ({s['collected']} collected, " + ", ".join(
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:

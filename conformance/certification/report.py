@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import conformance
+from conformance.certification import attribution
 from conformance.certification import verdict as certification
 from conformance.certification import waivers as waiver_rules
 from conformance.certification.known_failures import Entry
@@ -150,4 +151,5 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
                           if r.status == "not_supported"],
         "verdict": decision,
         "verdict_reasons": reasons,
+        "stack_findings": attribution.stack_findings(records),
     }

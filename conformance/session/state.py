@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 from conformance.certification import profiles
 from conformance.certification import records
@@ -75,11 +76,18 @@ class SessionState:
             self.declared += [c for c in extra if c not in self.declared]
         if opt("waivers"):
             self.waivers = waivers.parse(Path(opt("waivers")))
+        self.known = defect_catalog.entries(defect_catalog.load(opt("defects")))
         for path in opt("known_failures"):
             try:
-                self.known += known_failures.parse(Path(path))
+                self.known += (defect_catalog.entries(defect_catalog.load([path]))
+                               if path.endswith(".toml") else known_failures.parse(Path(path)))
             except (OSError, ValueError) as err:
                 raise ValueError(f"--known-failures={path}: {err}") from err
+
+    @property
+    def plugin_library(self) -> bool:
+        """The backend was loaded from ``--plugin-library`` (a catalog condition)."""
+        return self.spec.plugin_library is not None
 
     def tier(self, item: pytest.Item) -> str:
         """The item's tier: the profile's, else its own markers'."""
