@@ -19,6 +19,7 @@ from typing import Any
 import jsonschema
 
 import conformance
+from conformance.certification import attribution_check
 from conformance.certification import verdict as certification
 from conformance.certification import profiles
 from conformance.certification import report
@@ -177,6 +178,7 @@ def verify(path: Path) -> Verification:
                                 f"{doc['profile']['sha256'][:12]}) differs from the shipped one "
                                 f"({prof.sha256[:12]})")
     problems += _check_counts(doc, prof)
+    problems += attribution_check.problems(doc)
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],

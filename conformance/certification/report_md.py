@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.certification.attribution import stack_findings
 from conformance.certification.records import STATUSES
+from conformance.certification.verdict import headline
 
 
 def _version(v: list[int] | None) -> str:
@@ -44,6 +46,31 @@ def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list
         for name, c in rows.items()]
 
 
+def _link(defect: dict[str, str] | None) -> str:
+    if not defect:
+        return "no catalog defect"
+    up = defect["upstream"]
+    return f"`{defect['id']}` " + (f"[{up.rsplit('/', 3)[-3]}#{up.rsplit('/', 1)[-1]}]({up})"
+                                   if up.startswith("http") else f"({up})")
+
+
+def _stack_section(doc: dict[str, Any]) -> list[str]:
+    """Stack findings (framework and suite defects) and the attribution counts."""
+    f = doc.get("stack_findings") or stack_findings(doc["results"])
+    lines = ["", "## Stack findings (framework and suite defects; not the plugin's)", ""]
+    counts = ", ".join(f"{n} {a}" for a, n in f["results_by_attribution"].items())
+    lines.append(f"Results that are not a pass, by attribution: {counts or 'none'}.")
+    lines.append("")
+    for item in f["findings"]:
+        statuses = ", ".join(f"{n} {s}" for s, n in item["statuses"].items())
+        summary = item["defect"]["summary"] if item["defect"] else item["tests"][0]
+        lines.append(f"- **{item['attribution']}** {_link(item['defect'])}: {summary} "
+                     f"({len(item['tests'])} test(s): {statuses})")
+    if not f["findings"]:
+        lines.append("None.")
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
@@ -52,6 +79,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         f"**Verdict: {doc['verdict']}**" + (
             "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
+        "",
+        f"**{headline(doc)}**",
         "",
         f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
         f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
@@ -88,6 +117,7 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", f"Programs compiled: {p['compiles']}, executables served from the cache: "
                       f"{p['cache_hits']}."]
     lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
+    lines += _stack_section(doc)
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
     if doc.get("waivers"):
@@ -98,8 +128,11 @@ def render(doc: dict[str, Any]) -> str:
         lines += ["", "## Failures", ""]
         for f in doc["failures"]:
             lines += [f"### `{f['nodeid']}`", "", f"Status: **{f['status']}**"
-                      + (f" (known: {f['known_failure']})" if f["known_failure"] else ""),
-                      "", "```", f["message"].strip()[:2000], "```"]
+                      + (f" ({f['known_failure']})" if f["known_failure"] else ""),
+                      "", f"Attribution: **{f.get('attribution', 'unattributed')}**"
+                      + (f", defect {_link(f['defect'])}" if f.get("defect") else "")]
+            lines += [f"- evidence: {e}" for e in f.get("evidence", [])]
+            lines += ["", "```", f["message"].strip()[:2000], "```"]
             if f["reproduction"]:
                 lines += ["", "Reproduction:", "", "```", f["reproduction"].strip(), "```"]
             if f.get("command"):
