@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import secrets
 import sys
 import tempfile
@@ -165,8 +166,9 @@ def verify_bundle(ns: argparse.Namespace) -> int:
         print(f"{ns.bundle}: NOT INTACT ({len(result.problems)} problem(s)); stated verdict "
               f"{result.verdict!r} cannot be trusted")
         return EXIT_INVALID
+    doc = json.loads((ns.bundle / "report.json").read_text())
     print(f"{ns.bundle}: intact; verdict {result.verdict.upper()} (profile "
-          f"{result.profile or 'none: not a certification'})")
+          f"{result.profile or 'none: not a certification'}); {verdict.headline(doc)}")
     return EXIT_CERTIFIED if result.verdict == "certified" and result.profile \
         else EXIT_NOT_CERTIFIED
 

@@ -1,6 +1,8 @@
 """The shipped defect catalog: schema validation of bad files, matching conditions,
 and that every entry names tests that exist."""
 
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -107,3 +109,13 @@ def test_shipped_catalog_is_valid_and_names_existing_tests():
 def test_shipped_catalog_corrects_the_old_atan2_description():
     (atan2,) = [d for d in defect_catalog.load() if d.id == "xla-cpu-atan2-subnormal-pairs"]
     assert "subnormal" in atan2.summary and "correct at (+-inf, +-inf)" in atan2.summary
+
+
+def test_run_rejects_a_bad_catalog_as_a_usage_error(tmp_path):
+    bad = _write(tmp_path, GOOD.replace('attribution = "framework"', 'attribution = "vendor"'))
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--profile", "none",
+                           f"--defects={bad}", "--output", str(tmp_path / "out"), "--",
+                           "-k", "nothing_matches_this"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert f"{bad}: entry 0 ('good-one'): attribution" in proc.stdout + proc.stderr
