@@ -90,6 +90,10 @@ def test_conditions_platform_plugin_library_and_versions(tmp_path):
     (entry,) = defect_catalog.entries(defect_catalog.load_file(_write(tmp_path, text)))
     assert entry.applies("cpu") and not entry.applies("cpu", plugin_library=True)
     assert not entry.applies("cuda")
+    assert known_failures.match([entry], [entry.pattern], "cpu", plugin_library=True) == {}
+    assert entry.matched == 0
+    assert known_failures.match([entry], [entry.pattern], "cpu") == {entry.pattern: entry}
+    assert entry.matched == 1
     absent = known_failures.Entry("x", "no-such-distribution-xyz>=0", "r", "s")
     assert not absent.applies("cpu")  # a requirement on a distribution not installed
     old = known_failures.Entry("x", "jaxlib<0.1", "r", "s")

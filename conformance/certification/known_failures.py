@@ -149,7 +149,7 @@ def match(entries: list[Entry], nodeids: list[str],
     """The entry (first in file order) of every node id that one matches, for the
     entries that apply on ``platform``; sets each entry's ``matched`` (number of node
     ids) and ``file_collected`` (its test file has a node id among ``nodeids``)."""
-    active = [e for e in entries if e.applies(platform)]
+    active = [e for e in entries if e.applies(platform, plugin_library)]
     files = {nodeid.split("::")[0] for nodeid in nodeids}
     found: dict[str, Entry] = {}
     for e in active:

@@ -118,7 +118,8 @@ class Recorder:
             cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
             programs=state.programs, started=state.started,
             duration_s=time.monotonic() - state.t0,
-            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)))
+            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
+            plugin_library=state.plugin_library)
         doc = report.build(results,
                            collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
