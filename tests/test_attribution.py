@@ -94,6 +94,12 @@ def test_a_wrong_result_is_never_waived():
 def test_reference_differential_answers():
     assert ref.reference_nodeid("conformance/test_x.py::t[cuda:3-int8]") == \
         "conformance/test_x.py::t[cpu:3-int8]"
+    assert ref.key("../a/conformance/test_x.py::t[cuda:3-int8]") == "test_x.py::t[cpu:3-int8]"
+    assert ref.targets(["x/test_execute.py::test_elementwise[add-int32]",
+                        "test_lifecycle.py::t[tpu:2]"])[1:] == [
+        "--pyargs", "conformance.test_execute::test_elementwise[add-int32]",
+        "conformance.test_lifecycle::t[cpu:2]"]
+    assert ref.targets(["test_mine.py::t[tpu:0]"]) == ["test_mine.py::t[cpu:0]"]
     assert ref.is_reference("cpu", False) and not ref.is_reference("cpu", True)
     assert ref._answer("crash", "pass", None, "")[0] == "plugin"
     assert ref._answer("crash", "crash", None, "") == (
@@ -110,7 +116,7 @@ def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
 
     def fake_rerun(nodeids, **kwargs):
         seen["ids"] = nodeids
-        return {"conformance/test_x.py::a[cpu:1]": "pass", "conformance/test_x.py::b": "crash"}
+        return {"test_x.py::a[cpu:1]": "pass", "test_x.py::b": "crash"}
     monkeypatch.setattr(ref, "rerun", fake_rerun)
     results = [report.Result("conformance/test_x.py::a[tpu:1]", "x", "fail_wrong_result"),
                report.Result("conformance/test_x.py::b", "x", "crash"),
@@ -118,7 +124,7 @@ def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
     source = ref.source(results, catalog=[], rootdir=tmp_path, cpu_devices=2,
                         num_processes=1, timeout_s=5)
     attribution.attribute(results, [source])
-    assert seen["ids"] == ["conformance/test_x.py::a[cpu:1]", "conformance/test_x.py::b"]
+    assert seen["ids"] == ["conformance/test_x.py::a[tpu:1]", "conformance/test_x.py::b"]
     assert [r.attribution for r in results] == ["plugin", "framework", None]
 
 
@@ -152,3 +158,16 @@ def test_verify_accepts_a_catalog_backed_attribution_and_rejects_a_changed_one(t
     problems = bundle.verify(path).problems
     assert any("states defect 'jaxlib-clone-of-deleted-array' differently" in p
                for p in problems), problems
+
+
+def test_reference_differential_attributes_a_broken_backend_to_the_plugin(run_suite):
+    """End to end: a mutant backend's wrong results pass on the reference (jaxlib's
+    built-in CPU client), so they are the plugin's; the status is unchanged."""
+    result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32",
+                            "--reference-differential=auto")
+    assert doc["failures"], result.stdout.str()[-3000:]
+    for f in doc["failures"]:
+        assert f["status"] == "fail_wrong_result"
+        assert f["attribution"] == "plugin", f["evidence"]
+        assert f["evidence"][0] == f"reference: passes on {ref.REFERENCE_NAME}"
+    assert doc["verdict"] == verdict.NOT_CERTIFIED
