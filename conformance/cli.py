@@ -146,7 +146,8 @@ def run(ns: argparse.Namespace) -> int:
               "messages above", file=sys.stderr)
         return EXIT_USAGE
     s = doc["summary"]
-    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {verdict.headline(doc)}"
+    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- "
+          f"{verdict.headline(doc, upper=True)}"
           f" ({s['collected']} collected, " + ", ".join(
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:

@@ -115,11 +115,15 @@ def test_shipped_catalog_corrects_the_old_atan2_description():
     assert "subnormal" in atan2.summary and "correct at (+-inf, +-inf)" in atan2.summary
 
 
-def test_run_rejects_a_bad_catalog_as_a_usage_error(tmp_path):
+@pytest.mark.parametrize("option, message", [
+    ("--defects={bad}", "{bad}: entry 0 ('good-one'): attribution"),
+    ("--reference-timeout=0", "--reference-timeout must be > 0 seconds, got 0.0"),
+])
+def test_run_rejects_bad_catalogs_and_options_as_usage_errors(tmp_path, option, message):
     bad = _write(tmp_path, GOOD.replace('attribution = "framework"', 'attribution = "vendor"'))
     proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--profile", "none",
-                           f"--defects={bad}", "--output", str(tmp_path / "out"), "--",
+                           option.format(bad=bad), "--output", str(tmp_path / "out"), "--",
                            "-k", "nothing_matches_this"],
                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert f"{bad}: entry 0 ('good-one'): attribution" in proc.stdout + proc.stderr
+    assert message.format(bad=bad) in proc.stdout + proc.stderr

@@ -108,7 +108,7 @@ def load_file(path: Path) -> list[Defect]:
     for n, raw in enumerate(data["defect"]):
         where = f"{path}: entry {n} ({raw['id']!r}): affects"
         for req in raw["affects"]:
-            known_failures._parse_condition(req, where)
+            known_failures.parse_condition(req, where)
         defects.append(Defect(
             id=raw["id"], tests=tuple(raw["tests"]), affects=tuple(raw["affects"]),
             attribution=raw["attribution"], upstream=raw["upstream"], summary=raw["summary"],

@@ -70,7 +70,7 @@ def _conditions(requirement: str) -> list[str]:
     return [c.strip() for c in requirement.split(" and ")]
 
 
-def _parse_condition(cond: str, where: str) -> str | Requirement:
+def parse_condition(cond: str, where: str) -> str | Requirement:
     """``"*"``, ``"platform=NAME"``, ``"plugin_library=yes|no"`` or a Requirement on a
     distribution; ValueError naming ``where`` for anything else."""
     key, eq, value = cond.partition("=")
@@ -99,7 +99,7 @@ def installed_version(name: str) -> str | None:
 
 
 def _holds(cond: str, platform: str | None, plugin_library: bool = False) -> bool:
-    parsed = _parse_condition(cond, "known failure")
+    parsed = parse_condition(cond, "known failure")
     if parsed == "*":
         return True
     if isinstance(parsed, str):
@@ -124,7 +124,7 @@ def parse(path: Path) -> list[Entry]:
             raise ValueError(f"{path}:{n}: expected '<test id glob> | <requirement> | <reason>', "
                              f"got {raw!r}")
         for cond in _conditions(parts[1]):
-            _parse_condition(cond, f"{path}:{n}")
+            parse_condition(cond, f"{path}:{n}")
         entries.append(Entry(parts[0], parts[1], parts[2], f"{path}:{n}"))
     return entries
 

@@ -90,11 +90,13 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
     return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
 
 
-def headline(doc: dict[str, Any]) -> str:
+def headline(doc: dict[str, Any], *, upper: bool = False) -> str:
     """``plugin: certified | stack findings: 9 framework defects (5 linked upstream)``
-    for a report.json document (``verdict``, and ``stack_findings`` when present)."""
+    for a report.json document (``verdict``, and ``stack_findings`` when present);
+    ``upper``: the verdict in capitals (``plugin: NOT CERTIFIED | ...``)."""
     f = doc.get("stack_findings") or stack_findings(doc.get("results", []))
     parts = [f"{f[a]} {a} defect{'s' if f[a] != 1 else ''}" for a in STACK if f[a]]
     stack = (", ".join(parts) + f" ({f['linked_upstream']} linked upstream)") if parts \
         else "none"
-    return f"plugin: {doc['verdict']} | stack findings: {stack}"
+    plugin = doc["verdict"].upper() if upper else doc["verdict"]
+    return f"plugin: {plugin} | stack findings: {stack}"

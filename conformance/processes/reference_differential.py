@@ -60,8 +60,9 @@ def targets(nodeids: list[str]) -> list[str]:
     suite = Path(conformance.__file__).parent
     names = [_FILE.match(n) for n in nodeids]
     if all(m and (suite / f"{m.group(1)}.py").is_file() for m in names):
-        return [f"--rootdir={suite.parent}", "--pyargs"] + [f"conformance.{m.group(1)}::{reference_nodeid(n)[m.end():]}"
-                               for m, n in zip(names, nodeids)]
+        return [f"--rootdir={suite.parent}", "--pyargs"] + [
+            f"conformance.{m.group(1)}::{reference_nodeid(n)[m.end():]}"
+            for m, n in zip(names, nodeids)]
     return [reference_nodeid(n) for n in nodeids]
 
 

@@ -61,8 +61,9 @@ class SessionState:
             self.programs[key] = self.programs.get(key, 0) + int(value)
 
     def configure_certification(self) -> None:
-        """Load --profile, --declare/--declare-file, --waivers and --known-failures
-        (ValueError naming the option if bad)."""
+        """Load --profile, --declare/--declare-file, --waivers, the defect catalog
+        (--defects) and --known-failures; check --reference-timeout (ValueError naming the
+        option if bad)."""
         opt = self.config.getoption
         if opt("profile") != "none":
             self.profile = profiles.load(opt("profile"))
@@ -76,6 +77,9 @@ class SessionState:
             self.declared += [c for c in extra if c not in self.declared]
         if opt("waivers"):
             self.waivers = waivers.parse(Path(opt("waivers")))
+        if opt("reference_timeout") <= 0:
+            raise ValueError(f"--reference-timeout must be > 0 seconds, got "
+                             f"{opt('reference_timeout')}")
         self.known = defect_catalog.entries(defect_catalog.load(opt("defects")))
         for path in opt("known_failures"):
             try:
