@@ -11,15 +11,15 @@ Attributions (DESIGN.md "Whose failure is it"):
 - ``unattributed``: no evidence decides.
 
 Evidence sources are functions ``EvidenceSource(record) -> (attribution, evidence) | None``
-(``record``: the result's ``report.json["results"]`` entry plus ``message`` and
-``known_failure``). They are consulted strongest first (:data:`STRENGTH`); the first one
+(``record``: the result's ``report.json["failures"]``-style entry: the ``results``
+entry plus ``message``, ``reproduction``, ``known_failure`` and the failure facts). They are consulted strongest first (:data:`STRENGTH`); the first one
 that names ``plugin``, ``framework`` or ``suite`` decides, every one that answers adds its
 evidence line. A source may answer ``("unattributed", text)``: evidence, no decision.
 Attribution annotates; it never changes a status.
 
 Sources, strongest first: a re-run below the framework through the PJRT C API
-(:data:`CAPI`; provided by ``conformance.capi``, registered where the run builds its
-sources), the reference differential (:mod:`conformance.certification.reference`), and
+(:data:`CAPI`; :func:`conformance.capi.hook`, registered in
+:mod:`conformance.session.evidence` for C API plugin runs), the reference differential (:mod:`conformance.certification.reference`), and
 the defect catalog (:func:`catalog_source`).
 """
 
@@ -103,7 +103,7 @@ def attribute(results: list[Any], sources: list[Source]) -> None:
     for r in results:
         if r.status == "pass":
             continue
-        record = {**r.record(), "message": r.message, "known_failure": r.known_failure}
+        record = r.failure()
         r.attribution, r.evidence = decide(record, sources)
         if _defect_applies(r.known_entry, r.status):
             r.defect = r.known_entry.defect.as_dict()

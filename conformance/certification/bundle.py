@@ -1,7 +1,9 @@
 """The report bundle of a run, and its verification.
 
 A bundle directory holds ``report.json`` (schema 2), ``report.md``,
-``report.html`` (self-contained), ``junit.xml`` and ``MANIFEST.sha256``
+``report.html`` (self-contained), ``junit.xml``, the standalone reproductions
+``repro/<test>.py`` and ``repro/README.md`` of the failures
+(:mod:`conformance.certification.repro`) and ``MANIFEST.sha256``
 (``sha256sum`` format over every other file). :func:`verify` checks all of it
 and recomputes the verdict; ``pjrt-conformance verify DIR`` prints the result.
 """
@@ -25,6 +27,7 @@ from conformance.certification import profiles
 from conformance.certification import report
 from conformance.certification import report_html
 from conformance.certification import report_md
+from conformance.certification import repro
 from conformance.certification.waivers import WAIVABLE
 
 MANIFEST = "MANIFEST.sha256"
@@ -80,7 +83,8 @@ def write(doc: dict[str, Any], out_dir: Path) -> Path:
              "junit.xml": render_junit(doc)}
     for name, text in texts.items():
         (out / name).write_text(text, encoding="utf-8")
-    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in FILES))
+    listed = FILES + tuple(repro.write(doc, out))  # repro/<test>.py, repro/README.md
+    (out / MANIFEST).write_text("".join(f"{sha256_file(out / n)}  {n}\n" for n in listed))
     return out / "report.json"
 
 
@@ -116,8 +120,9 @@ def _check_manifest(path: Path) -> list[str]:
             problems.append(f"{name} was modified: its sha256 differs from {MANIFEST}")
     problems += [f"{n} is required but not listed in {MANIFEST}" for n in FILES
                  if n not in listed]
-    problems += [f"{p.name} is not listed in {MANIFEST}" for p in sorted(path.iterdir())
-                 if p.name != MANIFEST and p.name not in listed]
+    files = (p.relative_to(path).as_posix() for p in sorted(path.rglob("*")) if p.is_file())
+    problems += [f"{n} is not listed in {MANIFEST}" for n in files
+                 if n != MANIFEST and n not in listed]
     return problems
 
 

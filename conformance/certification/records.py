@@ -8,7 +8,7 @@ parsed back:
 - ``pjrt_outcome``: one dict per phase report, set by the plugin's
   ``pytest_runtest_makereport`` hookwrapper (:mod:`conformance.session.recording`):
   ``status`` (one of :data:`STATUSES` except ``waived``); for failures
-  ``reproduction``, ``inputs``, ``program_text``, ``falsifying_example``,
+  ``reproduction``, ``inputs``, ``program_text``, ``arrays``, ``falsifying_example``,
   ``hypothesis_blob``; for ``not_supported`` the ``message``;
 - ``pjrt_processes``: the multi_process area's per-process outcomes.
 
@@ -35,7 +35,8 @@ CAPABILITY_PROPERTY = "pjrt_capability"
 OUTCOME_PROPERTY = "pjrt_outcome"
 PROCESSES_PROPERTY = "pjrt_processes"
 #: Failure facts of an outcome, copied into ``report.json["failures"]`` (None where absent).
-FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs")
+FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
+                 "arrays")
 _MESSAGE_CHARS = 2000
 
 
@@ -54,7 +55,7 @@ class Result:
     known_failure: str = ""
     processes: list[dict[str, Any]] | None = None
     capability: str | None = None
-    facts: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    facts: dict[str, Any] = dataclasses.field(default_factory=dict)
     #: The matching known-failure entry (set by :meth:`Collector.match_known`).
     known_entry: known_failures.Entry | None = None
     #: Whose failure (``plugin``, ``framework``, ``suite``, ``unattributed``), the catalog's

@@ -13,6 +13,7 @@ import numpy as np
 
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds, ulp
+from conformance.helpers.reproduction import compared
 from conformance.helpers.error_bounds import ErrorBound
 
 _MAX_REPORTED = 5
@@ -92,8 +93,10 @@ def assert_bitwise_equal(out: Any, expected: np.ndarray, *, call: str,
             mask &= ~(got_nan & want_nan)
     if not mask.any():
         return
-    raise AssertionError(f"out differs from expected in {int(mask.sum())} of {out.size} "
-                         f"elements (bitwise) [{call}]\n{_mismatch_lines(mask, out, expected)}")
+    raise compared(AssertionError(f"out differs from expected in {int(mask.sum())} of "
+                                  f"{out.size} elements (bitwise) [{call}]\n"
+                                  f"{_mismatch_lines(mask, out, expected)}"),
+                   out, expected, "assert_bitwise_equal", nan_payloads=nan_payloads)
 
 
 def assert_exact(out: Any, expected: np.ndarray, *, call: str) -> None:
@@ -107,8 +110,10 @@ def assert_exact(out: Any, expected: np.ndarray, *, call: str) -> None:
     with np.errstate(invalid="ignore"):
         mask = ~((out == expected) | (np.isnan(out) & np.isnan(expected))
                  if out.dtype.kind in "fc" else (out == expected))
-    raise AssertionError(f"out differs from expected in {int(mask.sum())} of {out.size} "
-                         f"elements [{call}]\n{_mismatch_lines(mask, out, expected)}")
+    raise compared(AssertionError(f"out differs from expected in {int(mask.sum())} of "
+                                  f"{out.size} elements [{call}]\n"
+                                  f"{_mismatch_lines(mask, out, expected)}"),
+                   out, expected, "assert_exact")
 
 
 def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float | np.ndarray,
@@ -140,10 +145,11 @@ def assert_allclose(out: Any, expected: np.ndarray, *, rtol: float, atol: float 
     mask = bad
     if not mask.any():
         return
-    raise AssertionError(
+    raise compared(AssertionError(
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
         f"max abs error {float(np.max(err[mask])):.3g} > atol={_describe_atol(atol)} + rtol={rtol:g}*|expected| "
-        f"[{call}]\n{_mismatch_lines(mask, out, expected)}")
+        f"[{call}]\n{_mismatch_lines(mask, out, expected)}"),
+        out, expected, "assert_allclose", rtol=rtol, atol=atol)
 
 
 def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
@@ -181,11 +187,12 @@ def assert_ulp_close(out: Any, expected: np.ndarray, *, max_ulp: int, call: str,
     if not mask.any():
         return
     worst = int(np.max(np.where(mask & (dist < np.iinfo(np.uint64).max), dist, 0)))
-    raise AssertionError(
+    raise compared(AssertionError(
         f"out differs from expected in {int(mask.sum())} of {out.size} elements, "
         f"max {worst} ULP > {max_ulp} ULP (atol={_describe_atol(atol)}"
         f"{', signed zeros' if signed_zeros else ''}) [{call}]\n"
-        f"{_mismatch_lines(mask, out, expected)}")
+        f"{_mismatch_lines(mask, out, expected)}"),
+        out, expected, "assert_ulp_close", max_ulp=max_ulp, atol=atol, signed_zeros=signed_zeros)
 
 
 def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound: ErrorBound,

@@ -4,28 +4,61 @@ The note is data as well as text: :func:`reproduction` sets the failing
 exception's ``pjrt_reproduction`` attribute to a :class:`Reproduction`, which the
 pytest plugin records in the test's ``user_properties`` (read it back with
 :func:`of`); the note added to the exception is what people see in pytest's output.
+
+Besides the text, a failure carries its arrays as data (:meth:`Reproduction.arrays`,
+``failures[].arrays`` in report.json): the inputs, and where an assertion helper
+compared a result (:func:`compared`), the observed and expected arrays and the
+assertion that rejected them. They feed the below-the-framework check
+(:mod:`conformance.capi`) and the standalone reproductions
+(:mod:`conformance.certification.repro`).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import dataclasses
 from collections.abc import Iterator
+from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 _MAX_PROGRAM_CHARS = 4000
 ATTRIBUTE = "pjrt_reproduction"
+COMPARED = "pjrt_compared"
+#: Arrays larger than this (bytes) are not recorded as data (the text summary stays).
+MAX_ARRAY_BYTES = 1 << 15
 
 
 @dataclasses.dataclass(frozen=True)
 class Reproduction:
-    """The call that failed, its inputs (``describe_inputs`` text, or None) and the
-    whole StableHLO program text (or None)."""
+    """The call that failed, its inputs (``describe_inputs`` text, or None), the
+    whole StableHLO program text (or None), copies of the input arrays (or None) and
+    what :func:`compared` attached to the failure (or None)."""
 
     call: str
     inputs: str | None = None
     program: str | None = None
+    input_arrays: tuple[np.ndarray, ...] | None = None
+    comparison: dict[str, Any] | None = None
+
+    def arrays(self) -> dict[str, Any] | None:
+        """The failure's arrays as JSON data, or None when there are none (or one is
+        over :data:`MAX_ARRAY_BYTES`): ``inputs`` (list of :func:`encode_array` dicts
+        or None), and from :func:`compared` ``observed``, ``expected``, ``assertion``
+        (the helper's name in :mod:`conformance.helpers.assertions`) and ``options``
+        (its keyword arguments: numbers, booleans or encoded arrays)."""
+        inputs = None
+        if self.input_arrays is not None:
+            inputs = [encode_array(a) for a in self.input_arrays]
+            if any(x is None for x in inputs):
+                inputs = None
+        data: dict[str, Any] = {"inputs": inputs}
+        if self.comparison is not None:
+            data.update(self.comparison)
+        return data if any(v is not None for v in data.values()) else None
 
     def note(self) -> str:
         """The note shown under the failure (the program cut at 4000 characters)."""
@@ -49,6 +82,50 @@ def describe_inputs(arrays: list[np.ndarray]) -> str:
     return "\n".join(parts)
 
 
+def encode_array(a: Any) -> dict[str, Any] | None:
+    """``a`` as JSON data: ``{"dtype": name, "shape": [...], "base64": C-order bytes}``
+    (``name`` is numpy's or ml_dtypes', e.g. ``"bfloat16"``); None for an array over
+    :data:`MAX_ARRAY_BYTES` or of object dtype."""
+    a = np.asarray(a)
+    if a.dtype.hasobject or a.nbytes > MAX_ARRAY_BYTES:
+        return None
+    return {"dtype": a.dtype.name, "shape": list(a.shape),
+            "base64": base64.b64encode(a.tobytes()).decode("ascii")}  # C order
+
+
+def decode_array(data: Any) -> np.ndarray:
+    """The array of :func:`encode_array`. Raises ValueError naming ``data`` when it is
+    not such a dict (unknown dtype, bad base64, size not matching the shape)."""
+    try:
+        dtype = np.dtype(getattr(ml_dtypes, data["dtype"], data["dtype"]))
+        shape = tuple(int(n) for n in data["shape"])
+        raw = base64.b64decode(data["base64"].encode("ascii"), validate=True)
+        return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    except (KeyError, TypeError, ValueError, AttributeError, binascii.Error) as err:
+        raise ValueError(f"decode_array: argument 'data' is not an encoded array "
+                         f"({type(err).__name__}: {err})") from err
+
+
+def compared(err: BaseException, out: Any, expected: Any, assertion: str,
+             **options: Any) -> BaseException:
+    """Attach the arrays an assertion helper compared to ``err`` and return it.
+
+    ``out``: the observed array; ``expected``: what it was compared with;
+    ``assertion``: the helper's name in :mod:`conformance.helpers.assertions`;
+    ``options``: its keyword arguments other than ``call`` (numbers, booleans or
+    arrays). Kept only when every array fits :data:`MAX_ARRAY_BYTES`.
+    """
+    arrays = {"observed": encode_array(out), "expected": encode_array(expected)}
+    opts = {}
+    for k, v in options.items():
+        opts[k] = encode_array(v) if isinstance(v, np.ndarray) else v
+        if opts[k] is None and v is not None:
+            return err
+    if None not in arrays.values():
+        setattr(err, COMPARED, {**arrays, "assertion": assertion, "options": opts})
+    return err
+
+
 def of(err: BaseException) -> Reproduction | None:
     """The :class:`Reproduction` attached to ``err`` by :func:`reproduction`, if any."""
     found = getattr(err, ATTRIBUTE, None)
@@ -70,7 +147,21 @@ def reproduction(call: str, *, program: str | None = None,
     except Exception as err:
         if of(err) is None:  # the innermost block names the call
             repro = Reproduction(call, None if inputs is None else describe_inputs(inputs),
-                                 program)
+                                 program, _copies(inputs),
+                                 _comparison(err))
             setattr(err, ATTRIBUTE, repro)
             err.add_note(repro.note())
         raise
+
+
+def _comparison(err: BaseException) -> dict[str, Any] | None:
+    """What :func:`compared` attached to ``err`` or to one of its group's members."""
+    found = getattr(err, COMPARED, None)
+    if found is None and isinstance(err, BaseExceptionGroup):
+        found = next((c for c in map(_comparison, err.exceptions) if c is not None), None)
+    return found
+
+
+def _copies(inputs: list[Any] | None) -> tuple[np.ndarray, ...] | None:
+    """The inputs as they were at the failure (the test may change them afterwards)."""
+    return None if inputs is None else tuple(np.array(a, copy=True) for a in inputs)

@@ -102,9 +102,9 @@ def _example_and_blob(notes: list[str]) -> tuple[str | None, str | None]:
     return example, blob
 
 
-def failure_facts(exc: BaseException) -> dict[str, str | None]:
+def failure_facts(exc: BaseException) -> dict[str, Any]:
     """``reproduction`` (the note and Hypothesis' failing example and blob),
-    ``inputs``, ``program_text``, ``falsifying_example`` and ``hypothesis_blob``
+    ``inputs``, ``program_text``, ``arrays``, ``falsifying_example`` and ``hypothesis_blob``
     of a failure (None where absent; members of a group: the first that has them)."""
     leaves = list(_leaves(exc))
     repro = next((r for r in map(reproduction.of, leaves) if r is not None), None)
@@ -113,6 +113,7 @@ def failure_facts(exc: BaseException) -> dict[str, str | None]:
     parts = ([repro.note()] if repro else []) + [n.strip() for n in notes]
     return {"reproduction": "\n".join(parts), "inputs": repro.inputs if repro else None,
             "program_text": repro.program if repro else None,
+            "arrays": repro.arrays() if repro else None,
             "falsifying_example": example, "hypothesis_blob": blob}
 
 
