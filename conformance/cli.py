@@ -4,21 +4,29 @@
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
                          [--profile v4|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--defects shipped|none|FILE]
-                         [--reference-differential auto|off] [-- extra pytest args]
-    pjrt-conformance verify DIR
+                         [--reference-differential auto|off] [--sign-key PRIVKEY]
+                         [-- extra pytest args]
+    pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
+                                [--strict]
     pjrt-conformance diff OLD NEW
+    pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
 
 The verdict has two parts: the plugin verdict (certified / not certified, decided
 by the results attributed to the plugin and the unattributed ones) and the stack
 findings (framework and suite defects, with upstream links).
+
+Exit status of ``run``: 0 the plugin is certified, 1 not certified, 2 usage error
+(unknown platform, bad option or data file, no report written). ``verify``, ``diff``
+and ``sign``: see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no
+regression, 1 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
+shipped profile matches the collected tests, 1 it does not.
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import secrets
 import sys
 import tempfile
@@ -27,8 +35,8 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import bundle
-from conformance.certification import diff
+from conformance import cli_bundles
+from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import state as session_state
@@ -47,10 +55,7 @@ EXIT_CODES = {
     "run": "exit status: 0 the plugin is certified, 1 not certified (framework and suite "
            "findings alone never fail it), 2 usage error (unknown platform, bad option or "
            "data file, no report written)",
-    "verify": "exit status: 0 intact and certified against a shipped profile, 1 intact but "
-              "not certified (or no profile), 2 usage error, 3 not intact, malformed or "
-              "inconsistent (counts, verdict, attributions)",
-    "diff": "exit status: 0 compared, 2 usage error or unreadable bundle",
+    "verify, diff, sign": "exit status: see 'pjrt-conformance verify|diff|sign --help'",
     "profile": "exit status: 0 written / the shipped profile matches the collected tests, "
                "1 it does not, 2 usage error",
 }
@@ -75,14 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the scheduled random-seed job: a fresh Hypothesis seed (printed and "
                           "recorded in the report) and the 'nightly' profile unless "
                           "--hypothesis-profile is given after '--'")
+    run.add_argument("--sign-key", type=Path, default=None,
+                     help="OpenSSH private key: sign the bundle's manifest (see 'sign')")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
-    ver = sub.add_parser("verify", help="check a report bundle and print its verdict",
-                         epilog=EXIT_CODES["verify"])
-    ver.add_argument("bundle", type=Path)
-    dif = sub.add_parser("diff", help="compare two report bundles", epilog=EXIT_CODES["diff"])
-    dif.add_argument("old", type=Path)
-    dif.add_argument("new", type=Path)
+    cli_bundles.add_parsers(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests",
                           epilog=EXIT_CODES["profile"])
     group = prof.add_mutually_exclusive_group(required=True)
@@ -127,6 +129,14 @@ def run(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance: --cpu-devices must be >= 1, got {ns.cpu_devices}",
               file=sys.stderr)
         return EXIT_USAGE
+    if ns.sign_key is not None:
+        try:
+            signing.ssh_keygen()
+            if not ns.sign_key.is_file():
+                raise FileNotFoundError(f"{ns.sign_key} does not exist or is not a file")
+        except (FileNotFoundError, signing.SigningError) as err:
+            print(f"pjrt-conformance: --sign-key: {err}", file=sys.stderr)
+            return EXIT_USAGE
     output = ns.output or default_output(ns.platform)
     ns.seed = None
     if ns.random_seed:
@@ -145,6 +155,13 @@ def run(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
               "messages above", file=sys.stderr)
         return EXIT_USAGE
+    if ns.sign_key is not None:
+        try:
+            print(f"signed: {signing.sign(output, ns.sign_key)}")
+        except (OSError, signing.SigningError) as err:
+            print(f"pjrt-conformance: the bundle was written but not signed: {err}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     s = doc["summary"]
     print(f"\npjrt-conformance: {doc['platform'].get('name')} -- "
           f"{verdict.headline(doc, upper=True)}"
@@ -157,31 +174,6 @@ def run(ns: argparse.Namespace) -> int:
     print(f"report bundle: {output}/ (report.json, report.md, report.html, junit.xml, "
           f"MANIFEST.sha256); check it with: pjrt-conformance verify {output}")
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED
-
-
-def verify_bundle(ns: argparse.Namespace) -> int:
-    result = bundle.verify(ns.bundle)
-    for problem in result.problems:
-        print(f"  - {problem}")
-    if not result.valid:
-        print(f"{ns.bundle}: NOT INTACT ({len(result.problems)} problem(s)); stated verdict "
-              f"{result.verdict!r} cannot be trusted")
-        return EXIT_INVALID
-    doc = json.loads((ns.bundle / "report.json").read_text())
-    print(f"{ns.bundle}: intact; verdict {result.verdict.upper()} (profile "
-          f"{result.profile or 'none: not a certification'}); {verdict.headline(doc)}")
-    return EXIT_CERTIFIED if result.verdict == "certified" and result.profile \
-        else EXIT_NOT_CERTIFIED
-
-
-def diff_bundles(ns: argparse.Namespace) -> int:
-    try:
-        changes = diff.compare(diff.load(ns.old), diff.load(ns.new))
-    except ValueError as err:
-        print(f"pjrt-conformance diff: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    print(diff.render(changes), end="")
-    return 0
 
 
 def collected_profile(target: Path) -> int:
@@ -223,8 +215,7 @@ def profile_command(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "verify": verify_bundle, "diff": diff_bundles,
-                "profile": profile_command}
+    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS}
     return commands[ns.command](ns)
 
 

@@ -4,52 +4,13 @@ crash and hang isolation under xdist, and the HTML page in headless Chromium."""
 import json
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-import conformance
 from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import profiles
-from conformance.certification import report
-
-HEADER = {
-    "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},
-    "platform": {"name": "cpu", "local_device_count": 1}, "requested_platform": "cpu",
-    "environment": {"python": "3.11", "jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.4"},
-    "hypothesis": {"profile": "ci", "max_examples": 8, "derandomize": True},
-    "command": "pjrt-conformance run", "started_utc": "2026-11-22T00:00:00+00:00",
-    "duration_s": 1.0,
-}
-
-
-def _crafted(tmp_path, name="b", **status):
-    """A bundle of a complete run of the default profile on 1 device, every test passing unless overridden."""
-    prof = profiles.load(profiles.DEFAULT_PROFILE)
-    results = []
-    for pid, tier in sorted(prof.tests.items()):
-        nodeid = "conformance/" + pid.replace("{device}", "cpu:0")
-        results.append(report.Result(nodeid, report.area_of(nodeid),
-                                     status.get(pid, "pass"), tier=tier,
-                                     message="boom" if pid in status else ""))
-    doc = report.build(results, collected=len(results), header=HEADER, profile=prof,
-                       device_count=1)
-    return bundle.write(doc, tmp_path / name).parent
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
-                          text=True, timeout=600)
-
-
-def _rewrite(path, fn):
-    """Change report.json with ``fn`` and re-sign the manifest (a consistent forgery)."""
-    doc = json.loads((path / "report.json").read_text())
-    fn(doc)
-    (path / "report.json").write_text(json.dumps(doc))
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
-    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+from tests.bundle_helpers import cli as _cli, crafted as _crafted, rewrite as _rewrite
 
 
 def test_crafted_certified_bundle_verifies(tmp_path):
@@ -135,8 +96,8 @@ def test_diff_of_two_crafted_bundles(tmp_path):
     assert changes["fixes"] == [("conformance/" + crash, "crash", "pass")]
     assert ("verdict", "not certified", "not certified") not in changes["environment"]
     proc = _cli("diff", str(old), str(new))
-    assert proc.returncode == 0 and "New failures (1):" in proc.stdout and "Fixes (1):" in \
-        proc.stdout
+    assert proc.returncode == 1 and "New failures (1):" in proc.stdout and "Fixes (1):" in \
+        proc.stdout    # exit 1: a regression
 
 
 def test_diff_reports_changed_environment(tmp_path):

@@ -4,8 +4,10 @@ A bundle directory holds ``report.json`` (schema 2), ``report.md``,
 ``report.html`` (self-contained), ``junit.xml``, the standalone reproductions
 ``repro/<test>.py`` and ``repro/README.md`` of the failures
 (:mod:`conformance.certification.repro`) and ``MANIFEST.sha256``
-(``sha256sum`` format over every other file). :func:`verify` checks all of it
-and recomputes the verdict; ``pjrt-conformance verify DIR`` prints the result.
+(``sha256sum`` format over every other file), and when signed
+``MANIFEST.sha256.sig`` (:mod:`conformance.certification.signing`). :func:`verify`
+checks all of it and recomputes the verdict; ``pjrt-conformance verify DIR``
+prints the result.
 """
 
 from __future__ import annotations
@@ -13,34 +15,30 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 import xml.etree.ElementTree as ET
-from importlib import resources
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-import jsonschema
-
-import conformance
 from conformance.certification import attribution_check
 from conformance.certification import verdict as certification
 from conformance.certification import profiles
-from conformance.certification import report
+from conformance.certification import provenance
+from conformance.certification import reportfile
+from conformance.certification import signing
 from conformance.certification import report_html
 from conformance.certification import report_md
 from conformance.certification import repro
 from conformance.certification.waivers import WAIVABLE
 
-MANIFEST = "MANIFEST.sha256"
+MANIFEST = signing.MANIFEST
 FILES = ("report.json", "report.md", "report.html", "junit.xml")
 _JUNIT_KIND = {"fail_wrong_result": "failure", "fail_error": "error", "crash": "error",
                "timeout": "error", "not_supported": "skipped", "skipped": "skipped",
                "waived": "skipped"}
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema of report.json version 2."""
-    text = resources.files("conformance").joinpath("schema", "report-v2.schema.json")
-    return json.loads(text.read_text())
+schema = reportfile.schema
 
 
 def render_junit(doc: dict[str, Any]) -> str:
@@ -91,26 +89,46 @@ def write(doc: dict[str, Any], out_dir: Path) -> Path:
 @dataclasses.dataclass
 class Verification:
     """Outcome of :func:`verify`: ``problems`` (empty: the bundle is intact and
-    consistent), the ``verdict`` it states and whether it has a ``profile``."""
+    consistent), the ``verdict`` it states, whether it has a ``profile``,
+    ``notes`` (facts that do not break the bundle, e.g. another suite version)
+    and the state of its ``signature``."""
 
     problems: list[str]
     verdict: str | None
     profile: str | None
+    notes: list[str] = dataclasses.field(default_factory=list)
+    signature: signing.SignatureCheck | None = None
 
     @property
     def valid(self) -> bool:
         return not self.problems
 
 
+def _manifest_name(name: str) -> bool:
+    """A manifest entry names a file inside the bundle (relative, POSIX, no '..')."""
+    rel = PurePosixPath(name)
+    return bool(name) and not rel.is_absolute() and ".." not in rel.parts \
+        and rel.as_posix() == name and "\\" not in name
+
+
 def _check_manifest(path: Path) -> list[str]:
+    """Every file of the bundle (subdirectories included) is listed with its sha256,
+    every listed file exists with that sha256, and the four report files are listed."""
     manifest = path / MANIFEST
     if not manifest.is_file():
         return [f"{MANIFEST} is missing"]
+    try:
+        text = manifest.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        return [f"{MANIFEST} is unreadable: {err}"]
     problems, listed = [], set()
-    for n, line in enumerate(manifest.read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         digest, sep, name = line.partition("  ")
-        if not sep or len(digest) != 64:
-            problems.append(f"{MANIFEST} line {n} is malformed: {line!r}")
+        if not sep or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            problems.append(f"{MANIFEST} line {n} is malformed: {line[:200]!r}")
+            continue
+        if not _manifest_name(name):
+            problems.append(f"{MANIFEST} line {n} names a file outside the bundle: {name!r}")
             continue
         listed.add(name)
         target = path / name
@@ -120,9 +138,9 @@ def _check_manifest(path: Path) -> list[str]:
             problems.append(f"{name} was modified: its sha256 differs from {MANIFEST}")
     problems += [f"{n} is required but not listed in {MANIFEST}" for n in FILES
                  if n not in listed]
-    files = (p.relative_to(path).as_posix() for p in sorted(path.rglob("*")) if p.is_file())
-    problems += [f"{n} is not listed in {MANIFEST}" for n in files
-                 if n != MANIFEST and n not in listed]
+    present = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
+    problems += [f"{rel} is not listed in {MANIFEST}" for rel in present
+                 if rel not in (MANIFEST, signing.SIGNATURE) and rel not in listed]
     return problems
 
 
@@ -150,39 +168,61 @@ def _check_counts(doc: dict[str, Any], prof: profiles.Profile | None) -> list[st
     return problems
 
 
-def verify(path: Path) -> Verification:
-    """Check a bundle: manifest hashes, schema, suite version, profile, counts and
-    the verdict recomputed from the results."""
+def _check_profile(doc: dict[str, Any]) -> tuple[profiles.Profile | None, list[str]]:
+    """The shipped profile the bundle names, and a problem if its sha256 differs."""
+    if doc["profile"] is None:
+        return None, []
+    name = doc["profile"]["name"]
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):   # a name, never a path to read
+        return None, [f"profile {name!r} is not the name of a shipped profile"]
+    try:
+        prof = profiles.load(name)
+    except ValueError as err:
+        return None, [str(err)]
+    if prof.sha256 != doc["profile"]["sha256"]:
+        return prof, [f"profile {prof.name} of the bundle (sha256 "
+                      f"{doc['profile']['sha256'][:12]}) differs from the shipped one "
+                      f"({prof.sha256[:12]})"]
+    return prof, []
+
+
+def _check_signature(path: Path, key: Path | None, allowed_signers: Path | None,
+                     identity: str | None) -> signing.SignatureCheck:
+    if key is not None or allowed_signers is not None:
+        return signing.check(path, key=key, allowed_signers=allowed_signers, identity=identity)
+    try:
+        return signing.status(path)
+    except signing.SigningError as err:
+        return signing.SignatureCheck("signed (not checked)", str(err))
+
+
+def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None = None,
+           identity: str | None = None, strict: bool = False) -> Verification:
+    """Check a bundle: manifest hashes, the manifest's signature, the schema, the
+    suite's identity, the profile, the counts and the verdict recomputed from the
+    results.
+
+    ``key`` (OpenSSH public key) or ``allowed_signers`` (+ ``identity``): the
+    signature must verify with it. ``strict``: a different suite version, commit
+    or wheel, or a modified suite, is a problem rather than a note. Raises
+    signing.SigningError when a key is given and ssh-keygen is missing,
+    FileNotFoundError / ValueError for a missing or malformed key argument.
+    """
     path = Path(path)
     if not path.is_dir():
-        return Verification([f"{path} is not a directory"], None, None)
+        return Verification([f"{path} is not a bundle directory"], None, None)
     problems = _check_manifest(path)
+    sig = _check_signature(path, key, allowed_signers, identity)
+    problems += [] if sig.ok else [sig.detail]
     try:
-        doc = json.loads((path / "report.json").read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        return Verification(problems + [f"report.json is unreadable: {err}"], None, None)
-    try:
-        jsonschema.validate(doc, schema())
-    except jsonschema.ValidationError as err:
-        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        return Verification(problems + [f"report.json does not match schema "
-                                        f"{report.SCHEMA_VERSION} at {where}: {err.message}"],
-                            doc.get("verdict"), None)
-    if doc["suite"]["version"] != conformance.__version__:
-        problems.append(f"bundle was made by suite {doc['suite']['version']}; this verifier is "
-                        f"suite {conformance.__version__}")
-    prof = None
-    if doc["profile"] is not None:
-        try:
-            prof = profiles.load(doc["profile"]["name"])
-        except ValueError as err:
-            problems.append(str(err))
-        else:
-            if prof.sha256 != doc["profile"]["sha256"]:
-                problems.append(f"profile {prof.name} of the bundle (sha256 "
-                                f"{doc['profile']['sha256'][:12]}) differs from the shipped one "
-                                f"({prof.sha256[:12]})")
-    problems += _check_counts(doc, prof)
+        doc = reportfile.load(path)
+    except reportfile.MalformedReport as err:
+        return Verification(problems + [str(err)], None, None, signature=sig)
+    notes = provenance.compare_identity(doc["suite"], provenance.suite_identity())
+    if strict:
+        problems, notes = problems + [f"--strict: {n}" for n in notes], []
+    prof, profile_problems = _check_profile(doc)
+    problems += profile_problems + _check_counts(doc, prof)
     problems += attribution_check.problems(doc)
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
@@ -195,6 +235,7 @@ def verify(path: Path) -> Verification:
         junit = ET.parse(path / "junit.xml").getroot().find("testsuite")
         if junit is None or int(junit.get("tests", -1)) != len(doc["results"]):
             problems.append("junit.xml does not hold one testcase per result")
-    except (OSError, ET.ParseError) as err:
+    except (OSError, ValueError, ET.ParseError) as err:
         problems.append(f"junit.xml is unreadable: {err}")
-    return Verification(problems, doc["verdict"], doc["profile"]["name"] if prof else None)
+    return Verification(problems, doc["verdict"], doc["profile"]["name"] if prof else None,
+                        notes=notes, signature=sig)

@@ -1,28 +1,32 @@
 """``pjrt-conformance diff OLD NEW``: what changed between two report bundles.
 
-Tests are matched by ``nodeid``. Sections: new failures (not passing in NEW,
-passing or absent in OLD), fixes (not passing in OLD, passing in NEW), other
-status changes, added and removed tests, and changed environment, platform,
-profile and verdict.
+Tests are matched by their package-relative id
+(:func:`conformance.certification.provenance.package_nodeid`), so bundles made
+by installs in different places compare. A result *fails* when its status is in
+:data:`FAILING`; ``skipped``, ``not_supported`` and ``waived`` are not failures.
+Sections: new failures (failing in NEW, not failing or absent in OLD), fixes
+(failing in OLD, present and not failing in NEW), other status changes, added
+and removed tests, and changed environment, platform, profile and verdict.
+:func:`regressed` decides the exit status of the command (1 on regressions).
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-GOOD = ("pass", "waived")
+from conformance.certification import reportfile
+from conformance.certification.provenance import package_nodeid
+
+FAILING = ("fail_wrong_result", "fail_error", "crash", "timeout", "flaky")
 
 
 def load(path: Path) -> dict[str, Any]:
-    """report.json of a bundle directory (or the file itself). Raises ValueError."""
-    path = Path(path)
-    target = path / "report.json" if path.is_dir() else path
-    try:
-        return json.loads(target.read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise ValueError(f"{target}: not a readable report.json ({err})") from err
+    """The validated report.json of a bundle directory (or the file itself).
+
+    Raises FileNotFoundError when ``path`` does not exist, reportfile.MalformedReport
+    (a ValueError) when it is not a report of the schema."""
+    return reportfile.load(path)
 
 
 def _flat(prefix: str, value: Any) -> dict[str, Any]:
@@ -34,27 +38,40 @@ def _flat(prefix: str, value: Any) -> dict[str, Any]:
     return {prefix: value}
 
 
+def _statuses(doc: dict[str, Any]) -> dict[str, str]:
+    return {package_nodeid(r["nodeid"]): r["status"] for r in doc["results"]}
+
+
 def compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, list]:
-    """Differences between two report.json documents (see module docstring)."""
-    a = {r["nodeid"]: r["status"] for r in old["results"]}
-    b = {r["nodeid"]: r["status"] for r in new["results"]}
+    """Differences between two validated report.json documents (see module docstring).
+
+    Keys: ``new_failures``, ``fixes``, ``changed`` (lists of (id, old status or
+    None, new status)), ``added``, ``removed`` (lists of ids), ``environment``
+    (list of (dotted key, old value, new value))."""
+    a, b = _statuses(old), _statuses(new)
     common = sorted(set(a) & set(b))
     facts_old = _flat("", {"environment": old["environment"], "platform": old["platform"],
                            "profile": old.get("profile"), "verdict": old["verdict"]})
     facts_new = _flat("", {"environment": new["environment"], "platform": new["platform"],
                            "profile": new.get("profile"), "verdict": new["verdict"]})
     return {
-        "new_failures": [(n, a.get(n), b[n]) for n in sorted(b) if b[n] not in GOOD
-                         and (a.get(n) in GOOD or n not in a)],
-        "fixes": [(n, a[n], b[n]) for n in common if a[n] not in GOOD and b[n] in GOOD],
+        "new_failures": [(n, a.get(n), b[n]) for n in sorted(b) if b[n] in FAILING
+                         and a.get(n) not in FAILING],
+        "fixes": [(n, a[n], b[n]) for n in common if a[n] in FAILING and b[n] not in FAILING],
         "changed": [(n, a[n], b[n]) for n in common if a[n] != b[n]
-                    and (a[n] in GOOD) == (b[n] in GOOD)],
+                    and (a[n] in FAILING) == (b[n] in FAILING)],
         "added": sorted(set(b) - set(a)),
         "removed": sorted(set(a) - set(b)),
         "environment": [(k, facts_old.get(k), facts_new.get(k))
                         for k in sorted(set(facts_old) | set(facts_new))
                         if facts_old.get(k) != facts_new.get(k) and k != "duration_s"],
     }
+
+
+def regressed(changes: dict[str, list]) -> bool:
+    """True when NEW is worse than OLD: a new failure, or a certified verdict lost."""
+    verdict = [(o, n) for k, o, n in changes["environment"] if k == "verdict"]
+    return bool(changes["new_failures"]) or any(o == "certified" for o, _ in verdict)
 
 
 def render(changes: dict[str, list]) -> str:

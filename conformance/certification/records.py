@@ -24,6 +24,7 @@ from typing import Any
 
 from conformance.certification import known_failures
 from conformance.certification.profiles import profile_id
+from conformance.certification.provenance import package_nodeid
 
 STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",
             "skipped", "waived")
@@ -125,7 +126,8 @@ class Collector:
         props = dict(getattr(report, "user_properties", ()) or ())
         outcome = props.get(OUTCOME_PROPERTY) or {"status": _fallback_status(report)}
         status = outcome["status"]
-        nodeid = report.nodeid
+        # The same id wherever the suite is installed and whatever pytest's rootdir.
+        nodeid = package_nodeid(report.nodeid, report.location[0] if report.location else None)
         prev = self.results.get(nodeid)
         if prev is not None and status == "pass" and (prev.status != "pass"
                                                       or report.when == "teardown"):

@@ -14,12 +14,11 @@ import collections
 import datetime
 import platform as _platform
 import shlex
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import conformance
 from conformance.certification import attribution
+from conformance.certification import provenance
 from conformance.certification import verdict as certification
 from conformance.certification import waivers as waiver_rules
 from conformance.certification.known_failures import Entry
@@ -30,15 +29,6 @@ from conformance.certification.waivers import Waiver
 
 SCHEMA_VERSION = 2
 KERNEL_AREA_PREFIX = "kernels_"
-
-
-def _git_sha() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                             cwd=Path(conformance.__file__).parent, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def environment() -> dict[str, str]:
@@ -77,8 +67,7 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
 
     prof = hypothesis.settings.default
     return {
-        "suite": {"name": "pjrt-conformance", "version": conformance.__version__,
-                  "git_sha": _git_sha()},
+        "suite": provenance.suite_identity(),
         "platform": platform_info or {"name": platform},
         "requested_platform": platform,
         "environment": environment(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance.certification import provenance
 from conformance.certification.attribution import stack_findings
 from conformance.certification.records import STATUSES
 from conformance.certification.verdict import headline
@@ -82,7 +83,7 @@ def render(doc: dict[str, Any]) -> str:
         "",
         f"**{headline(doc)}**",
         "",
-        f"- Suite: {doc['suite']['version']} (git {doc['suite'].get('git_sha') or 'unknown'})",
+        f"- Suite: {provenance.describe(doc['suite'])}",
         f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
         f", {p.get('device_count')} device(s): {', '.join(p.get('device_kinds', []))}",
     ] + _backend_lines(p) + [

@@ -22,6 +22,7 @@ import hypothesis
 import pytest
 
 import conformance
+from conformance.certification.provenance import package_nodeid
 from conformance.certification import known_failures
 from conformance.certification import profiles
 from conformance.certification import records
@@ -114,7 +115,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                      capability.args[0] if capability else None))
     target = config.getoption("write_profile")
     if target:
-        tests = {profiles.profile_id(i.nodeid): profiles.tier_of(list(i.iter_markers()))
+        tests = {profiles.profile_id(package_nodeid(i.nodeid, str(i.path))):
+                 profiles.tier_of(list(i.iter_markers()))
                  for i in items}
         name = Path(target).stem
         version = int("".join(c for c in name if c.isdigit()) or 1)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from conformance.certification import defect_catalog
+from conformance.certification.provenance import package_nodeid
 from conformance.certification import known_failures
 from conformance.certification import profiles
 from conformance.certification import records
@@ -98,7 +99,8 @@ class SessionState:
         own = profiles.tier_of(list(item.iter_markers()))
         if self.profile is None:
             return own
-        return self.profile.tier(profiles.profile_id(item.nodeid)) or own
+        return self.profile.tier(profiles.profile_id(
+            package_nodeid(item.nodeid, str(item.path)))) or own
 
     def client(self) -> Any:
         """The client of the platform under test, opened once (pytest.UsageError if it

@@ -1,0 +1,117 @@
+"""The bundle commands of ``pjrt-conformance``: ``verify``, ``diff`` and ``sign``.
+
+    pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
+                                [--strict]
+    pjrt-conformance diff OLD NEW
+    pjrt-conformance sign DIR --key PRIVKEY
+
+Exit status of ``verify``: 0 intact and certified against a shipped profile, 1
+intact but not certified (or no profile), 2 usage error (missing key file,
+ssh-keygen missing), 3 not intact, malformed or a bad signature. ``diff``: 0 no
+regression, 1 regressions (a new failure, a lost certification), 2 usage error
+(a path that does not exist), 3 malformed input. ``sign``: 0 signed, 2 usage
+error or ssh-keygen refused the key. Every error is one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.certification import bundle
+from conformance.certification import diff
+from conformance.certification import reportfile
+from conformance.certification import signing
+
+EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``verify``, ``diff`` and ``sign`` subcommands to ``sub``."""
+    doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    ver = sub.add_parser("verify", help="check a report bundle and print its verdict", **doc)
+    ver.add_argument("bundle", type=Path, metavar="DIR")
+    trust = ver.add_mutually_exclusive_group()
+    trust.add_argument("--key", type=Path, metavar="PUBKEY",
+                       help="OpenSSH public key that must have signed the manifest")
+    trust.add_argument("--allowed-signers", type=Path, metavar="FILE",
+                       help="ssh-keygen allowed_signers file of trusted signers")
+    ver.add_argument("--identity", metavar="NAME", help="principal of --allowed-signers that must have "
+                     "signed (default: any principal listed for the signing key)")
+    ver.add_argument("--strict", action="store_true",
+                     help="another suite version, commit or wheel, or a modified suite, "
+                          "makes the bundle invalid (exit 3) instead of a note")
+    dif = sub.add_parser("diff", help="compare two report bundles (exit 1 on regressions)",
+                         **doc)
+    dif.add_argument("old", type=Path, metavar="OLD", help="bundle directory or report.json")
+    dif.add_argument("new", type=Path, metavar="NEW", help="bundle directory or report.json")
+    sig = sub.add_parser("sign", help="sign a bundle's manifest with an OpenSSH key", **doc)
+    sig.add_argument("bundle", type=Path, metavar="DIR")
+    sig.add_argument("--key", type=Path, required=True, metavar="PRIVKEY",
+                     help="OpenSSH private key (or a public key whose private half is in "
+                          "ssh-agent)")
+
+
+def _usage(command: str, message: object) -> int:
+    print(f"pjrt-conformance {command}: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def verify(ns: argparse.Namespace) -> int:
+    if ns.identity is not None and ns.allowed_signers is None:
+        return _usage("verify", "--identity needs --allowed-signers")
+    try:
+        result = bundle.verify(ns.bundle, key=ns.key, allowed_signers=ns.allowed_signers,
+                               identity=ns.identity, strict=ns.strict)
+    except (FileNotFoundError, ValueError, signing.SigningError) as err:
+        return _usage("verify", err)
+    if result.signature is not None and result.signature.ok:
+        print(f"  signature: {result.signature.state}: {result.signature.detail}")
+    for note in result.notes:
+        print(f"  note: {note}")
+    for problem in result.problems:
+        print(f"  - {problem}")
+    if not result.valid:
+        print(f"{ns.bundle}: NOT INTACT ({len(result.problems)} problem(s)); stated verdict "
+              f"{result.verdict!r} cannot be trusted")
+        return EXIT_INVALID
+    print(f"{ns.bundle}: intact; verdict {result.verdict.upper()} (profile "
+          f"{result.profile or 'none: not a certification'})")
+    return EXIT_OK if result.verdict == "certified" and result.profile \
+        else EXIT_NOT_CERTIFIED
+
+
+def diff_bundles(ns: argparse.Namespace) -> int:
+    try:
+        changes = diff.compare(diff.load(ns.old), diff.load(ns.new))
+    except FileNotFoundError as err:
+        return _usage("diff", err)
+    except reportfile.MalformedReport as err:
+        print(f"pjrt-conformance diff: malformed input: {err}", file=sys.stderr)
+        return EXIT_INVALID
+    print(diff.render(changes), end="")
+    if diff.regressed(changes):
+        print(f"regressions: {len(changes['new_failures'])} new failure(s)"
+              + ("" if changes["new_failures"] else ", the certified verdict was lost"))
+        return EXIT_NOT_CERTIFIED
+    return EXIT_OK
+
+
+def sign(ns: argparse.Namespace) -> int:
+    if not ns.bundle.is_dir():
+        return _usage("sign", f"{ns.bundle} is not a bundle directory")
+    problems = [p for p in bundle.verify(ns.bundle).problems   # an old signature is replaced
+                if not p.startswith(signing.SIGNATURE)]
+    if problems:
+        return _usage("sign", f"refusing to sign {ns.bundle}: not intact ({problems[0]})")
+    try:
+        path = signing.sign(ns.bundle, ns.key)
+    except (FileNotFoundError, signing.SigningError) as err:
+        return _usage("sign", err)
+    print(f"signed: {path} (check with: pjrt-conformance verify {ns.bundle} --key "
+          f"<public key>)")
+    return EXIT_OK
+
+
+COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign}

@@ -1,0 +1,61 @@
+"""Crafted report bundles for the self-tests of verify, diff and signing."""
+
+import json
+import subprocess
+import sys
+
+import conformance
+from conformance.certification import bundle
+from conformance.certification import profiles
+from conformance.certification import report
+
+HEADER = {
+    "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},
+    "platform": {"name": "cpu", "local_device_count": 1}, "requested_platform": "cpu",
+    "environment": {"python": "3.11", "jax": "0.10.2", "jaxlib": "0.10.2", "numpy": "2.4"},
+    "hypothesis": {"profile": "ci", "max_examples": 8, "derandomize": True},
+    "command": "pjrt-conformance run", "started_utc": "2026-11-22T00:00:00+00:00",
+    "duration_s": 1.0,
+}
+
+
+def crafted(tmp_path, name="b", **status):
+    """A bundle of a complete run of the default profile on 1 device, every test passing unless overridden."""
+    prof = profiles.load(profiles.DEFAULT_PROFILE)
+    results = []
+    for pid, tier in sorted(prof.tests.items()):
+        nodeid = "conformance/" + pid.replace("{device}", "cpu:0")
+        results.append(report.Result(nodeid, report.area_of(nodeid),
+                                     status.get(pid, "pass"), tier=tier,
+                                     message="boom" if pid in status else ""))
+    doc = report.build(results, collected=len(results), header=HEADER, profile=prof,
+                       device_count=1)
+    return bundle.write(doc, tmp_path / name).parent
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "conformance.cli", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def rewrite(path, fn):
+    """Change report.json with ``fn`` and re-hash the manifest (a consistent forgery)."""
+    doc = json.loads((path / "report.json").read_text())
+    fn(doc)
+    (path / "report.json").write_text(json.dumps(doc))
+    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
+    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+
+
+def main(capsys, *args):
+    """``pjrt-conformance ARGS`` in this process (faster than :func:`cli`): an object with
+    ``returncode``, ``stdout`` and ``stderr``; an exception escaping main fails the test."""
+    from conformance import cli as cli_module
+
+    capsys.readouterr()
+    try:
+        rc = cli_module.main([str(a) for a in args])
+    except SystemExit as exc:          # argparse's usage errors
+        rc = exc.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), rc, out.out, out.err)
