@@ -12,7 +12,7 @@ from conformance.certification import report
 from conformance.certification import verdict
 from conformance.certification import waivers
 from conformance.processes import reference_differential as ref
-from tests.test_bundle import HEADER, _crafted, _rewrite
+from tests.bundle_helpers import HEADER, crafted as _crafted, rewrite as _rewrite
 
 IS_READY = "conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready]"
 CBRT = "conformance/test_kernels_elementwise.py::test_float_special_values[cbrt-float32]"
