@@ -3,8 +3,9 @@
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
                          [--profile v4|FILE|none] [--declare CAPS] [--declare-file FILE]
-                         [--waivers FILE] [--known-failures FILE] [-- extra pytest args]
-                         [--sign-key PRIVKEY]
+                         [--waivers FILE] [--defects shipped|none|FILE]
+                         [--reference-differential auto|off] [--sign-key PRIVKEY]
+                         [-- extra pytest args]
     pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
                                 [--strict]
     pjrt-conformance finalize DIR
@@ -13,7 +14,11 @@
     pjrt-conformance profile (--write FILE | --check NAME)
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
 
-Exit status of ``run``: 0 certified, 1 not certified, 2 usage error (unknown
+The verdict has two parts: the plugin verdict (certified / not certified, decided
+by the results attributed to the plugin and the unattributed ones) and the stack
+findings (framework and suite defects, with upstream links).
+
+Exit status of ``run``: 0 the plugin is certified, 1 not certified, 2 usage error (unknown
 platform, bad option, no report written; checked before the first test:
 :mod:`conformance.session.validate`), 4 incomplete (cancelled by SIGTERM/SIGINT: the
 finished results are written with verdict ``incomplete``). Every test runs in a
@@ -42,6 +47,7 @@ import pytest
 from conformance import cli_bundles
 from conformance.certification import signing
 from conformance.session import backend
+from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import results_log
 from conformance.session import validate
@@ -52,8 +58,9 @@ EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 
 #: pytest-rerunfailures: a timeout is not re-run (it would cost the whole timeout again).
 _RERUN = ["--reruns=1", "--rerun-except=Timeout"]
 EXIT_CODES = """exit status:
-  run      0 certified, 1 not certified, 2 usage error (bad option, unknown platform,
-           no report written), 4 incomplete (the run was cancelled or interrupted)
+  run      0 the plugin is certified, 1 not certified (framework and suite findings
+           alone never fail it), 2 usage error (bad option, unknown platform, bad data
+           file, no report written), 4 incomplete (the run was cancelled or interrupted)
   verify   0 intact and certified, 1 intact but not certified (or no profile),
            2 usage error, 3 not intact or malformed
   finalize 0 an incomplete bundle was built from a killed run's results.jsonl,
@@ -88,6 +95,8 @@ def default_output(platform: str) -> Path:
     return Path("reports") / platform / stamp
 
 
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pjrt-conformance",
                                      description="PJRT conformance suite and certification",
@@ -98,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                          formatter_class=argparse.RawDescriptionHelpFormatter,
                          epilog=RUN_EPILOG)
     options.add_to(run.add_argument)
+    run.set_defaults(reference_differential="auto")
     run.add_argument("--output", type=Path, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
     run.add_argument("--force", action="store_true",
@@ -220,7 +230,8 @@ def run(ns: argparse.Namespace) -> int:
               f"(check it with: pjrt-conformance verify {output})", file=sys.stderr)
         return EXIT_INCOMPLETE
     s = doc["summary"]
-    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- {doc['verdict'].upper()}"
+    print(f"\npjrt-conformance: {doc['platform'].get('name')} -- "
+          f"{verdict.headline(doc, upper=True)}"
           f" ({s['collected']} collected, " + ", ".join(
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:

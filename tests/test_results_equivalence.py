@@ -71,7 +71,7 @@ def _report(pytester, *workers):
     out = pytester.path / f"rep{'-'.join(workers)}"
     result = pytester.runpytest_subprocess(
         f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "--cpu-devices=2",
-        f"--known-failures={pytester.path / 'known.txt'}", *workers)
+        f"--known-failures={pytester.path / 'known.txt'}", "--defects=none", *workers)
     doc = json.loads((out / "report.json").read_text())
     jsonschema.validate(doc, bundle.schema())
     return result, doc

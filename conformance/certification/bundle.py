@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from conformance.certification import attribution_check
 from conformance.certification import verdict as certification
 from conformance.certification import profiles
 from conformance.certification import provenance
@@ -225,6 +226,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
         problems, notes = problems + [f"--strict: {n}" for n in notes], []
     prof, profile_problems = _check_profile(doc)
     problems += profile_problems + _check_counts(doc, prof)
+    problems += attribution_check.problems(doc)
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],

@@ -58,6 +58,14 @@ class Result:
     processes: list[dict[str, Any]] | None = None
     capability: str | None = None
     facts: dict[str, Any] = dataclasses.field(default_factory=dict)
+    #: The matching known-failure entry (set by :meth:`Collector.match_known`).
+    known_entry: known_failures.Entry | None = None
+    #: Whose failure (``plugin``, ``framework``, ``suite``, ``unattributed``), the catalog's
+    #: defect (``id``, ``upstream``, ``summary``) and the evidence: set for every result that
+    #: is not a pass by :func:`conformance.certification.attribution.attribute`.
+    attribution: str | None = None
+    defect: dict[str, str] | None = None
+    evidence: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def test_id(self) -> str:
@@ -69,6 +77,11 @@ class Result:
                   "tier": self.tier, "status": self.status, "duration_s": self.duration_s}
         if self.processes is not None:  # multi_process area: one entry per worker process
             record["processes"] = self.processes
+        if self.attribution is not None:
+            record["attribution"] = self.attribution
+            record["evidence"] = list(self.evidence)
+            if self.defect is not None:
+                record["defect"] = dict(self.defect)
         return record
 
     def failure(self) -> dict[str, Any]:
@@ -156,9 +169,13 @@ class Collector:
             result.command = repro_command
         self.results[nodeid] = result
 
-    def match_known(self, entries: list[known_failures.Entry], platform: str) -> None:
+    def match_known(self, entries: list[known_failures.Entry], platform: str,
+                    plugin_library: bool = False) -> None:
         """Match the known-failure entries against every result, once: sets each
-        entry's ``matched`` and ``file_collected`` and each result's ``known_failure``."""
+        entry's ``matched`` and ``file_collected`` and each result's ``known_failure``
+        and ``known_entry``."""
         nodeids = list(self.results)
-        for nodeid, entry in known_failures.match(entries, nodeids, platform).items():
+        for nodeid, entry in known_failures.match(entries, nodeids, platform,
+                                                  plugin_library).items():
             self.results[nodeid].known_failure = entry.label
+            self.results[nodeid].known_entry = entry

@@ -17,6 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from conformance.certification import attribution
 from conformance.certification import provenance
 from conformance.certification import verdict as certification
 from conformance.certification import waivers as waiver_rules
@@ -50,7 +51,8 @@ def environment() -> dict[str, str]:
 def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
            argv: list[str], cpu_devices: int, num_processes: int, programs: dict[str, int],
            started: datetime.datetime, duration_s: float,
-           hypothesis_seed: int | None = None) -> dict[str, Any]:
+           hypothesis_seed: int | None = None,
+           plugin_library: bool = False) -> dict[str, Any]:
     """Report header: what is needed to reproduce and trust the report.
 
     ``platform``: the ``--platform`` name; ``platform_info``: the backend's facts
@@ -58,7 +60,8 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
     :func:`conformance.certification.known_failures.match`; ``argv``: the command
     line; ``programs``: ``compiles`` and ``cache_hits`` summed over processes;
     ``started``: an aware UTC datetime; ``duration_s``: seconds;
-    ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given).
+    ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given);
+    ``plugin_library``: the backend was loaded from ``--plugin-library`` (a catalog condition).
     """
     import hypothesis
 
@@ -73,7 +76,7 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
                        "seed": hypothesis_seed},
         "known_failures": [{"pattern": e.pattern, "requirement": e.requirement,
                             "reason": e.reason, "source": e.source, "matched": e.matched,
-                            "active": e.applies(platform)} for e in known],
+                            "active": e.applies(platform, plugin_library)} for e in known],
         "command": shlex.join([Path(argv[0]).name] + list(argv[1:])),
         "cpu_devices": cpu_devices,
         "num_processes": num_processes,
@@ -143,4 +146,5 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "interrupted": interrupted,
         "verdict": decision,
         "verdict_reasons": reasons,
+        "stack_findings": attribution.stack_findings(records),
     }

@@ -8,7 +8,9 @@ from typing import Any
 from conformance.certification import provenance
 from conformance.certification import failure_view as view
 from conformance.certification import coverage_md
+from conformance.certification.attribution import stack_findings
 from conformance.certification.records import STATUSES
+from conformance.certification.verdict import headline
 
 
 def _version(v: list[int] | None) -> str:
@@ -62,7 +64,8 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                 if f.get("attribution") or f.get("defect"):
                     d = f.get("defect") or {}
                     lines.append(f"  - attribution: {f.get('attribution') or 'unattributed'}"
-                                 + (f", defect {d.get('id')} ({d.get('upstream')})" if d else ""))
+                                 + (f", defect {_link(d)}" if d else ""))
+                    lines += [f"  - evidence: {e}" for e in f.get("evidence", [])]
                 if f["known_failure"]:
                     lines.append(f"  - {f['known_failure']}")
                 for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"
@@ -81,6 +84,31 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _link(defect: dict[str, str] | None) -> str:
+    if not defect:
+        return "no catalog defect"
+    up = defect["upstream"]
+    return f"`{defect['id']}` " + (f"[{up.rsplit('/', 3)[-3]}#{up.rsplit('/', 1)[-1]}]({up})"
+                                   if up.startswith("http") else f"({up})")
+
+
+def _stack_section(doc: dict[str, Any]) -> list[str]:
+    """Stack findings (framework and suite defects) and the attribution counts."""
+    f = doc.get("stack_findings") or stack_findings(doc["results"])
+    lines = ["", "## Stack findings (framework and suite defects; not the plugin's)", ""]
+    counts = ", ".join(f"{n} {a}" for a, n in f["results_by_attribution"].items())
+    lines.append(f"Results that are not a pass, by attribution: {counts or 'none'}.")
+    lines.append("")
+    for item in f["findings"]:
+        statuses = ", ".join(f"{n} {s}" for s, n in item["statuses"].items())
+        summary = item["defect"]["summary"] if item["defect"] else item["tests"][0]
+        lines.append(f"- **{item['attribution']}** {_link(item['defect'])}: {summary} "
+                     f"({len(item['tests'])} test(s): {statuses})")
+    if not f["findings"]:
+        lines.append("None.")
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
@@ -89,6 +117,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         f"**Verdict: {doc['verdict']}**" + (
             "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
+        "",
+        f"**{headline(doc)}**",
         "",
         f"- Suite: {provenance.describe(doc['suite'])}",
         f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
@@ -126,6 +156,7 @@ def render(doc: dict[str, Any]) -> str:
                       f"{p['cache_hits']}."]
     lines += _status_table("Tiers (core, capabilities, informational)", "tier", doc["tiers"])
     lines += coverage_md.markdown(doc)
+    lines += _stack_section(doc)
     if doc.get("report_errors"):
         lines += ["", "## Report errors", ""] + [f"- {e}" for e in doc["report_errors"]]
     if doc.get("waivers"):

@@ -1,6 +1,14 @@
-"""The verdict: one function, one rule a reason (DESIGN.md "Certification model").
+"""The verdict in two parts: the plugin verdict (one function, one rule a reason;
+DESIGN.md "Certification model") and the stack findings.
 
-Certified only when every rule holds:
+The *plugin verdict* is decided by the results attributed to the plugin and the
+unattributed ones (:mod:`conformance.certification.attribution`): a result attributed
+to the framework or the suite (with its evidence) is a *stack finding*, listed with its
+upstream link, and does not fail the plugin verdict. Wrong results attributed to the
+plugin or unattributed are never waivable (:mod:`~conformance.certification.waivers`).
+
+The plugin is certified only when every rule holds (rules 3 to 5 over the plugin's and
+the unattributed results):
 
 1. tests were collected, and
 2. every collected test has a result;
@@ -23,6 +31,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
+from conformance.certification.attribution import STACK, stack_findings
 from conformance.certification.profiles import CORE, Profile
 
 CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"
@@ -52,9 +61,11 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
            declared: list[str], device_count: int,
            errors: list[str], interrupted: str | None = None,
            examples: int | None = _EXAMPLES) -> tuple[str, list[str]]:
-    """(verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``, ``status``);
-    ``interrupted``: why the run stopped early (None: it ran to the end); each reason
-    names its first ``examples`` test ids (None: all of them)."""
+    """(plugin verdict, reasons) for ``results`` (dicts with ``nodeid``, ``tier``,
+    ``status`` and, for results that are not a pass, ``attribution``): results attributed
+    to the framework or the suite do not count for rules 3 to 5. ``interrupted``: why the
+    run stopped early (None: it ran to the end; otherwise the verdict is ``incomplete``);
+    each reason names its first ``examples`` test ids (None: all of them)."""
     reasons = [f"run incomplete ({interrupted}): {len(results)} of {collected} collected "
                "test(s) finished"] if interrupted else []
 
@@ -65,6 +76,7 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
         reasons.append("no test was collected")
     if len(results) < collected:
         reasons.append(f"{collected - len(results)} collected tests have no result")
+    everything, results = results, [r for r in results if r.get("attribution") not in STACK]
     for status in NEVER_ALLOWED:
         bad = [r["nodeid"] for r in results if r["status"] == status]
         if bad:
@@ -80,7 +92,8 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
         reasons.append(f"{len(rough)} test(s) of undeclared capabilities raised an error "
                        f"instead of failing gracefully (not_supported): {_examples_of(rough)}")
     if profile is not None:
-        missing, unexpected = profile.completeness([r["nodeid"] for r in results], device_count)
+        missing, unexpected = profile.completeness([r["nodeid"] for r in everything],
+                                                   device_count)
         if missing:
             reasons.append(f"{len(missing)} test(s) of profile {profile.name} missing: "
                            f"{_examples_of(missing)}")
@@ -91,3 +104,15 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
     if interrupted:
         return INCOMPLETE, reasons
     return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
+
+
+def headline(doc: dict[str, Any], *, upper: bool = False) -> str:
+    """``plugin: certified | stack findings: 9 framework defects (5 linked upstream)``
+    for a report.json document (``verdict``, and ``stack_findings`` when present);
+    ``upper``: the verdict in capitals (``plugin: NOT CERTIFIED | ...``)."""
+    f = doc.get("stack_findings") or stack_findings(doc.get("results", []))
+    parts = [f"{f[a]} {a} defect{'s' if f[a] != 1 else ''}" for a in STACK if f[a]]
+    stack = (", ".join(parts) + f" ({f['linked_upstream']} linked upstream)") if parts \
+        else "none"
+    plugin = doc["verdict"].upper() if upper else doc["verdict"]
+    return f"plugin: {plugin} | stack findings: {stack}"

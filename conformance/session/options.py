@@ -41,8 +41,22 @@ SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--waivers", dict(default=None, help="TOML file of waivers (test glob, issue URL, expiry "
                                           "date, reason)")),
     ("--known-failures", dict(action="append", default=[],
-                              help="file of known failures (test id glob | requirement | "
-                                   "reason); repeatable")),
+                              help="deprecated: old-format file of known failures (test id "
+                                   "glob | requirement | reason), or a defect catalog .toml; "
+                                   "repeatable, added to --defects")),
+    ("--defects", dict(action="append", default=[],
+                       help="defect catalog applied as strict xfail and used to attribute "
+                            "results: 'shipped' (default: conformance/defects/*.toml), "
+                            "'none', a .toml file or a directory of them; repeatable")),
+    ("--reference-differential", dict(default="off", choices=["auto", "off"],
+                                      help="re-run failing tests on jaxlib's built-in CPU "
+                                           "client (the reference) to attribute them: 'auto' "
+                                           "when the platform under test is not the reference, "
+                                           "'off' (default for pytest; 'auto' for "
+                                           "pjrt-conformance run)")),
+    ("--reference-timeout", dict(type=float, default=300.0,
+                                 help="seconds the reference differential may take "
+                                      "(default: 300)")),
 ]
 
 

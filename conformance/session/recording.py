@@ -20,12 +20,15 @@ from typing import Any
 import pytest
 
 import conformance
+from conformance.certification import attribution
 from conformance.certification import bundle
 from conformance.certification import known_failures
 from conformance.certification import records
 from conformance.certification import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
+from conformance.certification import verdict
+from conformance.session import evidence
 from conformance.session import outcomes
 from conformance.session import results_log
 from conformance.session import pjrt_plugin_info as plugin_info
@@ -113,7 +116,7 @@ class Recorder:
             config.workeroutput[_WORKER_PROGRAMS] = state.program_counts()
             return
         state.add_programs(state.program_counts())  # in-process run: its own cache
-        state.collector.match_known(state.known, state.platform)
+        state.collector.match_known(state.known, state.platform, state.plugin_library)
         out = config.getoption("report_dir")
         if not out:
             return
@@ -127,6 +130,9 @@ class Recorder:
         if log is not None:
             config.pluginmanager.unregister(log)
             log.close()
+        results = state.collector.finished_results() if interrupted else \
+            list(state.collector.results.values())
+        attribution.attribute(results, evidence.sources(config, results))
         info = state.platform_info
         header = report.header(
             platform=state.platform, known=state.known, argv=sys.argv,
@@ -134,9 +140,8 @@ class Recorder:
             cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
             programs=state.programs, started=state.started,
             duration_s=time.monotonic() - state.t0,
-            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)))
-        results = state.collector.finished_results() if interrupted else \
-            list(state.collector.results.values())
+            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
+            plugin_library=state.plugin_library)
         doc = report.build(results, collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
                            waivers=tuple(state.waivers),
@@ -153,9 +158,9 @@ class Recorder:
         if state.written:
             doc, path = state.written
             terminalreporter.write_line(
-                f"pjrt-conformance verdict: {doc['verdict']} "
+                f"pjrt-conformance verdict: {verdict.headline(doc)} "
                 f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'}) -- report: {path}")
-        for e in known_failures.unmatched(state.known, state.platform):
+        for e in known_failures.unmatched(state.known, state.platform, state.plugin_library):
             terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                         f"({e.source})")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from conformance.certification import defect_catalog
 from conformance.certification.provenance import package_nodeid
 from conformance.certification import known_failures
 from conformance.certification import profiles
@@ -61,8 +62,9 @@ class SessionState:
             self.programs[key] = self.programs.get(key, 0) + int(value)
 
     def configure_certification(self) -> None:
-        """Load --profile, --declare/--declare-file, --waivers and --known-failures
-        (ValueError naming the option if bad)."""
+        """Load --profile, --declare/--declare-file, --waivers, the defect catalog
+        (--defects) and --known-failures; check --reference-timeout (ValueError naming the
+        option if bad)."""
         opt = self.config.getoption
         if opt("profile") != "none":
             self.profile = profiles.load(opt("profile"))
@@ -76,11 +78,21 @@ class SessionState:
             self.declared += [c for c in extra if c not in self.declared]
         if opt("waivers"):
             self.waivers = waivers.parse(Path(opt("waivers")))
+        if opt("reference_timeout") <= 0:
+            raise ValueError(f"--reference-timeout must be > 0 seconds, got "
+                             f"{opt('reference_timeout')}")
+        self.known = defect_catalog.entries(defect_catalog.load(opt("defects")))
         for path in opt("known_failures"):
             try:
-                self.known += known_failures.parse(Path(path))
+                self.known += (defect_catalog.entries(defect_catalog.load([path]))
+                               if path.endswith(".toml") else known_failures.parse(Path(path)))
             except (OSError, ValueError) as err:
                 raise ValueError(f"--known-failures={path}: {err}") from err
+
+    @property
+    def plugin_library(self) -> bool:
+        """The backend was loaded from ``--plugin-library`` (a catalog condition)."""
+        return self.spec.plugin_library is not None
 
     def tier(self, item: pytest.Item) -> str:
         """The item's tier: the profile's, else its own markers'."""

@@ -43,7 +43,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark known failures strict-xfail and record each item's tier and capability."""
     state = session_state.of(config)
-    known_failures.apply(items, state.known, state.platform)
+    known_failures.apply(items, state.known, state.platform, state.plugin_library)
     for item in items:
         capability = item.get_closest_marker("capability")
         item.user_properties.append((records.TIER_PROPERTY, state.tier(item)))

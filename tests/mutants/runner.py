@@ -5,7 +5,7 @@ Each mutant runs as ``pytest --pyargs conformance
 in a scratch directory whose ``conftest.py`` registers the mutants. A result *fails* when it is neither ``pass`` nor a skip
 (``skipped``, ``not_supported``). The healthy control is the plain ``cpu`` platform run
 with the union of the same selections: it must have no failures other than the known
-defects of jaxlib's CPU backend (``conformance/known_failures``). A mutant is *killed* in
+defects of jaxlib's CPU backend (the defect catalog ``conformance/defects``). A mutant is *killed* in
 an area when one of that area's tests fails on it and not on the control (a test that
 fails on the healthy backend too tells nothing about the mutant).
 """

@@ -43,12 +43,11 @@ def overall(outcomes: Iterable[Outcome]) -> float:
 
 def _known(nodeid: str) -> str:
     """The known-defect entry of jaxlib's CPU backend that ``nodeid`` matches, else ""."""
-    from conformance.certification import known_failures
+    from conformance.certification import defect_catalog
 
-    for path in sorted((ROOT / "conformance" / "known_failures").glob("*.txt")):
-        for entry in known_failures.parse(path):
-            if entry.applies(CONTROL) and entry.matches(f"conformance/{nodeid}"):
-                return entry.pattern
+    for entry in defect_catalog.entries(defect_catalog.load()):
+        if entry.applies(CONTROL) and entry.matches(f"conformance/{nodeid}"):
+            return entry.pattern
     return ""
 
 

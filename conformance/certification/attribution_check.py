@@ -1,0 +1,86 @@
+"""``verify``'s check of a report's attributions and stack findings.
+
+A result attributed to the framework or the suite leaves the plugin verdict, so that
+attribution must be backed by evidence ``verify`` can check:
+
+- a ``defect`` of the shipped catalog (:mod:`conformance.certification.defect_catalog`)
+  that has the same id, link and summary, matches the test id, has that attribution,
+  expects the result's status and applies to the report's platform and its jax/jaxlib
+  versions; or
+- an evidence line of a re-run (the reference differential, ``reference: fails the same
+  ...``, or the C API re-run, ``capi: ...``).
+
+The stated ``stack_findings`` must equal those recomputed from the results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.requirements import Requirement
+
+from conformance.certification import attribution
+from conformance.certification import defect_catalog
+from conformance.certification import known_failures
+
+RERUN_EVIDENCE = ("reference: fails the same", "capi: ")
+
+
+def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
+    """The defect applies to the report's platform, loading and jax/jaxlib versions
+    (requirements on other distributions are not recorded in reports: not checked)."""
+    if defect.platform and defect.platform != doc.get("requested_platform"):
+        return False
+    from_library = (doc["platform"].get("loaded") or {}).get("source") == "--plugin-library"
+    if defect.plugin_library is not None and defect.plugin_library != from_library:
+        return False
+    for text in defect.affects:
+        req = Requirement(text)
+        version = doc["environment"].get(req.name)
+        if req.name in ("jax", "jaxlib") and (
+                version is None or not req.specifier.contains(version, prereleases=True)):
+            return False
+    return True
+
+
+def _backing(r: dict[str, Any], doc: dict[str, Any],
+             catalog: dict[str, defect_catalog.Defect]) -> str | None:
+    """Why the framework/suite attribution of result ``r`` is not backed (None: it is)."""
+    if any(e.startswith(RERUN_EVIDENCE) for e in r.get("evidence", [])) \
+            and r["attribution"] == "framework":
+        return None
+    d = r.get("defect")
+    if d is None:
+        return "has neither a catalog defect nor a re-run as evidence"
+    known = catalog.get(d["id"])
+    if known is None:
+        return f"names defect {d['id']!r}, which is not in the shipped catalog"
+    status = r.get("waived_from") or r["status"]
+    if known.as_dict() != d:
+        return f"states defect {d['id']!r} differently from the shipped catalog"
+    if not any(known_failures.Entry(t, "*", "", "").matches(r["nodeid"]) for t in known.tests):
+        return f"is not a test of defect {d['id']!r}"
+    if known.attribution != r["attribution"]:
+        return f"is attributed {r['attribution']!r}; defect {d['id']!r} says {known.attribution!r}"
+    if status not in known.expected:
+        return f"has status {status}; defect {d['id']!r} expects {'/'.join(known.expected)}"
+    if not _holds_in(known, doc):
+        return f"defect {d['id']!r} does not apply to this report's platform and versions " \
+               f"({known.requirement})"
+    return None
+
+
+def problems(doc: dict[str, Any]) -> list[str]:
+    """What is wrong with the attributions and stack findings of report ``doc``."""
+    found = []
+    catalog = {d.id: d for d in defect_catalog.load()}
+    for r in doc["results"]:
+        if r.get("attribution") in attribution.STACK:
+            why = _backing(r, doc, catalog)
+            if why:
+                found.append(f"attribution {r['attribution']} of {r['nodeid']} is not backed: "
+                             f"{why}")
+    if "stack_findings" in doc and doc["stack_findings"] != attribution.stack_findings(
+            doc["results"]):
+        found.append("stated stack_findings differ from those recomputed from the results")
+    return found

@@ -1,0 +1,135 @@
+"""The reference differential: re-run failing tests on the reference backend.
+
+The reference is jaxlib's built-in CPU client (``--platform=cpu`` without
+``--plugin-library``). When the platform under test is another one, the failing test
+ids are re-run there in one child pytest process (bounded by a time limit and a
+number of ids), and the outcome becomes evidence for attribution
+(:mod:`conformance.certification.attribution`):
+
+- passes on the reference: evidence for ``plugin``;
+- fails with the same status on the reference: ``framework`` -- unless the reference's
+  own failure is a defect of the built-in client in the catalog (attributed ``plugin``:
+  XLA code shared by both clients), which is no evidence for the framework;
+- anything else (fails differently, not collected there, the re-run timed out):
+  an evidence line, no decision.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import conformance
+from conformance.certification import attribution
+from conformance.certification import known_failures
+from conformance.certification.profiles import _DEVICE_PARAM
+from conformance.certification.records import FATAL
+
+REFERENCE = "cpu"
+REFERENCE_NAME = "the reference backend (jaxlib's built-in CPU client)"
+MAX_IDS = 200
+_FILE = re.compile(r"^(?:.*/)?(test_[A-Za-z0-9_]+)\.py::")
+
+
+def is_reference(platform: str, plugin_library: bool) -> bool:
+    """The platform under test is the reference itself (no differential)."""
+    return platform == REFERENCE and not plugin_library
+
+
+def reference_nodeid(nodeid: str) -> str:
+    """``test_x.py::t[cuda:3-int8]`` -> ``test_x.py::t[cpu:3-int8]``."""
+    return _DEVICE_PARAM.sub(lambda m: f"{REFERENCE}:{m.group(0).rsplit(':', 1)[1]}", nodeid)
+
+
+def key(nodeid: str) -> str:
+    """The test file's name, the test and its parameters on the reference
+    (``a/b/test_x.py::t[cuda:1]`` -> ``test_x.py::t[cpu:1]``): the same in both runs."""
+    return _FILE.sub(r"\1.py::", reference_nodeid(nodeid), count=1)
+
+
+def targets(nodeids: list[str]) -> list[str]:
+    """Child pytest arguments for ``nodeids``: ``--pyargs conformance.test_x::t[..]`` (with
+    the suite's parent as rootdir) when every one is a test of the installed suite,
+    wherever the run's rootdir was; else the node ids as they are (relative to the
+    rootdir)."""
+    suite = Path(conformance.__file__).parent
+    names = [_FILE.match(n) for n in nodeids]
+    if all(m and (suite / f"{m.group(1)}.py").is_file() for m in names):
+        return [f"--rootdir={suite.parent}", "--pyargs"] + [
+            f"conformance.{m.group(1)}::{reference_nodeid(n)[m.end():]}"
+            for m, n in zip(names, nodeids)]
+    return [reference_nodeid(n) for n in nodeids]
+
+
+def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes: int,
+          timeout_s: float) -> dict[str, str] | str:
+    """Statuses (by :func:`key`) of ``nodeids`` run on the reference in a child pytest
+    (one pytest-xdist worker, so a crash ends one test, not the re-run), or a string
+    saying why there are none (timeout, no report). ``timeout_s``: seconds, > 0."""
+    if timeout_s <= 0:
+        raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        cmd = [sys.executable, "-m", "pytest", *targets(nodeids), f"--platform={REFERENCE}",
+               f"--cpu-devices={cpu_devices}", f"--num-processes={num_processes}",
+               "--profile=none", "--defects=none", "--reference-differential=off",
+               f"--report-dir={out}", "-p", "no:cacheprovider", "-q", "-n", "1",
+               "-o", "addopts="]
+        try:
+            subprocess.run(cmd, cwd=rootdir, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return f"the re-run took longer than {timeout_s:g} s"
+        try:
+            doc = json.loads((out / "report.json").read_text())
+        except (OSError, json.JSONDecodeError):
+            return "the re-run wrote no report"
+    return {key(r["nodeid"]): r["status"] for r in doc["results"]}
+
+
+def _answer(status: str, ref: str | None, own: known_failures.Entry | None,
+            why_none: str) -> tuple[str, str]:
+    if ref is None:
+        return attribution.UNATTRIBUTED, f"not re-run on {REFERENCE_NAME}: {why_none}"
+    if ref == "pass":
+        return "plugin", f"passes on {REFERENCE_NAME}"
+    if ref != status:
+        return attribution.UNATTRIBUTED, f"{ref} on {REFERENCE_NAME} (here {status})"
+    if own is not None:
+        return attribution.UNATTRIBUTED, (
+            f"fails the same on {REFERENCE_NAME}, where it is that client's own defect "
+            f"{own.defect.id} (XLA code both clients share): no evidence for the framework")
+    return "framework", f"fails the same on {REFERENCE_NAME} ({ref})"
+
+
+def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: Path,
+           cpu_devices: int, num_processes: int, timeout_s: float) -> attribution.Source:
+    """Re-run the failing ``results`` (status in FATAL, at most :data:`MAX_IDS`) on the
+    reference and return the evidence source of their outcomes. ``catalog``: the
+    known-failure entries, to recognise the reference client's own defects."""
+    failing = [r.nodeid for r in results if r.status in FATAL]
+    chosen = failing[:MAX_IDS]
+    ref_ids = {n: key(n) for n in chosen}
+    found = rerun(chosen, rootdir=rootdir, cpu_devices=cpu_devices,
+                  num_processes=num_processes, timeout_s=timeout_s) if chosen else {}
+    statuses = found if isinstance(found, dict) else {}
+    why = found if isinstance(found, str) else "not collected there"
+    own_defects = [e for e in catalog if e.defect is not None
+                   and e.defect.attribution == "plugin" and e.applies(REFERENCE, False)]
+    own = {k: next((e for e in own_defects if e.matches(f"conformance/{k}")), None)
+           for k in statuses}
+
+    def evidence(record: dict[str, Any]) -> tuple[str, str] | None:
+        nodeid = record["nodeid"]
+        if record["status"] not in FATAL:
+            return None
+        if nodeid not in ref_ids:
+            return attribution.UNATTRIBUTED, (f"not re-run on {REFERENCE_NAME}: over the "
+                                              f"limit of {MAX_IDS} tests")
+        ref_id = ref_ids[nodeid]
+        return _answer(record["status"], statuses.get(ref_id), own.get(ref_id), why)
+    return attribution.Source("reference", attribution.REFERENCE, evidence)

@@ -1,0 +1,173 @@
+"""Attribution of non-pass results, the two-part verdict, and verify's checks of both."""
+
+import datetime
+
+import pytest
+
+from conformance.certification import attribution
+from conformance.certification import bundle
+from conformance.certification import defect_catalog
+from conformance.certification import known_failures
+from conformance.certification import report
+from conformance.certification import verdict
+from conformance.certification import waivers
+from conformance.processes import reference_differential as ref
+from tests.bundle_helpers import HEADER, crafted as _crafted, rewrite as _rewrite
+
+IS_READY = "conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready]"
+CBRT = "conformance/test_kernels_elementwise.py::test_float_special_values[cbrt-float32]"
+
+
+def _source(name, strength, answer):
+    return attribution.Source(name, strength, lambda record: answer)
+
+
+def test_strongest_source_decides_and_every_answer_is_evidence():
+    sources = [_source("catalog", attribution.CATALOG, ("framework", "listed")),
+               _source("reference", attribution.REFERENCE, ("plugin", "passes there")),
+               _source("capi", attribution.CAPI, None)]
+    assert attribution.decide({"nodeid": "x", "status": "crash"}, sources) == (
+        "plugin", ["reference: passes there", "catalog: listed"])
+    only_evidence = [_source("reference", attribution.REFERENCE, ("unattributed", "timed out"))]
+    assert attribution.decide({}, only_evidence) == ("unattributed",
+                                                     ["reference: timed out"])
+    assert attribution.decide({}, []) == ("unattributed", [])
+
+
+def test_a_source_answering_nonsense_is_an_error():
+    with pytest.raises(ValueError, match="evidence source 'capi' must return None or"):
+        attribution.decide({}, [_source("capi", attribution.CAPI, ("vendor", "x"))])
+
+
+def _catalog_result(nodeid, status):
+    entries = defect_catalog.entries(defect_catalog.load())
+    r = report.Result(nodeid, report.area_of(nodeid), status, message="boom")
+    r.known_entry = known_failures.match(entries, [nodeid], "cpu")[nodeid]
+    attribution.attribute([r], [attribution.catalog_source({nodeid: r.known_entry})])
+    return r
+
+
+def test_catalog_attributes_only_the_expected_status():
+    r = _catalog_result(IS_READY, "crash")
+    assert r.attribution == "framework" and r.defect["id"] == "jaxlib-is-ready-on-deleted-array"
+    other = _catalog_result(IS_READY, "fail_wrong_result")
+    assert other.attribution == "unattributed" and other.defect is None
+    assert "expects crash, got fail_wrong_result" in other.evidence[0]
+
+
+def _doc(*results):
+    return report.build(list(results), collected=len(results), header=HEADER)
+
+
+def test_framework_crash_does_not_fail_the_plugin_verdict():
+    doc = _doc(_catalog_result(IS_READY, "crash"))
+    assert doc["verdict"] == verdict.CERTIFIED, doc["verdict_reasons"]
+    f = doc["stack_findings"]
+    assert (f["framework"], f["linked_upstream"]) == (1, 0)
+    assert f["findings"][0]["tests"] == [IS_READY]
+    assert verdict.headline(doc) == ("plugin: certified | stack findings: 1 framework defect "
+                                     "(0 linked upstream)")
+
+
+@pytest.mark.parametrize("status", ["crash", "fail_wrong_result"])
+def test_unattributed_or_plugin_failure_fails_the_plugin_verdict(status):
+    plain = report.Result("conformance/test_x.py::t", "x", status, message="boom")
+    attribution.attribute([plain], [])
+    assert plain.attribution == "unattributed"
+    plugin = _catalog_result(CBRT, "fail_wrong_result")
+    assert plugin.attribution == "plugin"
+    for r in (plain, plugin):
+        doc = _doc(r)
+        assert doc["verdict"] == verdict.NOT_CERTIFIED
+        assert verdict.headline(doc).startswith("plugin: not certified | stack findings: none")
+
+
+def test_a_wrong_result_is_never_waived():
+    r = _catalog_result(CBRT, "fail_wrong_result")
+    waiver = waivers.Waiver("conformance/test_kernels_elementwise.py::*", "https://x/1",
+                            datetime.date(2999, 1, 1), "vendor says fine")
+    doc = report.build([r], collected=1, header=HEADER, waivers=(waiver,))
+    assert doc["results"][0]["status"] == "fail_wrong_result"
+    assert doc["verdict"] == verdict.NOT_CERTIFIED and doc["report_errors"]
+
+
+def test_reference_differential_answers():
+    assert ref.reference_nodeid("conformance/test_x.py::t[cuda:3-int8]") == \
+        "conformance/test_x.py::t[cpu:3-int8]"
+    assert ref.key("../a/conformance/test_x.py::t[cuda:3-int8]") == "test_x.py::t[cpu:3-int8]"
+    assert ref.targets(["x/test_execute.py::test_elementwise[add-int32]",
+                        "test_lifecycle.py::t[tpu:2]"])[1:] == [
+        "--pyargs", "conformance.test_execute::test_elementwise[add-int32]",
+        "conformance.test_lifecycle::t[cpu:2]"]
+    assert ref.targets(["test_mine.py::t[tpu:0]"]) == ["test_mine.py::t[cpu:0]"]
+    assert ref.is_reference("cpu", False) and not ref.is_reference("cpu", True)
+    assert ref._answer("crash", "pass", None, "")[0] == "plugin"
+    assert ref._answer("crash", "crash", None, "") == (
+        "framework", f"fails the same on {ref.REFERENCE_NAME} (crash)")
+    assert ref._answer("crash", "fail_error", None, "")[0] == "unattributed"
+    assert ref._answer("crash", None, None, "timed out")[1].endswith("timed out")
+    (own,) = [e for e in defect_catalog.entries(defect_catalog.load()) if e.matches(CBRT)]
+    shared = ref._answer("fail_wrong_result", "fail_wrong_result", own, "")
+    assert shared[0] == "unattributed" and "xla-cpu-cbrt-subnormal" in shared[1]
+
+
+def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
+    seen = {}
+
+    def fake_rerun(nodeids, **kwargs):
+        seen["ids"] = nodeids
+        return {"test_x.py::a[cpu:1]": "pass", "test_x.py::b": "crash"}
+    monkeypatch.setattr(ref, "rerun", fake_rerun)
+    results = [report.Result("conformance/test_x.py::a[tpu:1]", "x", "fail_wrong_result"),
+               report.Result("conformance/test_x.py::b", "x", "crash"),
+               report.Result("conformance/test_x.py::c", "x", "pass")]
+    source = ref.source(results, catalog=[], rootdir=tmp_path, cpu_devices=2,
+                        num_processes=1, timeout_s=5)
+    attribution.attribute(results, [source])
+    assert seen["ids"] == ["conformance/test_x.py::a[tpu:1]", "conformance/test_x.py::b"]
+    assert [r.attribution for r in results] == ["plugin", "framework", None]
+
+
+def test_verify_recomputes_the_two_part_verdict_and_catches_forged_attributions(tmp_path):
+    path = _crafted(tmp_path, **{"test_lifecycle.py::test_use_after_delete_raises[is_ready]":
+                                 "crash"})
+    assert bundle.verify(path).verdict == verdict.NOT_CERTIFIED  # crash, unattributed
+
+    def forge(doc):  # claim the crash is the framework's, with no evidence
+        for r in doc["results"] + doc["failures"]:
+            if r["status"] == "crash":
+                r["attribution"], r["evidence"] = "framework", []
+        doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
+        doc["stack_findings"] = attribution.stack_findings(doc["results"])
+    _rewrite(path, forge)
+    result = bundle.verify(path)
+    assert not result.valid
+    assert any("attribution framework of conformance/test_lifecycle.py::"
+               "test_use_after_delete_raises[is_ready] is not backed" in p
+               for p in result.problems), result.problems
+
+
+def test_verify_accepts_a_catalog_backed_attribution_and_rejects_a_changed_one(tmp_path):
+    r = _catalog_result(IS_READY, "crash")
+    path = bundle.write(_doc(r), tmp_path / "b").parent
+    assert bundle.verify(path).problems == []
+
+    def retarget(doc):
+        doc["results"][0]["defect"]["id"] = "jaxlib-clone-of-deleted-array"
+    _rewrite(path, retarget)
+    problems = bundle.verify(path).problems
+    assert any("states defect 'jaxlib-clone-of-deleted-array' differently" in p
+               for p in problems), problems
+
+
+def test_reference_differential_attributes_a_broken_backend_to_the_plugin(run_suite):
+    """End to end: a mutant backend's wrong results pass on the reference (jaxlib's
+    built-in CPU client), so they are the plugin's; the status is unchanged."""
+    result, doc = run_suite("broken-execute", "-k", "test_elementwise and add-int32",
+                            "--reference-differential=auto")
+    assert doc["failures"], result.stdout.str()[-3000:]
+    for f in doc["failures"]:
+        assert f["status"] == "fail_wrong_result"
+        assert f["attribution"] == "plugin", f["evidence"]
+        assert f["evidence"][0] == f"reference: passes on {ref.REFERENCE_NAME}"
+    assert doc["verdict"] == verdict.NOT_CERTIFIED
