@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conformance.certification import attempt, bundle, profiles, report, scoreboard
-from tests.test_bundle import HEADER
+from tests.bundle_helpers import HEADER
 
 LIB = "/venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so"
 
