@@ -218,8 +218,11 @@ class Progress:
 
         state = self.config.stash.get(session_state.KEY, None)
         doc = state.written[0] if state is not None and state.written else {}
-        return {f["nodeid"]: f["attribution"] for f in doc.get("failures", [])
-                if f.get("attribution")}
+        by_test = {_test_key(f["nodeid"]): f["attribution"] for f in doc.get("failures", [])
+                   if f.get("attribution")}
+        # report.json holds package-relative ids; the tracker pytest's own (install-dependent)
+        return {n: by_test[_test_key(n)] for n in self.tracker.finished
+                if _test_key(n) in by_test}
 
     def _start(self) -> None:
         if self.mode == "rich" and self.live is None:
@@ -263,6 +266,12 @@ class Progress:
                 self.last_rows[row[0]] = key
                 line = "progress: " + self.tracker.line(row)
                 rep.write_line(line) if rep is not None else print(line, file=self.stream)
+
+
+def _test_key(nodeid: str) -> str:
+    """``test_x.py::test[param]`` of a node id, whatever directory prefix it has."""
+    path, sep, rest = nodeid.partition("::")
+    return path.rsplit("/", 1)[-1] + sep + rest
 
 
 def summary_lines(failed: dict[str, str], headlines: dict[str, str],
