@@ -49,7 +49,6 @@ from conformance.certification import signing
 from conformance.session import backend
 from conformance.certification import verdict
 from conformance.session import options
-from conformance.session import results_log
 from conformance.session import validate
 from conformance.session import state as session_state
 from conformance.certification import profiles
@@ -127,14 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
     cli_bundles.add_parsers(sub)
-    board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
-    board.add_argument("reports_dir", type=Path)
-    board.add_argument("--markdown", type=Path, help="insert the table between the "
-                       "scoreboard markers of this file (default: print it)")
-    board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
-    fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
-                                          "killed before it wrote its report")
-    fin.add_argument("bundle", type=Path)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -243,19 +234,6 @@ def run(ns: argparse.Namespace) -> int:
     return EXIT_CERTIFIED if doc["verdict"] == "certified" else EXIT_NOT_CERTIFIED
 
 
-def finalize_run(ns: argparse.Namespace) -> int:
-    try:
-        doc, path = results_log.finalize(ns.bundle, why="the run was killed before it "
-                                                         "wrote its report")
-    except ValueError as err:
-        print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
-          f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
-          f"pjrt-conformance verify {ns.bundle}")
-    return 0
-
-
 def collected_profile(target: Path) -> int:
     """Collect the suite (1 CPU device) and write its profile to ``target``."""
     return int(pytest.main(["--pyargs", "conformance", "--collect-only", "-q",
@@ -293,32 +271,9 @@ def profile_command(ns: argparse.Namespace) -> int:
     return 0
 
 
-def scoreboard_command(ns: argparse.Namespace) -> int:
-    """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
-    from conformance.certification import scoreboard
-
-    try:
-        rows = scoreboard.collect(ns.reports_dir)
-        table = scoreboard.render_markdown(rows)
-        if ns.markdown:
-            scoreboard.insert_markdown(ns.markdown, table)
-        else:
-            print(table, end="")
-        if ns.html:
-            ns.html.write_text(scoreboard.render_html(rows), encoding="utf-8")
-    except (scoreboard.ScoreboardError, OSError) as err:
-        print(f"pjrt-conformance scoreboard: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    bad = [r for r in rows if r.problem.startswith(("not intact", "malformed"))]
-    for r in bad:
-        print(f"  - {r.backend}: {r.problem}", file=sys.stderr)
-    return EXIT_INVALID if bad else 0
-
-
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "finalize": finalize_run, "profile": profile_command,
-                "scoreboard": scoreboard_command, **cli_bundles.COMMANDS}
+    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS}
     return commands[ns.command](ns)
 
 

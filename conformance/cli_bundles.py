@@ -23,12 +23,14 @@ from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import reportfile
 from conformance.certification import signing
+from conformance.session import results_log
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    """Add the ``verify``, ``diff`` and ``sign`` subcommands to ``sub``."""
+    """Add the ``verify``, ``diff``, ``sign``, ``finalize`` and ``scoreboard`` subcommands
+    to ``sub``."""
     doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
     ver = sub.add_parser("verify", help="check a report bundle and print its verdict", **doc)
     ver.add_argument("bundle", type=Path, metavar="DIR")
@@ -52,6 +54,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help="OpenSSH private key (or a public key whose private half is in "
                           "ssh-agent)")
 
+    board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
+    board.add_argument("reports_dir", type=Path)
+    board.add_argument("--markdown", type=Path, help="insert the table between the "
+                       "scoreboard markers of this file (default: print it)")
+    board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
+    fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
+                                          "killed before it wrote its report")
+    fin.add_argument("bundle", type=Path)
 
 def _usage(command: str, message: object) -> int:
     print(f"pjrt-conformance {command}: {message}", file=sys.stderr)
@@ -117,4 +127,40 @@ def sign(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign}
+def finalize_run(ns: argparse.Namespace) -> int:
+    try:
+        doc, path = results_log.finalize(ns.bundle, why="the run was killed before it "
+                                                         "wrote its report")
+    except ValueError as err:
+        print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
+          f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
+          f"pjrt-conformance verify {ns.bundle}")
+    return 0
+
+
+def scoreboard_command(ns: argparse.Namespace) -> int:
+    """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
+    from conformance.certification import scoreboard
+
+    try:
+        rows = scoreboard.collect(ns.reports_dir)
+        table = scoreboard.render_markdown(rows)
+        if ns.markdown:
+            scoreboard.insert_markdown(ns.markdown, table)
+        else:
+            print(table, end="")
+        if ns.html:
+            ns.html.write_text(scoreboard.render_html(rows), encoding="utf-8")
+    except (scoreboard.ScoreboardError, OSError) as err:
+        print(f"pjrt-conformance scoreboard: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    bad = [r for r in rows if r.problem.startswith(("not intact", "malformed"))]
+    for r in bad:
+        print(f"  - {r.backend}: {r.problem}", file=sys.stderr)
+    return EXIT_INVALID if bad else 0
+
+
+COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign, "finalize": finalize_run,
+            "scoreboard": scoreboard_command}
