@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import conformance
-from conformance.certification import records, report
+from conformance.certification import attribution, records, report
 from conformance.helpers import ulp_stats
 
 SITE = "/home/alice/venv/lib/python3.11/site-packages"
@@ -75,5 +75,11 @@ def doc(*, attributed: bool = False) -> dict:
             f["defect"] = {"id": f"JAXLIB-{i % 2}", "upstream": "not reported yet",
                            "summary": "donated buffer use segfaults"}
             f["evidence"] = ["reproduces with jaxlib's own CPU client"]
-        d["stack_findings"] = ["framework: 5 crashes in jaxlib"]
+        attributed_ids = {f["nodeid"]: f for f in d["failures"]}
+        for r in d["results"]:
+            f = attributed_ids.get(r["nodeid"])
+            if f is not None:
+                r.update(attribution=f["attribution"], defect=f["defect"],
+                         evidence=f["evidence"])
+        d["stack_findings"] = attribution.stack_findings(d["results"])
     return d

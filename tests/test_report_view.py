@@ -103,7 +103,8 @@ def test_html_shows_each_failure_once_without_local_paths(attributed):
     for f in d["failures"]:
         assert f'id="f-{view.anchor(f["nodeid"])}"' in html
     assert ("Attribution: <b>framework</b>" in html) is attributed
-    assert ("stack findings" in html) is attributed
+    assert "plugin: NOT CERTIFIED | stack findings: " in html  # the two-part headline
+    assert ("stack findings: 2 framework defects" in html) is attributed
 
 
 def test_markdown_groups_failures():

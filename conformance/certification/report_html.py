@@ -20,13 +20,14 @@ import jinja2
 
 from conformance.certification import failure_view as view
 from conformance.certification import svg
+from conformance.certification import verdict
 from conformance.certification.records import STATUSES
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
                           undefined=jinja2.Undefined)
 #: Top-level keys shown under the verdict when a report carries them.
-EXTRA_KEYS = ("plugin_verdict", "stack_findings")
+EXTRA_KEYS = ("plugin_verdict",)
 
 
 def _rows(table: dict[str, dict[str, int]]) -> list[tuple[str, dict[str, int], str, int]]:
@@ -66,4 +67,6 @@ def render(doc: dict[str, Any]) -> str:
         reasons=view.full_reasons(doc), groups=view.group(failures),
         fid={f["nodeid"]: f"f-{view.anchor(f['nodeid'])}" for f in failures},
         area_rows=_rows(doc["areas"]), tier_rows=_rows(doc["tiers"]),
-        extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram)
+        extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram,
+        stack=doc.get("stack_findings"),
+        headline=verdict.headline(doc, upper=True) if doc.get("stack_findings") else "")
