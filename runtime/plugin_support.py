@@ -14,6 +14,11 @@ import warnings
 from types import ModuleType
 
 from runtime.versions import JAXLIB_VERSION
+# The framework-registered FFI targets of plugin clients (runtime._plugin_ffi), public here:
+# the marker that starts the message of a target the framework could not give a plugin
+# client, the reason for an error naming one, and each plugin's registrations.
+from runtime._plugin_ffi import (FRAMEWORK_MARKER, missing_target_reason,  # noqa: F401
+                                 registrations)
 
 #: Plugin name -> Python packages that provide it, newest first.
 PLUGIN_MODULE_NAMES = {

@@ -43,7 +43,9 @@ def rewrite(path, fn):
     doc = json.loads((path / "report.json").read_text())
     fn(doc)
     (path / "report.json").write_text(json.dumps(doc))
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
+    names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()
+                   and p.name not in (bundle.MANIFEST, bundle.MANIFEST + ".sig"))
+    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in names]
     (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
 
 

@@ -171,3 +171,43 @@ def test_reference_differential_attributes_a_broken_backend_to_the_plugin(run_su
         assert f["attribution"] == "plugin", f["evidence"]
         assert f["evidence"][0] == f"reference: passes on {ref.REFERENCE_NAME}"
     assert doc["verdict"] == verdict.NOT_CERTIFIED
+
+
+LU = "test_kernels_linalg.py::test_lu_with_partial_pivoting[float32]"
+
+
+def test_a_target_the_framework_could_not_register_is_the_framework_s():
+    from runtime.plugin_support import FRAMEWORK_MARKER
+
+    source = attribution.registration_source(FRAMEWORK_MARKER)
+    gap = f"FrameworkGap: {FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found [NOT_FOUND]"
+    assert source.fn({"message": gap}) == (
+        "framework", f"{FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found [NOT_FOUND]")
+    assert source.fn({"message": "AssertionError: out differs from expected"}) is None
+    assert source.fn({}) is None
+    # it outranks the reference differential, which passes on jaxlib's own client
+    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes there"))
+    assert attribution.decide({"message": gap}, [ref_says, source])[0] == "framework"
+
+
+def test_verify_accepts_registration_evidence_only_when_the_failure_says_so(tmp_path):
+    from runtime.plugin_support import FRAMEWORK_MARKER
+
+    path = _crafted(tmp_path, **{LU: "fail_error"})
+    line = f"{FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found"
+
+    def attribute(message):
+        def fn(doc):
+            for r in doc["results"] + doc["failures"]:
+                if r["status"] == "fail_error":
+                    r["attribution"], r["evidence"] = "framework", [f"registration: {line}"]
+                    if "message" in r:
+                        r["message"] = message
+            doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
+            doc["stack_findings"] = attribution.stack_findings(doc["results"])
+        return fn
+    _rewrite(path, attribute(f"FrameworkGap: {line} [NOT_FOUND]"))
+    assert bundle.verify(path).problems == []
+    _rewrite(path, attribute("AssertionError: wrong LU factors"))  # forged: no such account
+    problems = bundle.verify(path).problems
+    assert any("is not backed" in p for p in problems), problems

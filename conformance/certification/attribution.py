@@ -37,7 +37,7 @@ STACK = ("framework", "suite")
 UNATTRIBUTED = "unattributed"
 #: Strength of each source kind: lower is stronger.
 CAPI, REFERENCE, CATALOG = 0, 1, 2
-STRENGTH = {"capi": CAPI, "reference": REFERENCE, "catalog": CATALOG}
+STRENGTH = {"registration": CAPI, "capi": CAPI, "reference": REFERENCE, "catalog": CATALOG}
 
 EvidenceSource = Callable[[dict[str, Any]], "tuple[str, str] | None"]
 
@@ -77,6 +77,20 @@ def decide(record: dict[str, Any], sources: list[Source]) -> tuple[str, list[str
 
 def _defect_applies(entry: known_failures.Entry | None, status: str) -> bool:
     return entry is not None and entry.defect is not None and status in entry.defect.expected
+
+
+def registration_source(marker: str) -> Source:
+    """The framework's own account as an evidence source: a failure whose message names
+    ``marker`` (``runtime.plugin_support.FRAMEWORK_MARKER``: a target that jax's lowering
+    calls, such as a LAPACK FFI handler, could not be given to the plugin client) is the
+    framework's, whatever the plugin does with the program otherwise."""
+    def source(record: dict[str, Any]) -> tuple[str, str] | None:
+        line = next((ln for ln in (record.get("message") or "").splitlines()
+                     if marker in ln), None)
+        if line is None:
+            return None
+        return "framework", line[line.index(marker):][:300]
+    return Source("registration", STRENGTH["registration"], source)
 
 
 def catalog_source(entries: dict[str, known_failures.Entry]) -> Source:

@@ -8,7 +8,9 @@ attribution must be backed by evidence ``verify`` can check:
   expects the result's status and applies to the report's platform and its jax/jaxlib
   versions; or
 - an evidence line of a re-run (the reference differential, ``reference: fails the same
-  ...``, or the C API re-run, ``capi: ...``).
+  ...``, or the C API re-run, ``capi: ...``); or
+- a ``registration: ...`` evidence line whose text the result's failure message holds
+  (the framework's own account of a target it could not give a plugin client).
 
 The stated ``stack_findings`` must equal those recomputed from the results.
 """
@@ -24,6 +26,7 @@ from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 
 RERUN_EVIDENCE = ("reference: fails the same", "capi: ")
+REGISTRATION = "registration: "
 
 
 def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
@@ -44,10 +47,14 @@ def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
 
 
 def _backing(r: dict[str, Any], doc: dict[str, Any],
-             catalog: dict[str, defect_catalog.Defect]) -> str | None:
+             catalog: dict[str, defect_catalog.Defect], message: str = "") -> str | None:
     """Why the framework/suite attribution of result ``r`` is not backed (None: it is)."""
     if any(e.startswith(RERUN_EVIDENCE) for e in r.get("evidence", [])) \
             and r["attribution"] == "framework":
+        return None
+    if r["attribution"] == "framework" and any(
+            e.startswith(REGISTRATION) and e[len(REGISTRATION):] in message
+            for e in r.get("evidence", [])):
         return None
     d = r.get("defect")
     if d is None:
@@ -74,9 +81,10 @@ def problems(doc: dict[str, Any]) -> list[str]:
     """What is wrong with the attributions and stack findings of report ``doc``."""
     found = []
     catalog = {d.id: d for d in defect_catalog.load()}
+    messages = {f["nodeid"]: f.get("message") or "" for f in doc.get("failures", [])}
     for r in doc["results"]:
         if r.get("attribution") in attribution.STACK:
-            why = _backing(r, doc, catalog)
+            why = _backing(r, doc, catalog, messages.get(r["nodeid"], ""))
             if why:
                 found.append(f"attribution {r['attribution']} of {r['nodeid']} is not backed: "
                              f"{why}")

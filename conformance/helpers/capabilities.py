@@ -14,7 +14,7 @@ error, and any wrong answer, stays a failure.
 A custom call the *framework* failed to register with a plugin client (the
 LAPACK/sparse FFI targets, see ``runtime._plugin_ffi``) is neither: inside
 ``gated`` and ``optional_feature`` it becomes :class:`FrameworkGap`, a failure
-whose message starts with ``runtime._plugin_ffi.FRAMEWORK_MARKER``.
+whose message starts with ``runtime.plugin_support.FRAMEWORK_MARKER``.
 
 ``not_supported`` travels as the exception type :class:`NotSupported` (a pytest
 skip), which the plugin classifies by type; its message is for people only.
@@ -29,7 +29,7 @@ from typing import NoReturn
 import pytest
 
 from conformance.helpers import dtype_helpers as dh
-from runtime._plugin_ffi import missing_target_reason
+from runtime.plugin_support import missing_target_reason
 from runtime.xla_client import XlaRuntimeError
 
 #: The status name, also the first word of a NotSupported message.
@@ -62,7 +62,7 @@ def not_supported(reason: str) -> NoReturn:
 class FrameworkGap(RuntimeError):
     """A failure caused by the framework, not the backend: a custom-call target jax
     lowers to that the runtime could not register with the plugin client. Status
-    ``fail_error``; the message starts with ``runtime._plugin_ffi.FRAMEWORK_MARKER``."""
+    ``fail_error``; the message starts with ``runtime.plugin_support.FRAMEWORK_MARKER``."""
 
 
 def _first_line(err: BaseException) -> str:

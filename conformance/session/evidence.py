@@ -16,10 +16,12 @@ from conformance import capi
 from conformance.certification import attribution
 from conformance.processes import reference_differential
 from conformance.session import state as session_state
+from runtime import plugin_support
 
 
 def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Source]:
-    """The defect catalog; the re-run below the framework through the PJRT C API
+    """The defect catalog; the framework's own account of a target it could not give
+    a plugin client (:func:`attribution.registration_source`); the re-run below the framework through the PJRT C API
     (:func:`conformance.capi.hook`) when the backend is a C API plugin library; and the
     reference differential when ``--reference-differential=auto`` and the platform under
     test is not the reference (it re-runs the failing ``results`` in a child process,
@@ -27,6 +29,7 @@ def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Sourc
     state = session_state.of(config)
     found = [attribution.catalog_source({r.nodeid: r.known_entry for r in results
                                          if r.known_entry is not None})]
+    found.append(attribution.registration_source(plugin_support.FRAMEWORK_MARKER))
     header = {"platform": state.platform_info}
     if capi.plugin_of(header) is not None:
         found.append(attribution.Source("capi", attribution.CAPI, capi.hook(header)))
