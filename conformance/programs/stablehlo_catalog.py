@@ -12,6 +12,7 @@ Test ids are ``<op>-<variant>-<dtype>``; the coverage gap list reads the op from
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from jax import lax
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import float_formats
 from conformance.helpers import strategies as hh
+from conformance.programs import stablehlo_catalog_gaps
 from conformance.programs import stablehlo_text as text
 
 EXACT, APPROX = "exact", "approx"
@@ -259,4 +261,4 @@ def _cases() -> list[OpCase]:
     ]
 
 
-CASES: list[OpCase] = _cases()
+CASES: list[OpCase] = _cases() + stablehlo_catalog_gaps.cases(sys.modules[__name__])
