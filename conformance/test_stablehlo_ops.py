@@ -24,6 +24,7 @@ from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, rng_and_ids, sharded
 from conformance.programs import stablehlo_catalog as catalog
+from conformance.programs import stablehlo_text_gaps as gaps_text
 
 PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
                        marks=capabilities.param(dh.BY_NAME[d]).marks)
@@ -125,3 +126,36 @@ def test_partition_and_replica_id(program_cache, client, xc, two_devices) -> Non
     with reproduction("replica_id in a shard_map", program=replica_text, inputs=[x]):
         assert not problem, problem
         ph.assert_bitwise_equal(out, x, call="replica_id (one replica)")
+
+
+RNG_CASES = [("UNIFORM", "float32"), ("UNIFORM", "float64"), ("UNIFORM", "int32"),
+             ("NORMAL", "float32"), ("NORMAL", "float64")]
+
+
+@pytest.mark.parametrize("distribution, dtype", RNG_CASES, ids=[f"{d}-{t}" for d, t in RNG_CASES])
+@given(data=st.data())
+def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
+    """``rng`` (StableHLO text; values implementation-defined): every device's result has
+    the requested shape and dtype; UNIFORM values lie in [a, b) with the mean of the
+    range; NORMAL values have mean ``mu`` and standard deviation ``sigma`` (6 sigma
+    bounds of the sample statistics)."""
+    dt = dh.BY_NAME[dtype]
+    if distribution == "UNIFORM":
+        a = data.draw(st.integers(-50, 50), label="a")
+        b = a + data.draw(st.integers(2, 40), label="b - a")
+    else:
+        a = data.draw(st.integers(-50, 50), label="mu")
+        b = data.draw(st.integers(1, 20), label="sigma")
+    args = [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+    shape = (64, 64)
+    call = f"rng({distribution}) -> {dtype}{list(shape)} with {a}, {b}"
+    program = gaps_text.rng(*args, shape, distribution)
+    # One single-device program per device: in a replicated SPMD program XLA:CPU returns
+    # zeros on every device but the first (seen with jaxlib 0.10.2).
+    for device in program_cache.client.local_devices():
+        (got,), text = program_cache.run(f"stablehlo_ops_rng_{distribution}", program, args,
+                                         device)
+        with reproduction(call, program=text, inputs=args):
+            rng_and_ids.check_rng_sample(got, distribution, a, b, shape, dt.dtype,
+                                         call=f"{call} on {device}")
+

@@ -1,5 +1,5 @@
 """Programs of ``test_stablehlo_ops`` that are not elementwise cases of the catalog:
-``rng_bit_generator`` per algorithm, and ``partition_id``/``replica_id`` in SPMD programs."""
+``rng_bit_generator`` per algorithm, ``rng`` sample checks, and ``partition_id``/``replica_id`` in SPMD programs."""
 
 from __future__ import annotations
 
@@ -55,3 +55,31 @@ def as_replica_id(module_text: str) -> str:
     if "stablehlo.partition_id" not in module_text:
         raise ValueError("module_text: no stablehlo.partition_id to replace")
     return module_text.replace("stablehlo.partition_id", "stablehlo.replica_id")
+
+
+def check_rng_sample(got: np.ndarray, distribution: str, a: float, b: float,
+                     shape: tuple[int, ...], dtype: Any, *, call: str) -> None:
+    """Check one result of ``rng``: ``shape`` and ``dtype``; ``UNIFORM``: every value in
+    [a, b) and the mean within 6 standard errors of (a + b) / 2 (integers: of
+    (a + b - 1) / 2); ``NORMAL`` (mean ``a``, standard deviation ``b``): sample mean and
+    standard deviation within 6 standard errors. Raises AssertionError naming ``call``."""
+    got = np.asarray(got)
+    assert got.shape == tuple(shape), f"shape {got.shape}, expected {tuple(shape)} [{call}]"
+    assert got.dtype == np.dtype(dtype), f"dtype {got.dtype}, expected {np.dtype(dtype)} [{call}]"
+    wide, n = got.astype(np.float64), got.size
+    if distribution == "UNIFORM":
+        assert np.all((wide >= a) & (wide < b)), (
+            f"values outside [{a}, {b}): min {wide.min()}, max {wide.max()} [{call}]")
+        top = b - 1 if np.dtype(dtype).kind in "iu" else b
+        width = b - a + (1 if np.dtype(dtype).kind in "iu" else 0)
+        mean, sigma = (a + top) / 2, width / np.sqrt(12)
+    elif distribution == "NORMAL":
+        mean, sigma = a, b
+        spread = wide.std()
+        assert abs(spread - sigma) <= 6 * sigma / np.sqrt(2 * n), (
+            f"sample standard deviation {spread:.4f}, expected {sigma} [{call}]")
+    else:
+        raise ValueError(f"distribution: expected 'UNIFORM' or 'NORMAL', got {distribution!r}")
+    assert abs(wide.mean() - mean) <= 6 * sigma / np.sqrt(n), (
+        f"sample mean {wide.mean():.4f}, expected {mean} (6 sigma {6 * sigma / np.sqrt(n):.4f})"
+        f" [{call}]")
