@@ -49,7 +49,8 @@ class OpCase:
     function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
     ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
     ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
-    (applied to results and references before comparing: the part the spec defines)."""
+    (applied to results and references before comparing: the part the spec defines),
+    ``optional`` (a platform may refuse the op at compile: ``not_supported``)."""
 
     op: str
     variant: str
@@ -62,6 +63,7 @@ class OpCase:
     outputs: int = 1
     nan_payloads: bool = True
     view: Callable[[np.ndarray], np.ndarray] = np.asarray
+    optional: bool = False
 
     @property
     def id(self) -> str:

@@ -2,7 +2,9 @@
 StableHLO text (:mod:`stablehlo_text_gaps`): the dynamic-shape ops with constant shape
 operands on static shapes (each must equal its static op, given by NumPy),
 ``get_dimension_size``, ``composite`` (equals its decomposition) and
-``async_start``/``async_done`` around a one-replica ``all_reduce`` (the identity). ``rng`` has its own statistical test
+``async_start``/``async_done`` around a one-replica ``all_reduce`` (the identity),
+and ops a platform may refuse at compile (``optional``: ``not_supported`` then):
+``dynamic_conv``, ``uniform_quantize``/``uniform_dequantize`` (``!quant.uniform`` i8). ``rng`` has its own statistical test
 (``test_stablehlo_ops.py::test_rng``).
 """
 
@@ -53,6 +55,38 @@ def _composite_reference(args: list[np.ndarray]) -> list[np.ndarray]:
     return [((x + y) * y).astype(args[0].dtype)]
 
 
+#: dynamic_conv's (low, high) spatial padding; uniform quantization's scale and zero point.
+CONV_PADDING, SCALE, ZERO_POINT = (1, 2), 0.5, 3
+
+
+def conv_reference(x: np.ndarray, w: np.ndarray, padding: tuple[int, int]) -> np.ndarray:
+    """Stride-1 ``convolution`` of ``x`` (batch, in, width) with ``w`` (out, in, k)
+    (cross-correlation, float64, cast back)."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), padding))
+    k = w.shape[2]
+    windows = np.stack([xp[:, :, i:i + k] for i in range(xp.shape[2] - k + 1)], axis=2)
+    return np.einsum("bcik,ock->boi", windows, w.astype(np.float64)).astype(x.dtype)
+
+
+def _conv_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    batch, width = data.draw(st.sampled_from(((1, 6), (2, 5))), label="batch, width")
+    x = data.draw(hh.finite_arrays(dt, (batch, 2, width), min_value=-4, max_value=4), label="x")
+    w = data.draw(hh.finite_arrays(dt, (3, 2, 3), min_value=-4, max_value=4), label="w")
+    return [x, w]
+
+
+def quantize_reference(x: np.ndarray, scale: float, zero_point: int) -> list[np.ndarray]:
+    """(dequantized float32, int8 storage) of ``x`` quantized to i8 with ``scale`` and
+    ``zero_point``: round half to even, clamp to [-128, 127]."""
+    q = np.clip(np.rint(x.astype(np.float64) / scale) + zero_point, -128, 127)
+    return [((q - zero_point) * scale).astype(np.float32), q.astype(np.int8)]
+
+
+def _int8_storage(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    shape = data.draw(st.sampled_from(((7,), (3, 5))), label="shape")
+    return [data.draw(hh.finite_arrays(dh.BY_NAME["int8"], shape), label="q")]
+
+
 def cases(catalog: Any) -> list[Any]:
     """The cases, built with ``catalog`` (:mod:`stablehlo_catalog`: ``OpCase``, dtype
     lists, ``_arrays``)."""
@@ -88,4 +122,17 @@ def cases(catalog: Any) -> list[Any]:
                  c._arrays(1), lambda args: gt.async_all_reduce(args[0]),
                  # XLA:CPU reduces from a zero (-0.0 comes back +0.0): compared by value
                  lambda args: [args[0]], c.APPROX, 1.0),
+        c.OpCase("dynamic_conv", "1d-padded", tuple(c.FLOATS), _conv_inputs,
+                 lambda args: gt.dynamic_conv_1d(*args, CONV_PADDING),
+                 lambda args: [conv_reference(*args, CONV_PADDING)], c.APPROX, 16.0,
+                 optional=True),
+        c.OpCase("uniform_quantize", "i8-round-trip", ("float32",),
+                 c._arrays(1, low=-80, high=80),
+                 lambda args: gt.uniform_round_trip(args[0], SCALE, ZERO_POINT),
+                 lambda args: quantize_reference(args[0], SCALE, ZERO_POINT), outputs=2,
+                 optional=True),
+        c.OpCase("uniform_dequantize", "i8", ("int8",), _int8_storage,
+                 lambda args: gt.uniform_dequantize(args[0], SCALE, ZERO_POINT),
+                 lambda args: [((args[0].astype(np.float64) - ZERO_POINT) * SCALE
+                                ).astype(np.float32)], optional=True),
     ]

@@ -130,3 +130,47 @@ def rng(a: np.ndarray, b: np.ndarray, shape: Sequence[int], distribution: str) -
     return module([a, b], [to], _i64(shape, "s") + (
         f"    %0 = stablehlo.rng %arg0, %arg1, %s, distribution = {distribution} : "
         f"({ts}, {ts}, tensor<{len(shape)}xi64>) -> {to}\n    return %0 : {to}"))
+
+
+def dynamic_conv_1d(x: np.ndarray, w: np.ndarray, padding: tuple[int, int]) -> str:
+    """``dynamic_conv`` of ``x`` (batch, feature, width) with ``w`` (out, in, width),
+    stride 1, constant ``padding`` (low, high) of the spatial dimension."""
+    tx, tw = tensor(x.shape, x.dtype), tensor(w.shape, w.dtype)
+    width = x.shape[2] + sum(padding) - w.shape[2] + 1
+    to = tensor((x.shape[0], w.shape[0], width), x.dtype)
+    return module([x, w], [to], (
+        f"    %p = stablehlo.constant dense<[[{padding[0]}, {padding[1]}]]> : tensor<1x2xi64>\n"
+        '    %0 = "stablehlo.dynamic_conv"(%arg0, %arg1, %p) {dimension_numbers = '
+        "#stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, feature_group_count = 1 : i64, "
+        f"batch_group_count = 1 : i64}} : ({tx}, {tw}, tensor<1x2xi64>) -> {to}\n"
+        f"    return %0 : {to}"))
+
+
+def quant_type(scale: float, zero_point: int) -> str:
+    """``!quant.uniform<i8:f32, scale:zero_point>``."""
+    return f"!quant.uniform<i8:f32, {scale!r}:{int(zero_point)}>"
+
+
+def uniform_round_trip(x: np.ndarray, scale: float, zero_point: int) -> str:
+    """float32 ``x`` -> ``uniform_quantize`` (i8, ``scale``, ``zero_point``) ->
+    ``uniform_dequantize``; results: the dequantized values and the storage bits (i8)."""
+    t, q = tensor(x.shape, x.dtype), quant_type(scale, zero_point)
+    shape = "".join(f"{d}x" for d in x.shape)
+    tq, ti = f"tensor<{shape}{q}>", f"tensor<{shape}i8>"
+    return module([x], [t, ti], (
+        f"    %0 = stablehlo.uniform_quantize %arg0 : ({t}) -> {tq}\n"
+        f"    %1 = stablehlo.uniform_dequantize %0 : ({tq}) -> {t}\n"
+        f"    %2 = stablehlo.bitcast_convert %0 : ({tq}) -> {ti}\n"
+        f"    return %1, %2 : {t}, {ti}"))
+
+
+def uniform_dequantize(q: np.ndarray, scale: float, zero_point: int) -> str:
+    """int8 storage ``q`` as ``!quant.uniform<i8:f32, scale:zero_point>`` (a
+    ``bitcast_convert``), then ``uniform_dequantize`` to float32."""
+    ti, qt = tensor(q.shape, q.dtype), quant_type(scale, zero_point)
+    shape = "".join(f"{d}x" for d in q.shape)
+    tq, tf = f"tensor<{shape}{qt}>", f"tensor<{shape}f32>"
+    return module([q], [tf], (
+        f"    %0 = stablehlo.bitcast_convert %arg0 : ({ti}) -> {tq}\n"
+        f"    %1 = stablehlo.uniform_dequantize %0 : ({tq}) -> {tf}\n"
+        f"    return %1 : {tf}"))
