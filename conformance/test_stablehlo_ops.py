@@ -160,3 +160,28 @@ def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
             rng_and_ids.check_rng_sample(got, distribution, a, b, shape, dt.dtype,
                                          call=f"{call} on {device}")
 
+
+
+@pytest.mark.capability("multi_device")
+@pytest.mark.parametrize("dtype", ["int32"], ids=lambda d: f"collective_broadcast-{d}")
+def test_collective_broadcast(program_cache, client, xc, two_devices, dtype) -> None:
+    """``collective_broadcast`` over all partitions of an SPMD program (a shard_map's
+    ``collective_permute`` swapped for it): every device's shard becomes the first
+    device's. A platform that cannot compile the op reports ``not_supported``."""
+    n = len(two_devices)
+    x = np.arange(2 * n, dtype=dtype) * 10
+    fn, sharding = rng_and_ids.ring_permute_program(two_devices)
+    lowered = programs.lower(fn, [x], client.platform, in_shardings=[sharding],
+                             out_shardings=sharding)
+    text = rng_and_ids.as_collective_broadcast(lowered, n)
+    call = f"collective_broadcast over {n} partitions"
+    with capabilities.optional_op("collective_broadcast", call):
+        exe, _ = program_cache.load("stablehlo_ops_collective_broadcast", text, [x],
+                                    two_devices)
+    per_output = exe.execute_sharded([shh.put_sharded(x, sharding, xc=xc)]
+                                     ).disassemble_into_single_device_arrays()
+    coverage.note_executed(text)
+    out, problem = sharded.assemble(per_output[0], sharding, x.shape)
+    with reproduction(call, program=text, inputs=[x]):
+        assert not problem, problem
+        ph.assert_bitwise_equal(out, np.tile(x[:2], n), call="collective_broadcast")

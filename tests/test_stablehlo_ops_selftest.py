@@ -196,3 +196,17 @@ def test_gap_references_and_rng_sample_check():
                                      call="t")
     with pytest.raises(ValueError, match="distribution"):
         rng_and_ids.check_rng_sample(normal, "GAMMA", 0, 1, (64, 64), np.float64, call="t")
+
+
+def test_collective_permute_becomes_a_broadcast_over_all_partitions():
+    from conformance.programs import rng_and_ids
+
+    line = ('%1 = "stablehlo.collective_permute"(%arg1) <{channel_handle = #stablehlo.'
+            "channel_handle<handle = 1, type = 1>, source_target_pairs = dense<[[0, 1], [1, 0]]>"
+            " : tensor<2x2xi64>}> : (tensor<2xi32>) -> tensor<2xi32>")
+    out = rng_and_ids.as_collective_broadcast(line, 2)
+    assert '"stablehlo.collective_broadcast"(%arg1)' in out and "source_target" not in out
+    assert "replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>" in out
+    assert "channel_handle<handle = 1, type = 1>" in out
+    with pytest.raises(ValueError, match="module_text"):
+        rng_and_ids.as_collective_broadcast("%1 = stablehlo.add %a, %b", 2)

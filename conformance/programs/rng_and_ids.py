@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -83,3 +84,37 @@ def check_rng_sample(got: np.ndarray, distribution: str, a: float, b: float,
     assert abs(wide.mean() - mean) <= 6 * sigma / np.sqrt(n), (
         f"sample mean {wide.mean():.4f}, expected {mean} (6 sigma {6 * sigma / np.sqrt(n):.4f})"
         f" [{call}]")
+
+
+def ring_permute_program(devices: list[Any]) -> tuple[Callable[[Any], Any], Any]:
+    """(jax function, sharding): ``ppermute`` one step around a ring of ``devices`` in a
+    shard_map (lowers to ``stablehlo.collective_permute``), x sharded along the mesh."""
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    try:
+        from jax import shard_map
+    except ImportError:  # older jax
+        from jax.experimental.shard_map import shard_map
+
+    n = len(devices)
+    mesh, spec = Mesh(np.array(devices), ("d",)), PartitionSpec("d")
+    fn = shard_map(lambda x: lax.ppermute(x, "d", [(i, (i + 1) % n) for i in range(n)]),
+                   mesh=mesh, in_specs=spec, out_specs=spec)
+    return fn, NamedSharding(mesh, spec)
+
+
+_PERMUTE = re.compile(r'"stablehlo\.collective_permute"(\(%[\w#]+\)) <\{(channel_handle = '
+                      r"#stablehlo\.channel_handle<[^>]*>), source_target_pairs = "
+                      r"dense<[^>]*> : tensor<\w+>\}>")
+
+
+def as_collective_broadcast(module_text: str, n: int) -> str:
+    """``module_text`` with its ``collective_permute`` replaced by a
+    ``collective_broadcast`` over one group of all ``n`` partitions (the first
+    partition's shard to all). ValueError when it has no collective_permute."""
+    new, count = _PERMUTE.subn(
+        lambda m: (f'"stablehlo.collective_broadcast"{m.group(1)} <{{{m.group(2)}, '
+                   f"replica_groups = dense<[[{', '.join(map(str, range(n)))}]]> : "
+                   f"tensor<1x{n}xi64>}}>"), module_text)
+    if not count:
+        raise ValueError("module_text: no stablehlo.collective_permute to replace")
+    return new
