@@ -127,3 +127,28 @@ def param(dt: dh.DType) -> pytest.param:
     """A pytest param for ``dt`` carrying its capability marker."""
     marks = [pytest.mark.capability(dt.capability)] if dt.capability else []
     return pytest.param(dt, id=dt.name, marks=marks)
+
+
+#: A compiler's clean refusal of an op it has no lowering for (XLA's MLIR -> HLO
+#: translation), besides UNIMPLEMENTED.
+_OP_REFUSALS = ("can't be translated to XLA HLO",)
+
+
+@contextlib.contextmanager
+def optional_op(op: str, call: str, enabled: bool = True) -> Iterator[None]:
+    """For an op the spec has but a platform may not compile (``enabled``): turn an
+    ``UNIMPLEMENTED`` answer or an untranslatable-op compile error into
+    ``not_supported: op <op>: ...`` (also when :func:`gated` already made it a dtype
+    capability's ``not_supported``: the op, not the dtype, is refused). Other errors
+    propagate (a failure)."""
+    try:
+        yield
+    except (XlaRuntimeError, NotSupported) as raised:
+        err = raised.__context__ if isinstance(raised, NotSupported) else raised
+        if not isinstance(err, XlaRuntimeError):
+            raise
+        _raise_framework_gap(err)
+        if not enabled or not (is_unimplemented(err) or any(
+                r in str(err) for r in _OP_REFUSALS)):
+            raise
+        not_supported(f"op {op}: {call} raised {_first_line(err)}")

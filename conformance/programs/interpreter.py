@@ -30,7 +30,9 @@ UNSUPPORTED_OPS = frozenset({
     "cholesky", "triangular_solve", "batch_norm_grad", "batch_norm_inference",
     "batch_norm_training", "rng", "rng_bit_generator", "fft", "custom_call", "infeed",
     "outfeed", "send", "recv", "get_dimension_size", "dynamic_broadcast_in_dim",
-    "dynamic_conv", "dynamic_gather", "dynamic_iota", "dynamic_pad", "dynamic_reshape"})
+    "dynamic_conv", "dynamic_gather", "dynamic_iota", "dynamic_pad", "dynamic_reshape",
+    "async_start", "async_done", "composite", "collective_broadcast", "uniform_quantize",
+    "uniform_dequantize"})
 #: Largest argument (elements, all arguments) evaluated: the interpreter is slow.
 MAX_ELEMENTS = 4096
 

@@ -12,6 +12,7 @@ Test ids are ``<op>-<variant>-<dtype>``; the coverage gap list reads the op from
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +24,7 @@ from jax import lax
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import float_formats
 from conformance.helpers import strategies as hh
+from conformance.programs import stablehlo_catalog_gaps
 from conformance.programs import stablehlo_text as text
 
 EXACT, APPROX = "exact", "approx"
@@ -47,7 +49,8 @@ class OpCase:
     function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
     ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
     ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
-    (applied to results and references before comparing: the part the spec defines)."""
+    (applied to results and references before comparing: the part the spec defines),
+    ``optional`` (a platform may refuse the op at compile: ``not_supported``)."""
 
     op: str
     variant: str
@@ -60,6 +63,7 @@ class OpCase:
     outputs: int = 1
     nan_payloads: bool = True
     view: Callable[[np.ndarray], np.ndarray] = np.asarray
+    optional: bool = False
 
     @property
     def id(self) -> str:
@@ -259,4 +263,4 @@ def _cases() -> list[OpCase]:
     ]
 
 
-CASES: list[OpCase] = _cases()
+CASES: list[OpCase] = _cases() + stablehlo_catalog_gaps.cases(sys.modules[__name__])

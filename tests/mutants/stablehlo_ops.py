@@ -3,7 +3,8 @@ before compile, each wrong the way a backend's lowering of one op family goes wr
 (reduce_precision rounding toward zero, reverse of one dimension too few, batch_norm with
 a wrong epsilon, select_and_scatter picking the last of tied maxima,
 logistic compiled as tanh, cholesky factoring the upper triangle, rng_bit_generator
-not advancing its state, map reading its first operand twice).
+not advancing its state, map reading its first operand twice, composite with swapped
+operands, dynamic_pad's low padding at the high end).
 """
 
 from __future__ import annotations
@@ -47,6 +48,19 @@ def _sub(pattern: str, new: str, text: str) -> str:
     return re.sub(pattern, new, text)
 
 
+def _low_padding_as_high(text: str) -> str:
+    """``dynamic_pad`` with constant ``%lo``/``%hi`` operands: dimension 0's low padding
+    moved to its high padding."""
+    m = re.search(r"%lo = stablehlo\.constant dense<\[(\d+), (\d+)\]>", text)
+    h = re.search(r"%hi = stablehlo\.constant dense<\[(\d+), (\d+)\]>", text)
+    if not (m and h):
+        return text
+    low, high = int(m.group(1)), int(h.group(1))
+    text = text.replace(m.group(0), f"%lo = stablehlo.constant dense<[0, {m.group(2)}]>")
+    return text.replace(h.group(0), f"%hi = stablehlo.constant dense<[{low + high}, "
+                                    f"{h.group(2)}]>")
+
+
 def _register():
     add("hlo-reduce-precision-toward-zero", "hlo",
         rewriting(_truncating_reduce_precision,
@@ -85,5 +99,14 @@ def _register():
                   "counter never advances: every call repeats its bits)."),
         f"{AREA}: test_rng_bit_generator and THREE_FRY and uint32")
 
+    add("hlo-composite-operands-swapped", "hlo",
+        rewriting(functools.partial(_sub, r'(stablehlo\.composite "[\w.]+") (%\w+), (%\w+)',
+                                    r"\1 \3, \2"),
+                  "composite calls its decomposition with its two operands swapped."),
+        f"{AREA}: composite and float32")
+    add("hlo-dynamic-pad-low-as-high", "hlo",
+        rewriting(_low_padding_as_high, "dynamic_pad puts dimension 0's low padding at its "
+                  "high end (the shape is right, the values shifted)."),
+        f"{AREA}: dynamic_pad and int32")
 
 _register()
