@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification import failure_view as view
+from conformance.certification import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 _MARKERS = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
@@ -105,7 +106,7 @@ def cpu_section(found: list[Bundle]) -> str:
              f"{(d.get('profile') or {}).get('name', 'none')}, jaxlib "
              f"{d.get('environment', {}).get('jaxlib', '?')}, "
              f"{d['platform'].get('local_device_count', '?')} devices): "
-             f"**{d['verdict']}**, {d['summary']['collected']} tests: "
+             f"**{verdict.headline(d)}**, {d['summary']['collected']} tests: "
              f"{by.get('pass', 0)} pass, {by.get('fail_wrong_result', 0)} wrong results, "
              f"{by.get('fail_error', 0)} `fail_error`, {by.get('crash', 0)} crashes, "
              f"{by.get('timeout', 0)} timeouts, {by.get('skipped', 0)} skipped"
