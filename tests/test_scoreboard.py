@@ -55,10 +55,11 @@ def test_newest_bundle_per_backend_with_rates_and_versions(reports):
     builtin, plugin = rows
     assert plugin.source.endswith("new") and plugin.c_api == "0.115" and builtin.c_api == \
         "built-in"
-    assert all(not r.problem and r.verdict == "certified (overall)" for r in rows)
+    assert all(not r.problem and r.verdict == "plugin: certified | stack findings: none" for r in rows)
     assert all(p == t and t > 0 for p, t in plugin.areas.values())
     md = scoreboard.render_markdown(rows)
-    assert "| plugin verdict | certified (overall) | certified (overall) |" in md
+    ok = "plugin: certified \\| stack findings: none"  # a table cell escapes "|"
+    assert f"| plugin verdict | {ok} | {ok} |" in md
     assert "n/a (no attribution in bundle)" in md and "| jaxlib | 0.10.2 | 0.10.2 |" in md
 
 
@@ -68,7 +69,7 @@ def test_older_failing_bundle_shows_when_it_is_the_newest(reports, tmp_path):
     _bundle(reports, "lammps", "newest", library=LIB, started="2026-11-24T00:00:00+00:00",
             failing=(first,))
     plugin = scoreboard.collect(reports)[1]
-    assert plugin.verdict == "not certified (overall)"
+    assert plugin.verdict == "plugin: not certified | stack findings: none"
     assert any(p < t for p, t in plugin.areas.values())
 
 
@@ -125,7 +126,7 @@ def test_markdown_between_markers_and_self_contained_html(reports, tmp_path):
     assert "STALE-TABLE" not in text and "before" in text and "after" in text
     assert "cpu / lammps-jax-pjrt-cpu" in text.split(scoreboard.BEGIN)[1]
     page = html.read_text()
-    assert "cpu / lammps-jax-pjrt-cpu" in page and "certified (overall)" in page
+    assert "cpu / lammps-jax-pjrt-cpu" in page and "plugin: certified" in page
     assert not any(s in page for s in ("<script", "<link", "src=", "http://", "https://"))
     readme.write_text(f"{scoreboard.END}\n{scoreboard.BEGIN}\n")
     assert _cli(str(reports), "--markdown", str(readme)).returncode == 2

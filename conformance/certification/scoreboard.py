@@ -9,8 +9,9 @@ plugin library was loaded. Only the newest bundle (``started_utc``) of each key 
 A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names no
 bundle, and that has no bundle at all, gets a row saying why the attempt failed.
 
-Per backend: the plugin verdict (``plugin_verdict`` of the two-part verdict; for a
-bundle that predates it, the overall ``verdict``, marked "(overall)"), the split of
+Per backend: the plugin verdict and the stack findings (the two-part headline of
+:func:`conformance.certification.verdict.headline`; for a bundle that predates it,
+the overall ``verdict``, marked "(overall)"), the split of
 non-pass results by ``attribution`` when the results carry it, the suite, jaxlib and
 plugin C API versions, the date and the pass rate per area (pass / all results of the
 area: skipped and not_supported count as not passing). Every bundle is checked with
@@ -27,6 +28,7 @@ from typing import Any
 
 import jinja2
 
+from conformance.certification import verdict
 from conformance.certification import attempt, bundle
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
@@ -75,6 +77,8 @@ def backend_key(doc: dict[str, Any]) -> str:
 
 
 def _verdict(doc: dict[str, Any]) -> str:
+    if "stack_findings" in doc:  # the two-part verdict: ``verdict`` is the plugin's
+        return verdict.headline(doc)
     plugin = doc.get("plugin_verdict")
     if isinstance(plugin, dict):
         plugin = plugin.get("verdict")
