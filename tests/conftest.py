@@ -23,7 +23,7 @@ def run_suite(pytester):
         result = pytester.runpytest_subprocess(
             "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2", *expect,
             "--profile=none",
-            f"--report-dir={out}", "-p", "no:cacheprovider", *select)
+            f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None
         return result, doc

@@ -28,7 +28,8 @@ LOG_FILE, RUN_FILE = "results.jsonl", "run.json"
 EXTRA = (LOG_FILE, RUN_FILE)
 #: The pytest options (``dest`` names) that :func:`finalize` needs again.
 _OPTIONS = ("platform", "cpu_devices", "num_processes", "profile", "declare", "declare_file",
-            "waivers", "known_failures", "plugin_library", "plugin_options", "expect_platform")
+            "waivers", "known_failures", "plugin_library", "plugin_options", "expect_platform",
+            "defects", "reference_timeout")
 
 
 def _out(config: pytest.Config) -> Path | None:
@@ -119,7 +120,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     state.configure_certification()
     for rep in reports:
         state.collector.add(rep)
-    state.collector.match_known(state.known, state.platform)
+    state.collector.match_known(state.known, state.platform, state.plugin_library)
     started = datetime.datetime.fromisoformat(facts["started_utc"])
     ended = datetime.datetime.fromtimestamp((out / LOG_FILE).stat().st_mtime,
                                             datetime.timezone.utc)

@@ -78,10 +78,10 @@ class SessionState:
             self.declared += [c for c in extra if c not in self.declared]
         if opt("waivers"):
             self.waivers = waivers.parse(Path(opt("waivers")))
-        if opt("reference_timeout") <= 0:
+        if opt("reference_timeout") is not None and opt("reference_timeout") <= 0:
             raise ValueError(f"--reference-timeout must be > 0 seconds, got "
                              f"{opt('reference_timeout')}")
-        self.known = defect_catalog.entries(defect_catalog.load(opt("defects")))
+        self.known = defect_catalog.entries(defect_catalog.load(opt("defects") or ()))
         for path in opt("known_failures"):
             try:
                 self.known += (defect_catalog.entries(defect_catalog.load([path]))

@@ -43,7 +43,9 @@ MAX_CPU_DEVICES = 1024
 MAX_PROCESSES = 64
 #: Files of an earlier bundle that ``force`` removes (nothing else is ever removed).
 BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "MANIFEST.sha256",
-                "results.jsonl", "run.json")
+                "MANIFEST.sha256.sig", "results.jsonl", "run.json")
+#: The directory of an earlier bundle's standalone reproductions (``repro/*.py``, README).
+REPRO_DIR = "repro"
 #: Create options of plugins whose options are known: library file name -> option ->
 #: (Python type, smallest, largest). From XLA's CPU plugin (pjrt_c_api_cpu_internal.cc).
 KNOWN_PLUGINS: dict[str, dict[str, tuple[type, int, int]]] = {
@@ -72,14 +74,21 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
                           "does not exist")
     if out.is_dir():
         present = sorted(p.name for p in out.iterdir())
-        foreign = [n for n in present if n not in BUNDLE_FILES]
+        foreign = [n for n in present if n not in BUNDLE_FILES and not (
+            n == REPRO_DIR and all(p.is_file() and p.suffix in (".py", ".md")
+                                   for p in (out / n).iterdir()))]
         if present and (not force or foreign):
             raise OptionError(
                 f"{option}={out}: directory is not empty ({', '.join(present[:4])}"
                 f"{', ...' if len(present) > 4 else ''}); give an empty or new directory"
                 + ("" if foreign else ", or --force to replace the earlier bundle"))
         for name in present:
-            (out / name).unlink()
+            if name == REPRO_DIR:
+                for script in (out / name).iterdir():
+                    script.unlink()
+                (out / name).rmdir()
+            else:
+                (out / name).unlink()
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".pjrt-conformance-write-test"
