@@ -46,7 +46,6 @@ import pytest
 
 from conformance import cli_bundles
 from conformance.certification import signing
-from conformance.session import backend
 from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import validate
@@ -163,11 +162,7 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
     """Every check of :mod:`conformance.session.validate` (OptionError if one fails)."""
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
-    try:
-        parsed = backend.load_plugin_options(ns.plugin_options)
-    except ValueError as err:
-        raise validate.OptionError(str(err)) from None
-    validate.plugin_options(parsed, ns.plugin_library)
+    validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
     validate.output_dir(output, option="--output", force=ns.force)

@@ -139,14 +139,8 @@ def _configure_suite(config: pytest.Config) -> None:
 
 def _plugin_options(config: pytest.Config) -> dict[str, Any] | None:
     """``--plugin-options`` parsed and checked (:func:`.validate.plugin_options`)."""
-    from conformance.session import backend
-
-    try:
-        parsed = backend.load_plugin_options(config.getoption("plugin_options"))
-    except ValueError as err:
-        raise validate.OptionError(str(err)) from None
-    validate.plugin_options(parsed, config.getoption("plugin_library"))
-    return parsed
+    return validate.parsed_plugin_options(config.getoption("plugin_options"),
+                                          config.getoption("plugin_library"))
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

@@ -135,6 +135,20 @@ def _named_value_ok(value: Any) -> bool:
         isinstance(v, int) and not isinstance(v, bool) for v in value)
 
 
+def parsed_plugin_options(text: str | None, library: str | None) -> dict[str, Any] | None:
+    """``--plugin-options`` (JSON text or a file of it, or None) parsed by
+    :func:`conformance.session.backend.load_plugin_options` and checked with
+    :func:`plugin_options` for ``--plugin-library``. Raises OptionError naming the option."""
+    from conformance.session import backend  # lazy: imports jax
+
+    try:
+        parsed = backend.load_plugin_options(text)
+    except ValueError as err:
+        raise OptionError(str(err)) from None
+    plugin_options(parsed, library)
+    return parsed
+
+
 def plugin_options(options: dict[str, Any] | None, library: str | None) -> None:
     """Check ``--plugin-options`` (parsed JSON object, or None) for ``--plugin-library``.
 
