@@ -256,3 +256,19 @@ def test_healthy_round_trips_are_correct_through_the_c_api():
             "arrays": {"inputs": [reproduction.encode_array(a) for a in arrays]}}
     verdict, detail = capi.run(plan)
     assert verdict == "correct", detail
+
+
+def test_a_result_converted_by_the_test_is_compared_in_the_converted_dtype():
+    """argmax's program returns int64 and the test asserts on int32: the C API re-run
+    applies the same conversion, or says it cannot compare (never a dtype 'wrong')."""
+    from conformance.capi import child
+
+    out = np.array(7, np.int64)
+    same, why = child._as_recorded(out, reproduction.encode_array(np.int32(7)))
+    assert why is None and same.dtype == np.int32 and same == 7
+    kept, why = child._as_recorded(out, reproduction.encode_array(np.int64(7)))
+    assert why is None and kept is out
+    _, why = child._as_recorded(out, reproduction.encode_array(np.float32(7)))
+    assert why is not None and "float32" in why and "int64" in why
+    kept, why = child._as_recorded(out, None)
+    assert why is None and kept is out

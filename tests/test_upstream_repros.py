@@ -15,7 +15,8 @@ UPSTREAM = Path(__file__).resolve().parents[1] / "docs" / "upstream"
 REPROS = {"is_ready_clone_deleted_array.py": "jaxlib-is-ready-on-deleted-array",
           "donation_sharded_twice.py": "xla-cpu-donated-input-execute-crash",
           "missed_heartbeat_bad_cast.py": "jaxlib-missed-heartbeat-bad-cast",
-          "atan2_subnormal_pairs.py": "xla-cpu-atan2-subnormal-pairs"}
+          "atan2_subnormal_pairs.py": "xla-cpu-atan2-subnormal-pairs",
+          "argminmax_nan_ties.py": "jax-argminmax-nan-ties"}
 
 
 def test_every_report_has_a_reproduction_and_a_catalog_entry():

@@ -116,6 +116,9 @@ def check_execute(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[
         if len(outs) != 1:
             return "undecided", f"the program has {len(outs)} outputs; the check takes one"
         out = _get(outs[0], _output_dtype(client._plugin.abi, outs[0].element_type))
+        out, why = _as_recorded(out, arrays.get("observed"))
+        if why:
+            return "undecided", why
         try:
             getattr(assertions, helper)(out, expected, call=f"C API on device {device.id}",
                                         **options)
@@ -128,6 +131,21 @@ def check_execute(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[
                          f"{wrong[0][1]}")
     return "correct", (f"the recorded program on the recorded inputs passes {helper} on "
                        f"device(s) {right}")
+
+
+def _as_recorded(out: np.ndarray, observed: dict | None) -> tuple[np.ndarray, str | None]:
+    """``out`` in the dtype the test asserted on. A test may convert the program's
+    result before its assertion (argmax's int64 index to int32, say); the recorded
+    ``observed`` array has the converted dtype. The same conversion is applied when it
+    stays within the dtype's kind (int -> int, float -> float); otherwise the check
+    cannot compare like with like and says why (the second item)."""
+    if not observed or observed.get("dtype") in (None, out.dtype.name):
+        return out, None
+    target = reproduction.decode_array(observed).dtype
+    if target.kind != out.dtype.kind:
+        return out, (f"the test asserted on {target.name}, the program returns "
+                     f"{out.dtype.name}: no like-for-like C API comparison")
+    return out.astype(target), None
 
 
 def check_transfer(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[str, str]:

@@ -79,6 +79,7 @@ def pytest_configure_node(node: Any) -> None:
 def _configure_suite(config: pytest.Config) -> None:
     from conformance.processes import lifetime
     from conformance.session import backend
+    from conformance.session import device_memory
     from conformance.session import hypothesis_profiles
     from conformance.session import recording
     from conformance.session import results_log
@@ -101,6 +102,7 @@ def _configure_suite(config: pytest.Config) -> None:
             config.option.report_log = str(out / results_log.LOG_FILE)
         results_log.start(config)
     lifetime.on_configure(config, merging=merging)
+    device_memory.share_device_memory(config.getoption("platform"))
     try:
         spec = backend.BackendSpec(
             platform=config.getoption("platform"), cpu_devices=config.getoption("cpu_devices"),
