@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks import backend
-from benchmarks.pairing import track_ratio
+from benchmarks import backend, pairing
 
 
 def _small(x):
@@ -57,7 +56,7 @@ def jax_jit_compile(bench, program: str) -> None:
     jax.jit(fn).lower(*(jax.ShapeDtypeStruct(s, d) for s, d in avals)).compile()
 
 
-RATIO_VS_JAX_JIT = track_ratio(
+RATIO_VS_JAX_JIT = pairing.track_ratio(
     "lower_and_compile", "ref_jax_jit_compile",
     "Reference: jax.jit(fn).lower(...).compile() after jax.clear_caches(), both lowering anew.")
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from benchmarks import backend
-from benchmarks.pairing import REF_NUMPY_ALLOC_COPY, track_ratio
+from benchmarks import backend, pairing
 from conformance.programs.lowering import shaped_array
 from runtime import xla_client as xc
 
@@ -48,8 +47,8 @@ class ShardedPut:
     def time_ref_numpy_alloc_copy(self, ndevices):
         self.x.copy()
 
-    track_ratio_batched_device_put_vs_numpy_alloc_copy = track_ratio(
-        "time_batched_device_put", "time_ref_numpy_alloc_copy", REF_NUMPY_ALLOC_COPY)
+    track_ratio_batched_device_put_vs_numpy_alloc_copy = pairing.track_ratio(
+        "time_batched_device_put", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
     def time_sharding_creation(self, ndevices):
         _sharding(self.devices)

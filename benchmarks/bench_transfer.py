@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import backend, pairing, transfer_paths
-from benchmarks.pairing import REF_MEMCPY, REF_NUMPY_ALLOC_COPY, track_ratio
 from runtime.xla_client import HostBufferSemantics
 
 SIZES = [4 << 10, 1 << 20, 64 << 20, 1 << 30]
@@ -66,10 +65,10 @@ class HostToDevice:
         self.client.buffer_from_pyval(self.x, self.dev, force_copy=True,
                                       host_buffer_semantics=self.sem).block_until_ready()
 
-    track_ratio_buffer_from_pyval_vs_memcpy = track_ratio(
-        "time_buffer_from_pyval", "time_ref_numpy_copy_into", REF_MEMCPY)
-    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = track_ratio(
-        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", REF_NUMPY_ALLOC_COPY)
+    track_ratio_buffer_from_pyval_vs_memcpy = pairing.track_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.track_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
 class HostToDeviceLayouts:
@@ -95,8 +94,8 @@ class HostToDeviceLayouts:
     def time_ref_numpy_alloc_copy(self, dtype, alignment):
         self.x.copy()
 
-    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = track_ratio(
-        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", REF_NUMPY_ALLOC_COPY)
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.track_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
 class DeviceToHost:
@@ -128,10 +127,10 @@ class DeviceToHost:
     def peakmem_np_array_copy(self, nbytes):
         np.array(self.arr, copy=True)
 
-    track_ratio_np_array_copy_vs_memcpy = track_ratio(
-        "time_np_array_copy", "time_ref_numpy_copy_into", REF_MEMCPY)
-    track_ratio_np_array_copy_vs_numpy_alloc_copy = track_ratio(
-        "time_np_array_copy", "time_ref_numpy_alloc_copy", REF_NUMPY_ALLOC_COPY)
+    track_ratio_np_array_copy_vs_memcpy = pairing.track_ratio(
+        "time_np_array_copy", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
+    track_ratio_np_array_copy_vs_numpy_alloc_copy = pairing.track_ratio(
+        "time_np_array_copy", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
 class TransferRatio:
