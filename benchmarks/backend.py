@@ -46,13 +46,17 @@ ERAS: dict[str, Callable[[], str] | None] = {
 }
 
 
-@functools.lru_cache(maxsize=None)
 def client(era: str | None = None) -> Any:
     """The runtime ``Client`` under benchmark (one per process and era).
 
     Raises ValueError for an unknown ``era`` and NotImplementedError (asv's skip) when
     the era's plugin is not installed or does not load with this jaxlib.
     """
+    return _client(era)  # client() and client(None): one cache entry
+
+
+@functools.lru_cache(maxsize=None)
+def _client(era: str | None) -> Any:
     confine_jax_to_cpu()
     if era is not None and era not in ERAS:
         raise ValueError(f"era: expected one of {sorted(ERAS)}, got {era!r}")
@@ -86,9 +90,13 @@ def lowered(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any]) -> str:
     return programs.lower(fn, avals, client_platform(client()))
 
 
-@functools.lru_cache(maxsize=None)
 def program_cache(era: str | None = None) -> programs.ProgramCache:
     """The suite's compile cache for the client under benchmark."""
+    return _program_cache(era)
+
+
+@functools.lru_cache(maxsize=None)
+def _program_cache(era: str | None) -> programs.ProgramCache:
     return programs.ProgramCache(client(era))
 
 

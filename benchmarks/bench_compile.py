@@ -56,7 +56,7 @@ def jax_jit_compile(bench, program: str) -> None:
     jax.jit(fn).lower(*(jax.ShapeDtypeStruct(s, d) for s, d in avals)).compile()
 
 
-RATIO_VS_JAX_JIT = pairing.track_ratio(
+RATIO_VS_JAX_JIT = pairing.make_ratio(
     "lower_and_compile", "ref_jax_jit_compile",
     "Reference: jax.jit(fn).lower(...).compile() after jax.clear_caches(), both lowering anew.")
 

@@ -60,13 +60,13 @@ class Dispatch:
     def time_ref_jax_jit(self, nargs):
         self.jitted(*self.jax_args)
 
-    track_ratio_execute_vs_jaxlib = pairing.track_ratio(
+    track_ratio_execute_vs_jaxlib = pairing.make_ratio(
         "time_runtime_execute", "time_ref_jaxlib_execute_sharded",
         "Reference: raw jaxlib execute_sharded + disassemble_into_single_device_arrays.")
-    track_ratio_execute_vs_jax_jit = pairing.track_ratio(
+    track_ratio_execute_vs_jax_jit = pairing.make_ratio(
         "time_runtime_execute", "time_ref_jax_jit",
         "Reference: jax.jit dispatch of the same function on jax arrays.")
-    track_ratio_fast_execute_vs_jax_jit = pairing.track_ratio(
+    track_ratio_fast_execute_vs_jax_jit = pairing.make_ratio(
         "time_runtime_fast_execute", "time_ref_jax_jit",
         "Reference: jax.jit dispatch of the same function on jax arrays.")
 

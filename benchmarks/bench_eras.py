@@ -59,15 +59,15 @@ class Transfer:
     def ref_memcpy(self, era):
         np.copyto(self.out, self.x)
 
-    track_ratio_h2d_vs_memcpy = pairing.track_ratio(
+    track_ratio_h2d_vs_memcpy = pairing.make_ratio(
         "time_h2d", "ref_memcpy", pairing.REF_MEMCPY)
-    track_ratio_h2d_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_h2d_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_h2d", "ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
-    track_ratio_h2d_vs_jaxlib = pairing.track_ratio(
+    track_ratio_h2d_vs_jaxlib = pairing.make_ratio(
         "time_h2d", "ref_jaxlib_h2d",
         "Reference: raw jaxlib batched_device_put (what buffer_from_pyval wraps), same "
         "client, array and semantics.")
-    track_ratio_d2h_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_d2h_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_d2h", "ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
@@ -89,11 +89,11 @@ class Dispatch:
     def ref_jax_jit(self, era, nargs):
         self.jitted(*self.jax_args)
 
-    track_ratio_execute_vs_jaxlib = pairing.track_ratio(
+    track_ratio_execute_vs_jaxlib = pairing.make_ratio(
         "time_execute", "ref_jaxlib_execute_sharded",
         "Reference: raw jaxlib execute_sharded + disassemble_into_single_device_arrays "
         "of the same executable on the same client.")
-    track_ratio_execute_vs_jax_jit = pairing.track_ratio(
+    track_ratio_execute_vs_jax_jit = pairing.make_ratio(
         "time_execute", "ref_jax_jit",
         "Reference: jax.jit dispatch of the same function on jax's own CPU client.")
 
@@ -151,6 +151,6 @@ class Kernels:
     def ref_numpy_scipy(self, era, kernel):
         self.host_fn(*self.host)
 
-    track_ratio_run_vs_numpy_scipy = pairing.track_ratio(
+    track_ratio_run_vs_numpy_scipy = pairing.make_ratio(
         "time_run", "ref_numpy_scipy",
         "Reference: numpy.matmul / scipy.fft.fft of the same host inputs.")

@@ -47,7 +47,7 @@ class ShardedPut:
     def time_ref_numpy_alloc_copy(self, ndevices):
         self.x.copy()
 
-    track_ratio_batched_device_put_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_batched_device_put_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_batched_device_put", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
     def time_sharding_creation(self, ndevices):

@@ -65,9 +65,9 @@ class HostToDevice:
         self.client.buffer_from_pyval(self.x, self.dev, force_copy=True,
                                       host_buffer_semantics=self.sem).block_until_ready()
 
-    track_ratio_buffer_from_pyval_vs_memcpy = pairing.track_ratio(
+    track_ratio_buffer_from_pyval_vs_memcpy = pairing.make_ratio(
         "time_buffer_from_pyval", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
-    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
@@ -94,7 +94,7 @@ class HostToDeviceLayouts:
     def time_ref_numpy_alloc_copy(self, dtype, alignment):
         self.x.copy()
 
-    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
@@ -127,9 +127,9 @@ class DeviceToHost:
     def peakmem_np_array_copy(self, nbytes):
         np.array(self.arr, copy=True)
 
-    track_ratio_np_array_copy_vs_memcpy = pairing.track_ratio(
+    track_ratio_np_array_copy_vs_memcpy = pairing.make_ratio(
         "time_np_array_copy", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
-    track_ratio_np_array_copy_vs_numpy_alloc_copy = pairing.track_ratio(
+    track_ratio_np_array_copy_vs_numpy_alloc_copy = pairing.make_ratio(
         "time_np_array_copy", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 

@@ -18,7 +18,7 @@ ASV=${ASV:-asv}
 MACHINE=${MACHINE:-cpu-2core-epyc}
 COMMIT=$(git rev-parse "${COMMIT:-HEAD}")
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
-ram=$(awk '/MemTotal/ {print $2 * 1024}' /proc/meminfo)
+ram=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) * 1024 ))
 "$ASV" machine --config asv.matrix.conf.json --yes --machine "$MACHINE" --cpu "${cpu:-unknown}" \
   --num_cpu "$(nproc)" --ram "$ram" --os "$(uname -sr)" --arch "$(uname -m)" >/dev/null
 start=$(date +%s)
@@ -28,3 +28,4 @@ start=$(date +%s)
   --launch-method forkserver -a rounds=1 -a repeat=3 -a warmup_time=0.05 \
   "$@" "$COMMIT^!"
 echo "history: asv matrix run took $(( $(date +%s) - start )) s; results in benchmarks/results/"
+"${PYTHON:-python}" -m benchmarks.history  # every jaxlib of the matrix and every era measured?

@@ -1,7 +1,7 @@
 """Paired ratios: an operation timed side by side with its reference in one process.
 
 The one implementation of "ratio to a reference" for every front end: asv's
-``track_ratio_*`` benchmarks (made by :func:`track_ratio`), the transfer-path table
+``track_ratio_*`` benchmarks (made by :func:`make_ratio`), the transfer-path table
 (:mod:`benchmarks.transfer_paths`) and the pytest-benchmark summary
 (:mod:`benchmarks.ratios`, which prints the ``track_ratio_*`` values). Each round
 times the measured operation and its reference back to back (alternating which goes
@@ -76,13 +76,13 @@ def paired_ratio(measured: Callable[[], Any], reference: Callable[[], Any],
     return statistics.median(ratios)
 
 
-def track_ratio(measured: str, reference: str, doc: str) -> Callable[..., float]:
+def make_ratio(measured: str, reference: str, doc: str) -> Callable[..., float]:
     """An asv ``track_`` method (``unit = "ratio"``) giving :func:`paired_ratio` of the
     instance's methods ``measured`` and ``reference``, each called with the benchmark's
     parameters. Assign it in the class body as ``track_ratio_<what>_vs_<reference>``;
     ``doc`` names the reference (the dashboard shows it)."""
     if not (measured and reference and doc):
-        raise ValueError("track_ratio: measured, reference and doc must be non-empty")
+        raise ValueError("make_ratio: measured, reference and doc must be non-empty")
 
     def track(self: Any, *params: Any) -> float:
         return paired_ratio(lambda: getattr(self, measured)(*params),

