@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks import backend
+from benchmarks import backend, pairing
 
 
 def _sum(*xs):
@@ -21,19 +21,26 @@ def _sum(*xs):
     return total
 
 
+def prepare(bench, nargs: int, era: str | None = None) -> None:
+    """Set ``bench.exe`` (the sum of ``nargs`` f32 scalars, compiled on ``era``'s client),
+    ``bench.args`` (its arguments there), ``bench.jitted`` and ``bench.jax_args`` (the
+    same under ``jax.jit`` on jax's own CPU client, compiled already)."""
+    import jax
+
+    bench.exe = backend.compiled(_sum, *[((), np.float32)] * nargs, era=era)
+    bench.args = [backend.put(np.float32(i), 0, era) for i in range(nargs)]
+    bench.jitted = jax.jit(_sum)
+    bench.jax_args = [jax.device_put(np.float32(i)) for i in range(nargs)]
+    bench.jitted(*bench.jax_args).block_until_ready()  # compile outside the timing
+
+
 class Dispatch:
     params = ([1, 10, 100, 1000],)
     param_names = ["nargs"]
     timeout = 300
 
     def setup(self, nargs):
-        import jax
-
-        self.exe = backend.compiled(_sum, *[((), np.float32)] * nargs)
-        self.args = [backend.put(np.float32(i)) for i in range(nargs)]
-        self.jitted = jax.jit(_sum)
-        self.jax_args = [jax.device_put(np.float32(i)) for i in range(nargs)]
-        self.jitted(*self.jax_args).block_until_ready()  # compile outside the timing
+        prepare(self, nargs)
         from runtime._fast_execute import FastExecute
 
         self.fast = FastExecute(self.exe)
@@ -52,6 +59,16 @@ class Dispatch:
 
     def time_ref_jax_jit(self, nargs):
         self.jitted(*self.jax_args)
+
+    track_ratio_execute_vs_jaxlib = pairing.make_ratio(
+        "time_runtime_execute", "time_ref_jaxlib_execute_sharded",
+        "Reference: raw jaxlib execute_sharded + disassemble_into_single_device_arrays.")
+    track_ratio_execute_vs_jax_jit = pairing.make_ratio(
+        "time_runtime_execute", "time_ref_jax_jit",
+        "Reference: jax.jit dispatch of the same function on jax arrays.")
+    track_ratio_fast_execute_vs_jax_jit = pairing.make_ratio(
+        "time_runtime_fast_execute", "time_ref_jax_jit",
+        "Reference: jax.jit dispatch of the same function on jax arrays.")
 
     def time_block_until_ready_on_ready_array(self, nargs):
         self.ready.block_until_ready()

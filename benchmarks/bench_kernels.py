@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from benchmarks import backend
+from benchmarks import backend, pairing
 
 
 def _run(exe, args):
@@ -36,6 +36,9 @@ class Matmul:
 
     def time_ref_numpy_matmul(self, n):
         self.a @ self.b
+
+    track_ratio_matmul_vs_numpy = pairing.make_ratio(
+        "time_runtime_matmul", "time_ref_numpy_matmul", "Reference: numpy a @ b on the host.")
 
     def track_runtime_gflops(self, n):
         reps = max(1, int(2e8 // (2 * n ** 3)))
@@ -66,6 +69,9 @@ class FFT:
 
         scipy.fft.fft(self.x)
 
+    track_ratio_fft_vs_scipy = pairing.make_ratio(
+        "time_runtime_fft", "time_ref_scipy_fft", "Reference: scipy.fft.fft on the host.")
+
 
 class Linalg:
     params = (["lu", "qr", "svd", "eigh"], [64, 256])
@@ -91,6 +97,10 @@ class Linalg:
     def time_ref_scipy(self, routine, n):
         self.ref(self.x)
 
+    track_ratio_factorization_vs_scipy = pairing.make_ratio(
+        "time_runtime", "time_ref_scipy",
+        "Reference: scipy.linalg lu_factor/qr/svd/eigh of the same host matrix.")
+
 
 class SortAndReduce:
     params = ([1 << 16, 1 << 22],)
@@ -115,3 +125,8 @@ class SortAndReduce:
 
     def time_ref_numpy_sum(self, n):
         np.sum(self.x)
+
+    track_ratio_sort_vs_numpy = pairing.make_ratio(
+        "time_runtime_sort", "time_ref_numpy_sort", "Reference: np.sort on the host.")
+    track_ratio_sum_vs_numpy = pairing.make_ratio(
+        "time_runtime_sum", "time_ref_numpy_sum", "Reference: np.sum on the host.")

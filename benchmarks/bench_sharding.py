@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from benchmarks import backend
+from benchmarks import backend, pairing
 from conformance.programs.lowering import shaped_array
 from runtime import xla_client as xc
 
@@ -46,6 +46,9 @@ class ShardedPut:
 
     def time_ref_numpy_alloc_copy(self, ndevices):
         self.x.copy()
+
+    track_ratio_batched_device_put_vs_numpy_alloc_copy = pairing.make_ratio(
+        "time_batched_device_put", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
     def time_sharding_creation(self, ndevices):
         _sharding(self.devices)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks import backend, transfer_paths
+from benchmarks import backend, pairing, transfer_paths
 from runtime.xla_client import HostBufferSemantics
 
 SIZES = [4 << 10, 1 << 20, 64 << 20, 1 << 30]
@@ -65,6 +65,11 @@ class HostToDevice:
         self.client.buffer_from_pyval(self.x, self.dev, force_copy=True,
                                       host_buffer_semantics=self.sem).block_until_ready()
 
+    track_ratio_buffer_from_pyval_vs_memcpy = pairing.make_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.make_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
+
 
 class HostToDeviceLayouts:
     """Host->device of 16 MiB by dtype and alignment (copying semantics)."""
@@ -88,6 +93,9 @@ class HostToDeviceLayouts:
 
     def time_ref_numpy_alloc_copy(self, dtype, alignment):
         self.x.copy()
+
+    track_ratio_buffer_from_pyval_vs_numpy_alloc_copy = pairing.make_ratio(
+        "time_buffer_from_pyval", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
 
 
 class DeviceToHost:
@@ -119,6 +127,11 @@ class DeviceToHost:
     def peakmem_np_array_copy(self, nbytes):
         np.array(self.arr, copy=True)
 
+    track_ratio_np_array_copy_vs_memcpy = pairing.make_ratio(
+        "time_np_array_copy", "time_ref_numpy_copy_into", pairing.REF_MEMCPY)
+    track_ratio_np_array_copy_vs_numpy_alloc_copy = pairing.make_ratio(
+        "time_np_array_copy", "time_ref_numpy_alloc_copy", pairing.REF_NUMPY_ALLOC_COPY)
+
 
 class TransferRatio:
     """Each transfer path at 64 and 256 MiB: ratio to numpy allocate+copy (>= 0.9 wanted)."""
@@ -139,6 +152,6 @@ class TransferRatio:
 
     def track_ref_numpy_alloc_copy_gbps(self, nbytes, path):
         """The reference's own bandwidth, to tell a slow machine from slow code."""
-        return nbytes / min(transfer_paths.seconds(self.ref) for _ in range(3)) / 1e9
+        return nbytes / min(pairing.seconds(self.ref) for _ in range(3)) / 1e9
 
     track_ref_numpy_alloc_copy_gbps.unit = "GB/s"

@@ -3,7 +3,8 @@
 The reference is ``np.empty_like(a)`` + ``np.copyto`` of the same host array: the
 ceiling for any transfer that has to allocate and copy. Each path runs right after
 its own run of the reference, in one process, ``REPS`` rounds; the ratio is the
-median of those paired ratios, so a loaded or slow machine moves both. ``bench_transfer.TransferRatio`` tracks ``reference time / path time``:
+median of those paired ratios (:mod:`benchmarks.pairing`), so a loaded or slow
+machine moves both. ``bench_transfer.TransferRatio`` tracks ``reference time / path time``:
 1.0 is numpy speed, the target is >= 0.9; an aliasing path (ZERO_COPY on an
 aligned array, ``np.asarray`` of a CPU array) is far above 1.
 
@@ -12,15 +13,13 @@ aligned array, ``np.asarray`` of a CPU array) is far above 1.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from benchmarks import backend
+from benchmarks import backend, pairing
 from runtime.xla_client import HostBufferSemantics
 
 SIZES_MIB = [64, 256]
@@ -81,27 +80,12 @@ def numpy_alloc_copy(nbytes: int) -> Callable[[], np.ndarray]:
     return ref
 
 
-def seconds(fn: Callable[[], Any]) -> float:
-    """Wall seconds of one call of ``fn``; its result is dropped after the timing."""
-    start = time.perf_counter()
-    result = fn()
-    elapsed = time.perf_counter() - start
-    del result  # memory goes back as a caller's would, outside the timing
-    return elapsed
-
-
 def paired_ratios(ref: Callable[[], Any], functions: dict[str, Callable[[], Any]],
                   reps: int = REPS) -> dict[str, float]:
-    """Median over ``reps`` rounds of ``ref`` time / function time, each function timed
-    right after its own run of ``ref`` (so load that drifts over a round cancels)."""
-    if reps < 1:
-        raise ValueError(f"reps: expected >= 1, got {reps}")
-    got: dict[str, list[float]] = {k: [] for k in functions}
-    for _ in range(reps):
-        for name, fn in functions.items():
-            t_ref = seconds(ref)
-            got[name].append(t_ref / seconds(fn))
-    return {k: statistics.median(v) for k, v in got.items()}
+    """``ref`` time / function time for each of ``functions``: the inverse of
+    :func:`benchmarks.pairing.paired_ratio` (each function timed side by side with its
+    own runs of ``ref``, median of ``reps`` rounds). Raises ValueError for ``reps`` < 1."""
+    return {k: 1.0 / pairing.paired_ratio(fn, ref, reps) for k, fn in functions.items()}
 
 
 def ratios(nbytes: int, paths: list[str] = PATHS, reps: int = REPS) -> dict[str, float]:
@@ -114,3 +98,4 @@ if __name__ == "__main__":
     for mib in [int(m) for m in sys.argv[1:]] or SIZES_MIB:
         for p, r in ratios(mib << 20).items():
             print(f"{mib:4d} MiB  {p:40s} {r:6.2f}x numpy allocate+copy")
+

@@ -36,10 +36,11 @@ def test_benchmark_runs_once(case):
 def test_every_area_has_benchmarks_with_references():
     modules = {c.module for c in discover.cases(smallest=True)}
     assert modules == {"bench_transfer", "bench_dispatch", "bench_compile", "bench_sharding",
-                       "bench_kernels", "bench_distributed"}
+                       "bench_kernels", "bench_distributed", "bench_eras"}
     for cls in {c.cls for c in SMOKE if c.module != "bench_distributed"}:
         methods = [m for m in vars(cls) if m.startswith(discover.PREFIXES)]
-        assert any("_ref_" in m for m in methods), f"{cls.__name__} times nothing to compare with"
+        assert any("_ref_" in m or m.startswith("track_ratio_") for m in methods), \
+            f"{cls.__name__} times nothing to compare with"
 
 
 @pytest.mark.parametrize("conf", ["asv.conf.json", "asv.matrix.conf.json"])

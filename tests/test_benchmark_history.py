@@ -1,0 +1,129 @@
+"""Self-tests of the dashboard's ratios (``track_ratio_*``, benchmarks/pairing.py) and of
+the committed asv history (benchmarks/results/, benchmarks/history.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks import discover, history, pairing
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+MATRIX = ROOT / "asv.matrix.conf.json"
+# track_ratio_<what>_vs_<reference> (bench_transfer.TransferRatio's older
+# track_ratio_to_numpy_alloc_copy is reference/path, unit "x numpy allocate+copy")
+RATIOS = [c for c in discover.cases(smallest=True) if re.match(r"track_ratio_\w+_vs_", c.method)]
+
+
+def _work(units: int) -> int:
+    """A fixed amount of CPU work (not a wall-clock wait: under load both sides of a
+    pair stretch alike)."""
+    return sum(range(20_000 * units))
+
+
+class _StandIn:
+    """A benchmark class whose measured side can be slowed."""
+
+    slowdown = 1
+
+    def time_work(self, n):
+        _work(n * self.slowdown)
+
+    def time_ref_work(self, n):
+        _work(n)
+
+    track_ratio_work_vs_ref = pairing.make_ratio("time_work", "time_ref_work", "Reference: spin.")
+
+
+def test_track_ratio_is_about_one_for_the_same_function():
+    assert 0.5 < _StandIn().track_ratio_work_vs_ref(1) < 2.0  # wide: a shared, loaded CI box
+
+
+def test_track_ratio_is_above_one_when_the_measured_side_is_slower():
+    slowed = _StandIn()
+    slowed.slowdown = 4
+    assert slowed.track_ratio_work_vs_ref(1) > 2.0
+
+
+def test_a_real_track_ratio_sees_a_slowed_runtime():
+    """bench_kernels' sum on the real backend, its measured side slowed to 4x the
+    reference (a stand-in) or replaced by the reference itself."""
+    from benchmarks import bench_kernels
+
+    bench = bench_kernels.SortAndReduce()
+    bench.setup(1 << 16)
+    ref = bench.time_ref_numpy_sum
+    bench.time_runtime_sum = lambda n: [ref(n) for _ in range(4)]
+    assert bench.track_ratio_sum_vs_numpy(1 << 16) > 2.0
+    bench.time_runtime_sum = ref
+    assert 0.5 < bench.track_ratio_sum_vs_numpy(1 << 16) < 2.0
+
+
+@pytest.mark.parametrize("bad, arg", [(dict(reps=0), "reps"),
+                                      (dict(min_seconds=-1), "min_seconds")])
+def test_paired_ratio_rejects_bad_arguments(bad, arg):
+    with pytest.raises(ValueError, match=arg):
+        pairing.paired_ratio(lambda: None, lambda: None, **bad)
+
+
+@pytest.mark.parametrize("case", RATIOS, ids=[c.id for c in RATIOS])
+def test_every_track_ratio_names_its_reference_and_existing_methods(case):
+    fn = getattr(case.cls, case.method)
+    assert fn.unit == "ratio"
+    assert "Reference:" in fn.__doc__
+    for name in fn.ratio_of:
+        assert callable(getattr(case.cls, name, None)), f"{case.id}: no method {name}"
+
+
+def test_every_family_has_a_ratio():
+    families = {c.module for c in RATIOS}
+    assert families >= {"bench_transfer", "bench_dispatch", "bench_compile", "bench_kernels",
+                        "bench_sharding", "bench_eras"}
+
+
+def _require_results():
+    if not (RESULTS / "benchmarks.json").is_file():
+        pytest.fail("benchmarks/results/ has no committed history (run benchmarks/history.sh)")
+    pytest.importorskip("asv")
+
+
+def test_committed_history_covers_every_jaxlib_and_backend_era():
+    _require_results()
+    assert history.gaps(RESULTS, MATRIX) == []
+    found = history.coverage(RESULTS)
+    versions = history.matrix_versions(MATRIX)
+    assert len(versions) >= 3 and set(versions) <= set(found)
+    assert any(k.split(".")[-1].startswith("track_ratio_") for per in found.values() for k in per)
+
+
+def test_history_check_fails_when_a_version_is_missing(tmp_path):
+    _require_results()
+    copy = tmp_path / "results"
+    shutil.copytree(RESULTS, copy)
+    dropped = history.matrix_versions(MATRIX)[1]
+    for path in copy.glob("*/*.json"):
+        if path.name != "machine.json" and f"jaxlib{dropped}" in path.name:
+            path.unlink()
+    assert f"jaxlib {dropped}: no results" in history.gaps(copy, MATRIX)
+
+
+def test_history_check_fails_when_a_backend_era_has_no_values(tmp_path):
+    _require_results()
+    assert any("no value for not-a-plugin" in g
+               for g in history.gaps(RESULTS, MATRIX, eras=["jaxlib-builtin", "not-a-plugin"]))
+
+
+def test_committed_history_is_asvs_format_without_private_fields():
+    _require_results()
+    doc = json.loads((RESULTS / "benchmarks.json").read_text())
+    assert doc["version"] == 2
+    units = {v["unit"] for k, v in doc.items() if re.search(r"\.track_ratio_\w+_vs_", k)}
+    assert units == {"ratio"}
+    for machine in RESULTS.glob("*/machine.json"):
+        info = json.loads(machine.read_text())
+        assert info["machine"] == machine.parent.name and info["num_cpu"]
