@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 if [ -z "$machine" ]; then
-    machine="$(python -c 'import platform; print(platform.node())')"
+    machine="$(python3 -c 'import platform; print(platform.node())')"
     asv machine --yes >/dev/null
 else
     asv machine --yes --machine "$machine" >/dev/null
