@@ -73,7 +73,9 @@ def reference_of(bench: Benchmark) -> str:
 
 def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
     """Every chart of the runs in ``dirs``, sorted by benchmark name then parameters.
-    A benchmark listed in more than one directory takes its first definition."""
+    Each run's parameters are named by its own directory's benchmarks.json; a
+    benchmark listed in more than one directory takes its first definition for unit
+    and title."""
     dirs = list(dirs)
     several = len({run.machine for d in dirs for run in d.runs}) > 1
     defs: dict[str, Benchmark] = {}
@@ -84,7 +86,7 @@ def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
     for d in dirs:
         for run in d.runs:
             for name, values in run.values.items():
-                bench = defs[name]
+                bench = d.benchmarks[name]  # this directory's parameter names
                 for combo, value in values.items():
                     pairs = list(zip(bench.param_names, map(show, combo)))
                     era = dict(pairs).get(ERA_PARAM)
