@@ -13,6 +13,7 @@
     pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
+    pjrt-conformance dashboard [--asv-results DIR ...] [--bundles DIR] [--limits DIR] --out DIR
 
 The verdict has two parts: the plugin verdict (certified / not certified, decided
 by the results attributed to the plugin and the unattributed ones) and the stack
@@ -30,6 +31,7 @@ failing test runs once more (pytest-rerunfailures) and one that then passes is
 1 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
 written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
+``dashboard``: see :mod:`conformance.dashboard.command` (0 written, 2 usage, 3 malformed).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from typing import Any
 import pytest
 
 from conformance import cli_bundles
+from conformance.dashboard import command as dashboard_command
 from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import options
@@ -67,6 +70,9 @@ EXIT_CODES = """exit status:
   sign     0 signed, 2 usage error (no key, no ssh-keygen, a bundle not intact)
   scoreboard
            0 written, 2 no bundle found (or bad markers), 3 a bundle is not intact
+  dashboard
+           0 written, 2 usage error (no asv results, a path missing), 3 malformed
+           input (written without it when only a results file or bundle is bad)
   profile  --check: 0 the shipped profile matches the collected tests, 1 it does not"""
 RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --platform cpu -- -v):
   --hypothesis-profile {ci,dev,nightly}
@@ -125,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
     cli_bundles.add_parsers(sub)
+    dashboard_command.add_parser(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -268,7 +275,8 @@ def profile_command(ns: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
-    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS}
+    commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS,
+                "dashboard": dashboard_command.run}
     return commands[ns.command](ns)
 
 

@@ -1,0 +1,101 @@
+"""Conformance history: the pass rate per area of every committed bundle, per backend.
+
+Every ``report.json`` under the reports folder (``reports/<backend>/<stamp>/``) is
+read with :func:`conformance.certification.reportfile.load` (schema-checked); its
+results give area (:func:`conformance.certification.records.area_of`) and status.
+Pass rate of an area = pass / all its results (skipped, not_supported and flaky count
+as not passing, as on the scoreboard). Backends are keyed as on the scoreboard
+(:func:`conformance.certification.scoreboard.backend_key`). A bundle that does not
+load is kept as a :class:`Broken` entry with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from pathlib import Path
+from typing import Any
+
+from conformance.certification import records, reportfile
+from conformance.certification.scoreboard import backend_key
+from conformance.dashboard.errors import UsageError
+
+
+@dataclasses.dataclass(frozen=True)
+class Bundle:
+    """One bundle: ``areas[area] = (passed, total)``; ``version`` names jaxlib, the
+    plugin's PJRT C API and the suite commit."""
+
+    backend: str
+    path: Path
+    started: datetime.datetime
+    version: str
+    areas: dict[str, tuple[int, int]]
+
+    @property
+    def passed(self) -> int:
+        return sum(p for p, _ in self.areas.values())
+
+    @property
+    def total(self) -> int:
+        return sum(t for _, t in self.areas.values())
+
+    def rate(self, area: str | None = None) -> float | None:
+        """Pass rate in percent of ``area`` (all areas when None); None when absent."""
+        passed, total = self.areas.get(area, (0, 0)) if area else (self.passed, self.total)
+        return 100.0 * passed / total if total else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Broken:
+    path: Path
+    reason: str
+
+
+def _version(doc: dict[str, Any]) -> str:
+    api = doc["platform"].get("pjrt_c_api_version")
+    sha = (doc["suite"].get("git_sha") or "")[:7]
+    parts = [f"jaxlib {doc.get('environment', {}).get('jaxlib', '?')}",
+             f"C API {'.'.join(map(str, api))}" if api else "built-in client",
+             f"suite {doc['suite']['version']}" + (f" ({sha})" if sha else "")]
+    return ", ".join(parts)
+
+
+def read(path: Path) -> Bundle:
+    """The pass rates of the bundle directory ``path``. Raises MalformedReport
+    (a ValueError) or FileNotFoundError when it does not load."""
+    doc = reportfile.load(path)
+    areas: dict[str, tuple[int, int]] = {}
+    for result in doc["results"]:
+        area = records.area_of(result["nodeid"])
+        passed, total = areas.get(area, (0, 0))
+        areas[area] = (passed + (result["status"] == "pass"), total + 1)
+    started = datetime.datetime.fromisoformat(doc["started_utc"])
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=datetime.timezone.utc)
+    return Bundle(backend=backend_key(doc), path=Path(path), started=started,
+                  version=_version(doc), areas=dict(sorted(areas.items())))
+
+
+def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
+    """({backend: its bundles oldest first}, bundles that failed to load) of every
+    ``report.json`` under ``reports_dir``. Raises UsageError when ``reports_dir`` is
+    not a directory or holds no report.json."""
+    root = Path(reports_dir)
+    if not root.is_dir():
+        raise UsageError(f"{root}: no such reports directory")
+    found = sorted(root.glob("**/report.json"))
+    if not found:
+        raise UsageError(f"{root}: holds no report bundle (report.json)")
+    by_backend: dict[str, list[Bundle]] = {}
+    broken: list[Broken] = []
+    for report in found:
+        try:
+            bundle = read(report.parent)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            broken.append(Broken(report.parent, " ".join(str(err).split())))
+            continue
+        by_backend.setdefault(bundle.backend, []).append(bundle)
+    for bundles in by_backend.values():
+        bundles.sort(key=lambda b: b.started)
+    return dict(sorted(by_backend.items())), broken

@@ -1,0 +1,88 @@
+"""``pjrt-conformance dashboard``: render the offline site.
+
+    pjrt-conformance dashboard [--asv-results DIR ...] [--bundles REPORTS_DIR]
+                               [--limits DIR] --out DIR
+
+Defaults (used only when the option is not given, and only the paths that exist):
+``--asv-results`` = ``.asv/results``, ``.asv/matrix-results``, ``benchmarks/results``;
+``--bundles`` = ``reports``; ``--limits`` = ``benchmarks/gpu``.
+
+Exit status: 0 written; 2 usage error (a path given that does not exist, no asv
+results at all); 3 malformed input (benchmarks.json, machine.json or a limits file
+malformed: nothing written; a results file malformed or naming a benchmark not in
+benchmarks.json, or a bundle that does not load: the site is written without it and
+the problem is printed). Every error is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from conformance.dashboard import asv_results, bundles, limits, site
+from conformance.dashboard.errors import MalformedInput, UsageError
+
+EXIT_OK, EXIT_USAGE, EXIT_MALFORMED = 0, 2, 3
+DEFAULT_RESULTS = (Path(".asv/results"), Path(".asv/matrix-results"),
+                   Path("benchmarks/results"))
+DEFAULT_BUNDLES = Path("reports")
+DEFAULT_LIMITS = Path("benchmarks/gpu")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Add the ``dashboard`` subcommand to ``sub``."""
+    p = sub.add_parser("dashboard", help="render the offline benchmark and conformance "
+                                         "dashboard (static HTML + SVG)",
+                       description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--asv-results", type=Path, action="append", metavar="DIR",
+                   help="an asv results directory (repeatable; default: those of "
+                        f"{', '.join(map(str, DEFAULT_RESULTS))} that exist)")
+    p.add_argument("--bundles", type=Path, metavar="REPORTS_DIR",
+                   help=f"the reports folder of conformance bundles (default: "
+                        f"{DEFAULT_BUNDLES} when it exists)")
+    p.add_argument("--limits", type=Path, metavar="DIR",
+                   help=f"folder of device-limits JSON files (default: {DEFAULT_LIMITS} "
+                        "when it exists)")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="where the site goes (index.html and the other pages)")
+
+
+def _inputs(ns: argparse.Namespace) -> site.Inputs:
+    dirs = ns.asv_results or [d for d in DEFAULT_RESULTS if d.is_dir()]
+    if not dirs:
+        raise UsageError("no asv results: none of " + ", ".join(map(str, DEFAULT_RESULTS))
+                         + " exists (run benchmarks/nightly.sh --quick, or pass "
+                         "--asv-results DIR)")
+    results = [asv_results.load(d) for d in dirs]
+    if not any(r.runs for r in results):
+        raise MalformedInput(f"no readable asv results file: {results[0].problems[0]}")
+    reports = ns.bundles or (DEFAULT_BUNDLES if DEFAULT_BUNDLES.is_dir() else None)
+    limits_dir = ns.limits or (DEFAULT_LIMITS if DEFAULT_LIMITS.is_dir() else None)
+    return site.Inputs(results=results,
+                       bundles=bundles.collect(reports) if reports else None,
+                       limits=limits.load_dir(limits_dir) if limits_dir else None)
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Render the site; the exit status of the module doc."""
+    try:
+        inputs = _inputs(ns)
+        written = site.write(inputs, ns.out)
+    except UsageError as err:
+        print(f"pjrt-conformance dashboard: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except (MalformedInput, site.OfflineViolation) as err:
+        print(f"pjrt-conformance dashboard: {err}", file=sys.stderr)
+        return EXIT_MALFORMED
+    except OSError as err:
+        print(f"pjrt-conformance dashboard: cannot write {ns.out}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    problems = [p for r in inputs.results for p in r.problems]
+    problems += [f"bundle {b.path} not loaded: {b.reason}" for b in
+                 (inputs.bundles[1] if inputs.bundles else [])]
+    for p in problems:
+        print(f"pjrt-conformance dashboard: skipped {p}", file=sys.stderr)
+    print(f"dashboard: {written[0]} ({len(written)} pages)")
+    return EXIT_MALFORMED if problems else EXIT_OK

@@ -1,0 +1,57 @@
+"""benchmarks/nightly.sh: --quick becomes asv overrides that store one real point per
+benchmark, --machine reaches asv, and the offline dashboard is rendered last (asv,
+pip and pjrt-conformance replaced by stubs that log their arguments)."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+NIGHTLY = Path(__file__).resolve().parent.parent / "benchmarks" / "nightly.sh"
+QUICK = ["-a", "repeat=1", "-a", "number=1", "-a", "rounds=1", "-a", "warmup_time=0"]
+STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STUB_LOG"\n'
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None,
+                                reason="needs git and bash")
+
+
+def _nightly(tmp_path, *args):
+    repo, stubs = tmp_path / "repo", tmp_path / "stubs"
+    (repo / "benchmarks").mkdir(parents=True)
+    shutil.copy(NIGHTLY, repo / "benchmarks" / "nightly.sh")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    stubs.mkdir()
+    for name in ("asv", "pip", "pjrt-conformance"):
+        (stubs / name).write_text(STUB)
+        (stubs / name).chmod(0o755)
+    log = tmp_path / "log"
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", STUB_LOG=str(log))
+    proc = subprocess.run(["bash", str(repo / "benchmarks" / "nightly.sh"), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return [line.split() for line in log.read_text().splitlines()], repo
+
+
+def test_quick_stores_points_and_renders_the_dashboard(tmp_path):
+    calls, repo = _nightly(tmp_path, "--quick", "--bench", "Transfer")
+    runs = [c for c in calls if c[:2] == ["asv", "run"]]
+    assert len(runs) == 1 and "--quick" not in runs[0]
+    joined = " ".join(runs[0])
+    assert " ".join(QUICK) in joined and "--bench Transfer" in joined
+    assert "--set-commit-hash=" in joined and "--python=same" in joined
+    assert calls[-1][:2] == ["pjrt-conformance", "dashboard"] and "--out" in calls[-1]
+    assert ["asv", "machine", "--yes"] in calls
+    assert list((repo / ".asv" / "results").glob("*/*-pip-freeze.txt"))
+
+
+def test_machine_name_reaches_asv_and_a_full_run_has_no_overrides(tmp_path):
+    calls, repo = _nightly(tmp_path, "--machine", "lab-box")
+    assert ["asv", "machine", "--yes", "--machine", "lab-box"] in calls
+    run = next(c for c in calls if c[:2] == ["asv", "run"])
+    assert "--machine" in run and "lab-box" in run and "-a" not in run
+    assert (repo / ".asv" / "results" / "lab-box").is_dir()
