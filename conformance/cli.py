@@ -49,6 +49,7 @@ from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import validate
+from conformance.session import sharding
 from conformance.session import state as session_state
 from conformance.certification import profiles
 
@@ -166,6 +167,7 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
     validate.output_dir(output, option="--output", force=ns.force)
+    sharding.check_options(ns.shard, ns.shard_durations)
 
 
 def run(ns: argparse.Namespace) -> int:
