@@ -166,8 +166,8 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
-    validate.output_dir(output, option="--output", force=ns.force)
     sharding.check_options(ns.shard, ns.shard_durations)
+    validate.output_dir(output, option="--output", force=ns.force)
 
 
 def run(ns: argparse.Namespace) -> int:

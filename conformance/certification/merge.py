@@ -47,6 +47,8 @@ def load_parts(paths: list[Path]) -> list[dict[str, Any]]:
         path = Path(path)
         if not path.exists():
             raise MergeError(f"part {k}: {path} does not exist", 2)
+        if not (path / "report.json").is_file():
+            raise MergeError(f"part {k} ({path}): not a report bundle (no report.json)", 3)
         checked = bundle.verify(path)
         if checked.problems:
             more = f" (+{len(checked.problems) - 1} more)" if len(checked.problems) > 1 else ""
