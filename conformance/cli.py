@@ -5,6 +5,7 @@
                          [--profile v6|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--defects shipped|none|FILE]
                          [--reference-differential auto|off] [--sign-key PRIVKEY]
+                         [--shard I/N [--shard-durations NAME-or-FILE]]
                          [-- extra pytest args]
     pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
                                 [--strict]
@@ -12,6 +13,8 @@
     pjrt-conformance diff OLD NEW
     pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
+    pjrt-conformance merge PART... --output DIR [--force] [--sign-key PRIVKEY]
+    pjrt-conformance durations RESULTS_JSONL [--output FILE]
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
 
 The verdict has two parts: the plugin verdict (certified / not certified, decided
@@ -68,7 +71,11 @@ EXIT_CODES = """exit status:
   sign     0 signed, 2 usage error (no key, no ssh-keygen, a bundle not intact)
   scoreboard
            0 written, 2 no bundle found (or bad markers), 3 a bundle is not intact
-  profile  --check: 0 the shipped profile matches the collected tests, 1 it does not"""
+  profile  --check: 0 the shipped profile matches the collected tests, 1 it does not
+  merge    0 written, 2 usage error (fewer than 2 parts, parts that overlap, miss a
+           shard or disagree), 3 a part that is not an intact bundle
+  durations
+           0 written, 2 unreadable input or no test in it"""
 RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --platform cpu -- -v):
   --hypothesis-profile {ci,dev,nightly}
                  Hypothesis settings of the suite's tests (default ci: 8 examples,
