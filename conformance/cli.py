@@ -5,6 +5,7 @@
                          [--profile v6|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--defects shipped|none|FILE]
                          [--reference-differential auto|off] [--sign-key PRIVKEY]
+                         [--shard I/N [--shard-durations NAME-or-FILE]]
                          [-- extra pytest args]
     pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
                                 [--strict]
@@ -12,6 +13,8 @@
     pjrt-conformance diff OLD NEW
     pjrt-conformance sign DIR --key PRIVKEY
     pjrt-conformance profile (--write FILE | --check NAME)
+    pjrt-conformance merge PART... --output DIR [--force] [--sign-key PRIVKEY]
+    pjrt-conformance durations RESULTS_JSONL [--output FILE]
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
     pjrt-conformance dashboard [--asv-results DIR ...] [--bundles DIR] [--limits DIR] --out DIR
 
@@ -52,6 +55,7 @@ from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import options
 from conformance.session import validate
+from conformance.session import sharding
 from conformance.session import state as session_state
 from conformance.certification import profiles
 
@@ -73,7 +77,11 @@ EXIT_CODES = """exit status:
   dashboard
            0 written, 2 usage error (no asv results, a path missing), 3 malformed
            input (written without it when only a results file or bundle is bad)
-  profile  --check: 0 the shipped profile matches the collected tests, 1 it does not"""
+  profile  --check: 0 the shipped profile matches the collected tests, 1 it does not
+  merge    0 written, 2 usage error (fewer than 2 parts, parts that overlap, miss a
+           shard or disagree), 3 a part that is not an intact bundle
+  durations
+           0 written, 2 unreadable input or no test in it"""
 RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --platform cpu -- -v):
   --hypothesis-profile {ci,dev,nightly}
                  Hypothesis settings of the suite's tests (default ci: 8 examples,
@@ -172,6 +180,7 @@ def _validate(ns: argparse.Namespace, output: Path) -> None:
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
+    sharding.check_options(ns.shard, ns.shard_durations)
     validate.output_dir(output, option="--output", force=ns.force)
 
 

@@ -19,6 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance import cli_shards
 from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import reportfile
@@ -62,6 +63,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
                                           "killed before it wrote its report")
     fin.add_argument("bundle", type=Path)
+    cli_shards.add_parsers(sub)
 
 def _usage(command: str, message: object) -> int:
     print(f"pjrt-conformance {command}: {message}", file=sys.stderr)
@@ -163,4 +165,4 @@ def scoreboard_command(ns: argparse.Namespace) -> int:
 
 
 COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign, "finalize": finalize_run,
-            "scoreboard": scoreboard_command}
+            "scoreboard": scoreboard_command, **cli_shards.COMMANDS}

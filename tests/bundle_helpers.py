@@ -44,7 +44,8 @@ def rewrite(path, fn):
     fn(doc)
     (path / "report.json").write_text(json.dumps(doc))
     names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()
-                   and p.name not in (bundle.MANIFEST, bundle.MANIFEST + ".sig"))
+                   and p.relative_to(path).as_posix() not in (bundle.MANIFEST,
+                                                              bundle.MANIFEST + ".sig"))
     lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in names]
     (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
 

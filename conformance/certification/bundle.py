@@ -22,6 +22,7 @@ from typing import Any
 
 from conformance.certification import attribution_check
 from conformance.certification import verdict as certification
+from conformance.certification import merge_check
 from conformance.certification import profiles
 from conformance.certification import provenance
 from conformance.certification import reportfile
@@ -227,6 +228,8 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     prof, profile_problems = _check_profile(doc)
     problems += profile_problems + _check_counts(doc, prof)
     problems += attribution_check.problems(doc)
+    if doc.get("merge"):     # a merged bundle: its parts, re-checked (merge_check)
+        problems += merge_check.verify_embedded(path, doc)
     verdict, reasons = certification.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],

@@ -87,6 +87,11 @@ def parse(path: Path) -> list[Waiver]:
     return waivers
 
 
+def unmatched_error(w: Waiver) -> str:
+    """The report error of a waiver that matches no test of the run."""
+    return f"waiver {w.test!r} ({w.issue}) matches no test of this run"
+
+
 def apply(waivers: list[Waiver], results: list[dict[str, Any]],
           today: datetime.date) -> list[str]:
     """Mark waived results in place (``status`` -> ``waived``, ``waived_from``,
@@ -95,7 +100,7 @@ def apply(waivers: list[Waiver], results: list[dict[str, Any]],
     for w in waivers:
         hits = [r for r in results if w.matches(r["test_id"])]
         if not hits:
-            errors.append(f"waiver {w.test!r} ({w.issue}) matches no test of this run")
+            errors.append(unmatched_error(w))
             continue
         if w.expires < today:
             errors.append(f"waiver {w.test!r} ({w.issue}) expired on {w.expires.isoformat()}")

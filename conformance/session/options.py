@@ -57,6 +57,14 @@ SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--reference-timeout", dict(type=float, default=300.0,
                                  help="seconds the reference differential may take "
                                       "(default: 300)")),
+    ("--shard", dict(default=None, metavar="I/N",
+                     help="run shard I of N of the selected tests, balanced by recorded "
+                          "durations (pytest-split); merge the N bundles with "
+                          "'pjrt-conformance merge'")),
+    ("--shard-durations", dict(default=None, metavar="NAME-or-FILE",
+                               help="per-test durations that balance --shard: a shipped name "
+                                    "(default: cpu) or a JSON file of test id -> seconds "
+                                    "('pjrt-conformance durations' writes one)")),
 ]
 
 

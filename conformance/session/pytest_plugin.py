@@ -120,6 +120,9 @@ def _configure_suite(config: pytest.Config) -> None:
         state.configure_certification()
     except ValueError as err:
         raise pytest.UsageError(str(err)) from err
+    from conformance.session import sharding
+
+    sharding.configure(config, state.profile.header() if state.profile else None)
     if not _is_xdist_controller(config):
         state.client()  # fail fast: a backend that cannot start is a usage error
     else:

@@ -31,6 +31,7 @@ from conformance.certification import verdict
 from conformance.session import evidence
 from conformance.session import outcomes
 from conformance.session import results_log
+from conformance.session import sharding
 from conformance.session import pjrt_plugin_info as plugin_info
 from conformance.session import state as session_state
 
@@ -148,6 +149,7 @@ class Recorder:
                            device_count=info.get("local_device_count", 1),
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
+        doc.update(sharding.section(config))
         state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:

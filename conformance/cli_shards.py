@@ -1,0 +1,108 @@
+"""The shard commands of ``pjrt-conformance``: ``merge`` and ``durations``.
+
+    pjrt-conformance merge PART... --output DIR [--force] [--sign-key PRIVKEY]
+    pjrt-conformance durations RESULTS_JSONL [--output FILE]
+
+``merge`` combines the bundles of ``pjrt-conformance run --shard 1/N`` .. ``N/N`` into
+one bundle whose verdict is recomputed from the union of their results
+(:mod:`conformance.certification.merge`); ``verify`` re-checks its parts. Exit 0
+written, 2 usage error (fewer than 2 parts, a path that does not exist, parts that
+overlap, miss a shard or disagree on suite, profile, platform, plugin or environment,
+a bad --output or --sign-key), 3 a part that is not an intact bundle or is malformed.
+Every error is one line naming the part.
+
+``durations`` writes the per-test durations that balance ``--shard`` (pytest-split's
+format, package-relative test ids) from a real run's ``results.jsonl``: the shipped
+``conformance/durations/cpu.json`` is regenerated with
+``pjrt-conformance durations reports/cpu/<stamp>/results.jsonl --output
+conformance/durations/cpu.json``. Exit 0 written, 2 unreadable input or no test in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from conformance.certification import merge as merging
+from conformance.certification import shards
+from conformance.certification import signing
+from conformance.session import validate
+
+EXIT_OK, EXIT_USAGE = 0, 2
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Add the ``merge`` and ``durations`` subcommands to ``sub``."""
+    doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
+    mrg = sub.add_parser("merge", help="merge the bundles of --shard runs into one bundle",
+                         **doc)
+    mrg.add_argument("parts", type=Path, nargs="+", metavar="PART",
+                     help="bundle directories of pjrt-conformance run --shard I/N")
+    mrg.add_argument("--output", type=Path, required=True, help="merged bundle directory")
+    mrg.add_argument("--force", action="store_true",
+                     help="replace an earlier bundle in --output")
+    mrg.add_argument("--sign-key", type=Path, default=None,
+                     help="OpenSSH private key: sign the merged bundle's manifest")
+    dur = sub.add_parser("durations", help="per-test durations for --shard from a run's "
+                                           "results.jsonl", **doc)
+    dur.add_argument("log", type=Path, metavar="RESULTS_JSONL")
+    dur.add_argument("--output", type=Path, default=None,
+                     help="file to write (default: print the JSON)")
+
+
+def _fail(command: str, message: object, code: int = EXIT_USAGE) -> int:
+    print(f"pjrt-conformance {command}: {message}", file=sys.stderr)
+    return code
+
+
+def merge(ns: argparse.Namespace) -> int:
+    if ns.sign_key is not None and not ns.sign_key.is_file():
+        return _fail("merge", f"--sign-key: {ns.sign_key} does not exist or is not a file")
+    try:
+        docs = merging.load_parts(ns.parts)   # checked before --output is touched
+        merging.check(docs)
+        if ns.force:
+            merging.clear_earlier(ns.output)
+        validate.output_dir(ns.output, option="--output", force=ns.force)
+        command = shlex.join(["pjrt-conformance", "merge", *map(str, ns.parts), "--output",
+                              str(ns.output)])
+        doc, path = merging.merge(ns.parts, docs, ns.output, command)
+    except merging.MergeError as err:
+        return _fail("merge", err, err.exit_code)
+    except validate.OptionError as err:
+        return _fail("merge", err)
+    if ns.sign_key is not None:
+        try:
+            print(f"signed: {signing.sign(ns.output, ns.sign_key)}")
+        except (OSError, signing.SigningError) as err:
+            return _fail("merge", f"the bundle was written but not signed: {err}")
+    m = doc["merge"]
+    print(f"{ns.output}: {len(m['parts'])} shards of {m['selection_count']} tests merged; "
+          f"verdict {doc['verdict'].upper()}; report: {path}; check it with: "
+          f"pjrt-conformance verify {ns.output}")
+    return EXIT_OK
+
+
+def durations(ns: argparse.Namespace) -> int:
+    try:
+        with open(ns.log, encoding="utf-8") as lines:
+            found = shards.durations_from_log(lines)
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return _fail("durations", f"{ns.log}: {err}")
+    if not found:
+        return _fail("durations", f"{ns.log}: no test report in it (a results.jsonl of "
+                                  "pjrt-conformance run?)")
+    if ns.output is None:
+        import json
+
+        print(json.dumps(found, indent=0))
+    else:
+        shards.write_durations(found, ns.output)
+        print(f"{ns.output}: durations of {len(found)} tests, {sum(found.values()):.0f} s "
+              "in all")
+    return EXIT_OK
+
+
+COMMANDS = {"merge": merge, "durations": durations}
