@@ -62,7 +62,7 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
     rules = tuple(waivers.parse(Path(ns.waivers))) if ns.waivers else ()
     local, ranks = cr.merge_local(got.docs)
     results = local + cr.global_results(got.global_outcomes,
-                                        profile.tests if profile else {})
+                                        profile.tests if profile else {}, got.lost)
     first = next((d for _, d in sorted(got.docs.items()) if d), None)
     head = {k: first[k] for k in cr._HEADER if k in first} if first else report.header(
         platform=ns.platform, platform_info={}, known=[], argv=sys.argv,

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.certification import attribution, report
+from conformance.certification import attribution
+from conformance.certification.profiles import profile_id
 from conformance.certification.records import FAILURE_FACTS, Result
 from conformance.processes import mp_checks
 
@@ -76,10 +77,11 @@ def merge_local(docs: dict[int, dict[str, Any] | None]) -> tuple[list[Result],
     return merged, ranks
 
 
-def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict[str, str]
-                   ) -> list[Result]:
+def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict[str, str],
+                   lost: dict[int, str]) -> list[Result]:
     """One Result per global check that ran (a check with no outcome from any process
-    did not run and has no result)."""
+    did not run and has no result); ``tiers``: the profile's test id -> tier; ``lost``:
+    process -> why it was lost."""
     results = []
     for check in mp_checks.GLOBAL:
         per = outcomes.get(check.name) or []
@@ -88,7 +90,7 @@ def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict
         n = len(per)
         summaries = [o["summary"] if o else {"process": p, "status": "error",
                                              "returncode": None, "wall_s": 0.0,
-                                             "error": f"process {p} reported no outcome"}
+                                             "error": lost.get(p, f"process {p} reported no outcome")}
                      for p, o in enumerate(per)]
         problems = []
         if all(o and o["result"] is not None for o in per):
@@ -97,7 +99,7 @@ def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict
         errors = [f"process {s['process']}: {s['error']}" for s in summaries if s["error"]]
         nodeid = GLOBAL_NODEID.format(check.name)
         results.append(Result(
-            nodeid, "multihost", status, tier=tiers.get(nodeid, "core"),
+            nodeid, "multihost", status, tier=tiers.get(profile_id(nodeid), "core"),
             message="\n".join(problems + errors)[:2000] if status != "pass" else "",
             duration_s=round(max((s["wall_s"] for s in summaries), default=0.0), 4),
             processes=summaries, capability="multi_process",

@@ -210,17 +210,24 @@ def run(spec: ClusterSpec, local_args: list[str], *, heartbeat_s: int, join_time
     return link, got
 
 
-def _phase_end(link: Link, got: Gathered, phase: str, timeout_s: float) -> bool:
-    """Agree on the live processes after ``phase``; record lost ones; True to go on."""
+def _phase_end(link: Link, got: Gathered, phase: str, key: str, timeout_s: float) -> bool:
+    """Agree on the live processes after ``phase`` (each process published ``key/<id>``);
+    record the lost ones (dead: left out by the service; hung: no call within
+    ``timeout_s`` and nothing published); True when every process is still there."""
     live = link.live(timeout_s)
+    n = link.spec.process_count
     if live is None:
-        got.stopped = f"not every process finished {phase} within {timeout_s:g} s"
-        return False
-    for p in sorted(set(range(link.spec.process_count)) - live - set(got.lost)):
-        got.lost[p] = f"process {p} stopped (no heartbeat) before the end of {phase}"
+        live = {p for p in range(n) if link.get(f"{key}/{p}", 0.5) is not None}
+        why = f"did not finish {phase} within {timeout_s:g} s (hung)"
+    else:
+        why = f"stopped (no heartbeat for --heartbeat-timeout) before the end of {phase}"
+    for p in sorted(set(range(n)) - live - set(got.lost)):
+        got.lost[p] = f"process {p} {why}"
     if got.lost:
         got.stopped = "; ".join(got.lost.values())
-    return not got.lost
+    elif len(live) < n:
+        got.stopped = f"not every process finished {phase} within {timeout_s:g} s"
+    return got.stopped is None
 
 
 def _phases(link: Link, got: Gathered, local_args: list[str], local_timeout_s: float,
@@ -233,7 +240,7 @@ def _phases(link: Link, got: Gathered, local_args: list[str], local_timeout_s: f
     link.put(f"local/{pid}", {"doc": doc, "tail": None if doc else tail, "facts": {
         "process": pid, "host": socket.gethostname(), "pid": os.getpid(),
         "environment": environment(), "local_wall_s": round(time.monotonic() - t0, 2)}})
-    go_on = _phase_end(link, got, "the per-process part", local_timeout_s)
+    go_on = _phase_end(link, got, "the per-process part", "local", local_timeout_s)
     if pid == 0:
         got.wall_s["local"] = time.monotonic() - t0
         for p in range(n):
@@ -249,7 +256,8 @@ def _phases(link: Link, got: Gathered, local_args: list[str], local_timeout_s: f
         _fault(pid, index)
         t1 = time.monotonic()
         link.put(f"g/{index}/{pid}", _global(link, check, index, hostname, global_timeout_s))
-        go_on = _phase_end(link, got, f"global scenario {check.name}", global_timeout_s + 30)
+        go_on = _phase_end(link, got, f"global scenario {check.name}", f"g/{index}",
+                           global_timeout_s + 30)
         if pid == 0:
             got.wall_s[check.name] = time.monotonic() - t1
             got.global_outcomes[check.name] = [
