@@ -88,10 +88,9 @@ def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict
         if not any(per):
             continue
         n = len(per)
-        summaries = [o["summary"] if o else {"process": p, "status": "error",
-                                             "returncode": None, "wall_s": 0.0,
-                                             "error": lost.get(p, f"process {p} reported no outcome")}
-                     for p, o in enumerate(per)]
+        summaries = [o["summary"] if o else {
+            "process": p, "status": "error", "returncode": None, "wall_s": 0.0,
+            "error": lost.get(p, f"process {p} reported no outcome")} for p, o in enumerate(per)]
         problems = []
         if all(o and o["result"] is not None for o in per):
             problems = check.check([o["result"] for o in per], check.params())
