@@ -64,7 +64,7 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
     results = local + cr.global_results(got.global_outcomes,
                                         profile.tests if profile else {}, got.lost)
     first = next((d for _, d in sorted(got.docs.items()) if d), None)
-    head = {k: first[k] for k in cr._HEADER if k in first} if first else report.header(
+    head = {k: first[k] for k in cr.HEADER_KEYS if k in first} if first else report.header(
         platform=ns.platform, platform_info={}, known=[], argv=sys.argv,
         cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
         programs={"compiles": 0, "cache_hits": 0}, started=started, duration_s=0)

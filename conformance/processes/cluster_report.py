@@ -31,7 +31,7 @@ from conformance.processes import mp_checks
 SEVERITY = ("crash", "timeout", "fail_wrong_result", "fail_error", "flaky", "not_supported",
             "skipped", "waived", "pass")
 GLOBAL_NODEID = "conformance/test_multihost.py::test_global_mesh[{}]"
-_HEADER = ("suite", "platform", "requested_platform", "environment", "hypothesis",
+HEADER_KEYS = ("suite", "platform", "requested_platform", "environment", "hypothesis",
            "known_failures", "command", "cpu_devices", "num_processes", "programs",
            "started_utc", "duration_s")
 
