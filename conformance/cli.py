@@ -6,6 +6,8 @@
                          [--waivers FILE] [--defects shipped|none|FILE]
                          [--reference-differential auto|off] [--sign-key PRIVKEY]
                          [--shard I/N [--shard-durations NAME-or-FILE]]
+                         [--multihost [--coordinator-address HOST:PORT --process-id I
+                          --process-count N]]  (docs/cluster.md)
                          [-- extra pytest args]
     pjrt-conformance verify DIR [--key PUBKEY | --allowed-signers FILE [--identity NAME]]
                                 [--strict]
@@ -49,7 +51,7 @@ from typing import Any
 
 import pytest
 
-from conformance import cli_bundles
+from conformance import cli_bundles, cli_multihost
 from conformance.dashboard import command as dashboard_command
 from conformance.certification import signing
 from conformance.certification import verdict
@@ -136,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "--hypothesis-profile is given after '--'")
     run.add_argument("--sign-key", type=Path, default=None,
                      help="OpenSSH private key: sign the bundle's manifest (see 'sign')")
+    cli_multihost.add_arguments(run)
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
                      help="after '--': extra pytest arguments")
     cli_bundles.add_parsers(sub)
@@ -173,15 +176,17 @@ class _Written:
             self.doc = state.written[0]
 
 
-def _validate(ns: argparse.Namespace, output: Path) -> None:
-    """Every check of :mod:`conformance.session.validate` (OptionError if one fails)."""
+def _validate(ns: argparse.Namespace, output: Path | None) -> None:
+    """Every check of :mod:`conformance.session.validate` (OptionError if one fails);
+    ``output`` None: not this process's to write (a multi-host process other than 0)."""
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
     sharding.check_options(ns.shard, ns.shard_durations)
-    validate.output_dir(output, option="--output", force=ns.force)
+    if output is not None:
+        validate.output_dir(output, option="--output", force=ns.force)
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -190,6 +195,8 @@ def run(ns: argparse.Namespace) -> int:
         print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
               file=sys.stderr)
         return EXIT_USAGE
+    if cli_multihost.wanted(ns):
+        return cli_multihost.run(ns, output, pytest_args, _validate)
     try:
         _validate(ns, output)
     except validate.OptionError as err:

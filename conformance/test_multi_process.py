@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.processes import launcher
+from conformance.processes import launcher, mp_checks
 from conformance.programs import sharded as sp
 from conformance.helpers.assertions import BackendCrash
 from conformance.certification.report import PROCESSES_PROPERTY
@@ -113,26 +113,9 @@ def test_barriers(request, processes):
 
 
 def test_global_view(request, processes, cpu_only):
-    per_process = 2
     results = _ok(_cluster(request, "global_view", processes))
-    first = results[0]["devices"]
-    ids = [d for d, _ in first]
-    assert len(set(ids)) == len(ids) == processes * per_process, (
-        f"global device ids {ids}: expected {processes * per_process} distinct ids")
-    union = []
-    for pid, r in enumerate(results):
-        where = f"process {pid} of {processes}"
-        assert r["devices"] == first, (
-            f"global device list {r['devices']} differs from process 0's {first} [{where}]")
-        assert r["process_index"] == pid, f"process_index()={r['process_index']} [{where}]"
-        assert r["device_count"] == len(first) and r["local_device_count"] == per_process, (
-            f"device_count={r['device_count']}, local_device_count="
-            f"{r['local_device_count']} [{where}]")
-        assert all(p == pid for _, p in r["local_devices"]), (
-            f"local devices {r['local_devices']} belong to other processes [{where}]")
-        union += r["local_devices"]
-    assert sorted(union) == sorted(first), (
-        f"local device lists {union} do not partition the global list {first}")
+    problems = mp_checks.global_view(results, per_process=2)
+    assert not problems, "\n".join(problems)
 
 
 @st.composite
@@ -152,20 +135,8 @@ def test_cross_process_collectives(request, processes, cpu_only, cases):
     execute_sharded with Gloo; each process checks its local shards against NumPy, and
     shards of one index agree across processes."""
     results = _ok(_cluster(request, "collectives", processes, params={"cases": cases}))
-    for c, case in enumerate(cases):
-        digests: dict[str, set[str]] = {}
-        covered = 0
-        for pid, r in enumerate(results):
-            res = r["results"][c]
-            assert not res["mismatches"], (
-                f"{case['collective']} over {case['axis']} ({case['dtype']}) differs from "
-                f"NumPy in process {pid}: {res['mismatches'][:3]}")
-            for shard in res["shards"]:
-                digests.setdefault(str(shard["index"]), set()).add(shard["digest"])
-                covered += 1
-        assert covered == 2 * processes, f"{covered} output shards for {2 * processes} devices"
-        split = {k: v for k, v in digests.items() if len(v) > 1}
-        assert not split, f"{case['collective']}: replicas of one index differ: {split}"
+    problems = mp_checks.collectives(results, cases, per_process=2)
+    assert not problems, "\n".join(problems)
 
 
 def test_dead_peer_fails_barriers_and_gets_within_their_timeout(request, processes):

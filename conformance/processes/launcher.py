@@ -18,12 +18,13 @@ import json
 import socket
 from typing import Any
 
-from conformance.processes import mp_scenarios  # noqa: F401 - registers the scenarios
+from conformance.processes import mh_scenarios, mp_scenarios  # noqa: F401 - registers them
 from conformance.processes import mp_worker, runner
 
 # Not ``-m conformance.processes.mp_worker``: scenarios registered by preloaded modules must
 # land in the module's own registry, not in a ``__main__`` copy of it.
 _WORKER_MAIN = ("import sys; import conformance.processes.mp_scenarios; "
+                "import conformance.processes.mh_scenarios; "
                 "from conformance.processes.mp_worker import main; sys.exit(main(sys.argv))")
 
 
@@ -102,13 +103,24 @@ def run_scenario(scenario: str, num_processes: int, *, params: dict[str, Any] | 
     children = runner.run_many([(_WORKER_MAIN, [json.dumps(spec)]) for spec in specs],
                                timeout=timeout, env=runner.child_env({"JAX_PLATFORMS": "cpu"}),
                                merge_stderr=True)
-    results = []
-    for i, child in enumerate(children):
-        result, error, marks = _parse(child.stdout)
-        if result is None and error is None:
-            error = (f"no result (exit {child.returncode}); output tail:\n{child.stdout[-2000:]}"
-                     if not child.timed_out else f"killed after the {timeout:g} s timeout; "
-                     f"output tail:\n{child.stdout[-2000:]}")
-        results.append(WorkerResult(i, child.returncode, result, error, child.wall_s,
-                                    child.stdout, child.ended_at, marks, child.pid))
-    return results
+    return [worker_result(i, child, timeout) for i, child in enumerate(children)]
+
+
+def worker_result(process_id: int, child: runner.ChildResult, timeout: float) -> WorkerResult:
+    """The :class:`WorkerResult` of one finished (or killed) worker child."""
+    result, error, marks = _parse(child.stdout)
+    if result is None and error is None:
+        error = (f"no result (exit {child.returncode}); output tail:\n{child.stdout[-2000:]}"
+                 if not child.timed_out else f"killed after the {timeout:g} s timeout; "
+                 f"output tail:\n{child.stdout[-2000:]}")
+    return WorkerResult(process_id, child.returncode, result, error, child.wall_s,
+                        child.stdout, child.ended_at, marks, child.pid)
+
+
+def run_worker(spec: dict[str, Any], timeout: float) -> WorkerResult:
+    """Run one worker (``spec`` as in :func:`run_scenario`'s specs, plus optional ``bind``
+    and ``hostname``) in this machine's share of a cluster; killed after ``timeout`` s."""
+    child = runner.run_many([(_WORKER_MAIN, [json.dumps(spec)])], timeout=timeout,
+                            env=runner.child_env({"JAX_PLATFORMS": "cpu"}),
+                            merge_stderr=True)[0]
+    return worker_result(spec["process_id"], child, timeout)

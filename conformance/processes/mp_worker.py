@@ -6,7 +6,8 @@ the launcher's worker command; a vendor's or a self-test's extra scenarios regis
 :func:`scenario` from modules named in ``PJRT_CONFORMANCE_WORKER_PRELOAD``).
 Run by :mod:`conformance.processes.launcher` through :func:`main` with argument SPEC
 (JSON with ``scenario``, ``process_id``, ``num_processes``,
-``coordinator``, ``devices_per_process``, ``params``). Process 0 hosts PJRT's
+``coordinator``, ``devices_per_process``, ``params``; optional ``bind`` and
+``hostname``, see :class:`Context`). Process 0 hosts PJRT's
 coordination service; every process joins it with its own
 ``DistributedRuntimeClient``. The scenario's result is printed as one line
 ``MP_RESULT <json>``; an exception is printed as ``MP_ERROR <json>``. Times
@@ -41,6 +42,10 @@ class Context:
         self.address: str = spec["coordinator"]
         self.devices_per_process: int = spec.get("devices_per_process", 2)
         self.params: dict[str, Any] = spec.get("params", {})
+        #: Where process 0's service listens (default: the coordinator address) and the
+        #: address peers reach this process's Gloo collectives at (multi-host mode).
+        self.bind: str = spec.get("bind") or self.address
+        self.hostname: str = spec.get("hostname") or "127.0.0.1"
         self.service: Any = None
         self.client: Any = None
         self.missed_heartbeats: list[tuple[float, str]] = []
@@ -52,7 +57,7 @@ class Context:
 
         if self.pid == 0:
             self.service = xc.get_distributed_runtime_service(
-                self.address, self.n, heartbeat_timeout=heartbeat_timeout,
+                self.bind, self.n, heartbeat_timeout=heartbeat_timeout,
                 shutdown_timeout=shutdown_timeout)
         callback = (lambda status: self.missed_heartbeats.append(
             (time.monotonic(), str(status)))) if with_callback else None
@@ -74,7 +79,7 @@ class Context:
         """A CPU client of this process's devices, joined to the global topology."""
         from runtime import xla_client as xc
 
-        gloo = xc.make_gloo_tcp_collectives(self.client, hostname="127.0.0.1") \
+        gloo = xc.make_gloo_tcp_collectives(self.client, hostname=self.hostname) \
             if collectives else None
         return xc.make_cpu_client(distributed_client=self.client, node_id=self.pid,
                                   num_nodes=self.n, collectives=gloo,
