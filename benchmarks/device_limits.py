@@ -170,18 +170,13 @@ def _scalar_add(x):
 
 
 _CHILD = """
-import statistics, sys, time
+import sys
 import numpy as np
+from benchmarks.device_limits import median_seconds
 mode, arg = sys.argv[1], int(sys.argv[2])
 
-def median(fn, reps=6):
-    fn()
-    times = []
-    for _ in range(reps):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def median(fn):
+    return median_seconds(fn, 6)
 
 if mode == "torch_matmul":
     import torch
@@ -219,7 +214,9 @@ def child_seconds(mode: str, arg: int, platform: str) -> float | None:
     ('dispatch' per call, 'h2d'/'d2h' per transfer of ``arg`` bytes) or torch's
     cuBLAS ('torch_matmul' of n = ``arg``). The child keeps the runtime's client the only
     one in this process. None if the child cannot run it (no torch, say)."""
-    env = dict(os.environ, JAX_PLATFORMS="cuda" if platform == "gpu" else platform)
+    root = str(Path(__file__).resolve().parents[1])  # the child imports median_seconds
+    env = dict(os.environ, JAX_PLATFORMS="cuda" if platform == "gpu" else platform,
+               PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
     done = subprocess.run([sys.executable, "-c", _CHILD, mode, str(arg)], env=env,
                           capture_output=True, text=True, timeout=300)
     if done.returncode != 0:

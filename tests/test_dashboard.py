@@ -43,7 +43,8 @@ def _site(capsys, tmp_path, *extra):
     return res, out
 
 
-def test_site_shows_every_benchmark_ratio_and_version(capsys, tmp_path):
+def test_site_shows_every_benchmark_ratio_and_version(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no default benchmarks/gpu: no limits page
     res, out = _site(capsys, tmp_path, "--bundles", _reports(tmp_path, broken=False))
     assert res.returncode == 0, res.stderr
     index_json = json.loads((FIXTURE / "benchmarks.json").read_text())
