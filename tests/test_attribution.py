@@ -55,6 +55,29 @@ def test_catalog_attributes_only_the_expected_status():
     assert "expects crash, got fail_wrong_result" in other.evidence[0]
 
 
+ARGMAX = "conformance/test_kernels_reduce.py::test_arg_reduction_picks_the_first_of_ties[float32-argmax]"
+
+
+def test_a_lowering_defect_outranks_a_re_run_of_the_same_program():
+    """jax's argmax reducer is not commutative on NaN pairs: the C API re-run of that
+    program is wrong too and the CPU reference passes, yet the defect is jax's."""
+    entries = defect_catalog.entries(defect_catalog.load())
+    entry = known_failures.match(entries, [ARGMAX], "cuda")[ARGMAX]
+    assert entry.defect.layer == "lowering"
+    record = {"nodeid": ARGMAX, "status": "fail_wrong_result"}
+    capi_says = _source("capi", attribution.CAPI, ("plugin", "wrong through the C API too"))
+    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes on the CPU"))
+    lowering = attribution.lowering_source({ARGMAX: entry})
+    got, evidence = attribution.decide(record, [capi_says, ref_says, lowering])
+    assert got == "framework" and evidence[0].startswith("lowering: jax-argminmax-nan-ties")
+    # an ordinary catalog entry does not outrank the re-run (nor does a wrong status)
+    cbrt = known_failures.match(entries, [CBRT], "cpu")[CBRT]
+    assert attribution.lowering_source({CBRT: cbrt}).fn(
+        {"nodeid": CBRT, "status": "fail_wrong_result"}) is None
+    assert attribution.decide({"nodeid": ARGMAX, "status": "crash"},
+                              [capi_says, lowering])[0] == "plugin"
+
+
 def _doc(*results):
     return report.build(list(results), collected=len(results), header=HEADER)
 

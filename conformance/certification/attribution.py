@@ -17,7 +17,8 @@ that names ``plugin``, ``framework`` or ``suite`` decides, every one that answer
 evidence line. A source may answer ``("unattributed", text)``: evidence, no decision.
 Attribution annotates; it never changes a status.
 
-Sources, strongest first: a re-run below the framework through the PJRT C API
+Sources, strongest first: a catalog defect of the lowered program itself
+(:func:`lowering_source`), a re-run below the framework through the PJRT C API
 (:data:`CAPI`; :func:`conformance.capi.hook`, registered in
 :mod:`conformance.session.evidence` for C API plugin runs), the reference differential (:mod:`conformance.certification.reference`), and
 the defect catalog (:func:`catalog_source`).
@@ -36,8 +37,9 @@ ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
 STACK = ("framework", "suite")
 UNATTRIBUTED = "unattributed"
 #: Strength of each source kind: lower is stronger.
-CAPI, REFERENCE, CATALOG = 0, 1, 2
-STRENGTH = {"registration": CAPI, "capi": CAPI, "reference": REFERENCE, "catalog": CATALOG}
+LOWERING, CAPI, REFERENCE, CATALOG = -1, 0, 1, 2
+STRENGTH = {"lowering": LOWERING, "registration": CAPI, "capi": CAPI, "reference": REFERENCE,
+            "catalog": CATALOG}
 
 EvidenceSource = Callable[[dict[str, Any]], "tuple[str, str] | None"]
 
@@ -109,6 +111,22 @@ def catalog_source(entries: dict[str, known_failures.Entry]) -> Source:
                                   f"{'/'.join(d.expected)}, got {record['status']}")
         return d.attribution, f"{d.id} ({d.upstream}): {d.evidence or d.summary}"
     return Source("catalog", CATALOG, source)
+
+
+def lowering_source(entries: dict[str, known_failures.Entry]) -> Source:
+    """Catalog defects of ``layer = "lowering"`` (the defect is in the program jax
+    lowered, such as a reducer that is not commutative) as the strongest source: the C
+    API re-run and the reference differential execute that same program, so their answer
+    (the plugin's result is wrong, the CPU client's is right) cannot clear the lowering.
+    ``entries`` as in :func:`catalog_source`."""
+    def source(record: dict[str, Any]) -> tuple[str, str] | None:
+        entry = entries.get(record["nodeid"])
+        d = entry.defect if entry is not None else None
+        if d is None or d.layer != "lowering" or record["status"] not in d.expected:
+            return None
+        return d.attribution, (f"{d.id}: the defect is in the program jax lowered; a re-run "
+                               f"of the same program below the framework reproduces it")
+    return Source("lowering", LOWERING, source)
 
 
 def attribute(results: list[Any], sources: list[Source]) -> None:

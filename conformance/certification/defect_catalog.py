@@ -54,6 +54,7 @@ class Defect:
     plugin_library: bool | None = None
     evidence: str = ""
     source: str = ""
+    layer: str = ""
 
     @property
     def requirement(self) -> str:
@@ -114,7 +115,7 @@ def load_file(path: Path) -> list[Defect]:
             attribution=raw["attribution"], upstream=raw["upstream"], summary=raw["summary"],
             expected=tuple(raw["expected"]), platform=raw.get("platform"),
             plugin_library=raw.get("plugin_library"), evidence=raw.get("evidence", ""),
-            source=f"{path.name}#{raw['id']}"))
+            source=f"{path.name}#{raw['id']}", layer=raw.get("layer", "")))
     return defects
 
 

@@ -27,8 +27,8 @@ def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Sourc
     test is not the reference (it re-runs the failing ``results`` in a child process,
     bounded by ``--reference-timeout`` seconds)."""
     state = session_state.of(config)
-    found = [attribution.catalog_source({r.nodeid: r.known_entry for r in results
-                                         if r.known_entry is not None})]
+    entries = {r.nodeid: r.known_entry for r in results if r.known_entry is not None}
+    found = [attribution.catalog_source(entries), attribution.lowering_source(entries)]
     found.append(attribution.registration_source(plugin_support.FRAMEWORK_MARKER))
     header = {"platform": state.platform_info}
     if capi.plugin_of(header) is not None:
