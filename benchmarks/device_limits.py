@@ -79,7 +79,10 @@ def spec_for(device_kind: str) -> dict[str, Any] | None:
     return next((v for k, v in SPECS.items() if k in device_kind), None)
 
 
-def _cupy() -> Any:
+def _gpu_cupy() -> Any:
+    """CuPy when the backend under benchmark is a GPU and CuPy is installed, else None."""
+    if backend.client().platform == "cpu":
+        return None
     try:
         import cupy  # noqa: PLC0415 - only on a GPU machine
         return cupy
@@ -92,12 +95,12 @@ def _pinned(cupy: Any, nbytes: int) -> np.ndarray:
     return np.frombuffer(mem, np.uint8, nbytes).view(np.float32)
 
 
-def link_peaks(nbytes: int, reps: int) -> dict[str, tuple[float, str]]:
+def link_peaks(nbytes: int, reps: int) -> dict[str, tuple[str, float]]:
     """Measured peaks as (what, GB/s) for 'h2d', 'd2h', 'd2d' (d2d counts read + write).
     On a GPU: pinned ``cudaMemcpy`` through CuPy; on a CPU (no CuPy): ``np.copyto``
     into preallocated memory for all three."""
-    cupy = _cupy()
-    if cupy is None or backend.client().platform == "cpu":
+    cupy = _gpu_cupy()
+    if cupy is None:
         src, dst = np.ones(nbytes // 4, np.float32), np.empty(nbytes // 4, np.float32)
         gbs = nbytes / median_seconds(lambda: np.copyto(dst, src), reps) / 1e9
         what = "np.copyto into preallocated host memory"
@@ -125,8 +128,8 @@ def transfer_rows(nbytes: int, reps: int) -> list[dict[str, Any]]:
     mib = nbytes >> 20
     peaks = link_peaks(nbytes, reps)
     hosts = {"pageable": np.ones(nbytes // 4, np.float32)}
-    cupy = _cupy()
-    if cupy is not None and client.platform != "cpu":
+    cupy = _gpu_cupy()
+    if cupy is not None:
         hosts["pinned"] = _pinned(cupy, nbytes)
         hosts["pinned"][:] = 1
     sem = HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
@@ -165,10 +168,6 @@ def _matmul(a, b):
     return a @ b
 
 
-def _scalar_add(x):
-    return x + 1.0
-
-
 _CHILD = """
 import sys
 import numpy as np
@@ -189,7 +188,7 @@ if mode == "torch_matmul":
     sys.exit(0)
 import jax
 if mode == "dispatch":
-    f = jax.jit(lambda x: x + 1.0)
+    f = jax.jit(lambda x: x + 1)
     x = jax.device_put(np.float32(1))
     def run():
         out = None
@@ -241,22 +240,17 @@ def dispatch_rows(calls: int = 1000) -> list[dict[str, Any]]:
     """Microseconds per call of a one-scalar program: runtime ``execute`` (1000 calls
     back to back, then one wait) vs ``jax.jit`` in a child process (its ratio is
     jit us / runtime us: above 1 means the runtime dispatches faster)."""
-    import jax
-
-    exe = backend.compiled(_scalar_add, ((), np.float32))
+    exe = backend.compiled(_plus_one, ((), np.float32))
     args = [backend.put(np.float32(1))]
-
-    def loop() -> None:
-        out = None
-        for _ in range(calls):
-            out = exe.execute(args)
-        jax.block_until_ready(out)
-    t_rt = median_seconds(loop, 5) / calls * 1e6
-    t_jit = (child_seconds("dispatch", calls, backend.client().platform) or float("nan")) * 1e6
-    return [row("dispatch_runtime_execute_1arg", "us", t_rt, "jax.jit of the same function "
-                "(ratio = jit us / runtime us)", None) | {"ratio": t_jit / t_rt},
-            row("dispatch_jax_jit_1arg", "us", t_jit, "jax.jit, jax's own client, child "
-                "process", None)]
+    t_rt = median_seconds(back_to_back(lambda: exe.execute(args)[0], calls), 5) / calls * 1e6
+    runtime = row("dispatch_runtime_execute_1arg", "us", t_rt, "jax.jit of the same function "
+                  "(ratio = jit us / runtime us)", None)
+    t_jit = child_seconds("dispatch", calls, backend.client().platform)
+    if t_jit is None:  # no jax.jit number: no ratio (never NaN in the file)
+        return [runtime]
+    return [runtime | {"ratio": t_jit * 1e6 / t_rt},
+            row("dispatch_jax_jit_1arg", "us", t_jit * 1e6, "jax.jit, jax's own client, "
+                "child process", None)]
 
 
 def matmul_rows(n: int, reps: int) -> list[dict[str, Any]]:

@@ -50,3 +50,11 @@ def test_bad_arguments_are_usage_errors():
     with pytest.raises(SystemExit) as exc:
         device_limits.main(["--reps", "0"])
     assert exc.value.code == 2
+
+
+def test_a_failed_jax_child_leaves_no_ratio_and_no_nan(monkeypatch):
+    monkeypatch.setenv("PJRT_BENCH_CPU_DEVICES", "1")
+    monkeypatch.setattr(device_limits, "child_seconds", lambda *a: None)
+    (only,) = device_limits.dispatch_rows(calls=10)
+    assert only["name"] == "dispatch_runtime_execute_1arg" and only["ratio"] is None
+    assert math.isfinite(only["value"]) and only["value"] > 0
