@@ -121,9 +121,9 @@ def lowering_source(entries: dict[str, known_failures.Entry]) -> Source:
     ``entries`` as in :func:`catalog_source`."""
     def source(record: dict[str, Any]) -> tuple[str, str] | None:
         entry = entries.get(record["nodeid"])
-        d = entry.defect if entry is not None else None
-        if d is None or d.layer != "lowering" or record["status"] not in d.expected:
+        if not _defect_applies(entry, record["status"]) or entry.defect.layer != "lowering":
             return None
+        d = entry.defect
         return d.attribution, (f"{d.id}: the defect is in the program jax lowered; a re-run "
                                f"of the same program below the framework reproduces it")
     return Source("lowering", LOWERING, source)
