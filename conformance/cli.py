@@ -55,6 +55,7 @@ from conformance import cli_bundles, cli_multihost
 from conformance.dashboard import command as dashboard_command
 from conformance.certification import signing
 from conformance.certification import verdict
+from conformance.session import invocation
 from conformance.session import options
 from conformance.session import validate
 from conformance.session import sharding
@@ -151,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
-    args = ["--pyargs", "conformance", f"--report-dir={output}", f"--timeout={ns.timeout:g}",
-            "-p", "no:cacheprovider", "-q", "-o", "addopts=", "-o", "testpaths="]
+    args = invocation.suite_selection() + [
+        f"--report-dir={output}", f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-q"]
     args += options.as_pytest_args(ns) + _RERUN
     args += ["-n", "1" if str(ns.workers) == "0" else str(ns.workers)]
     extra = list(ns.pytest_args)
@@ -254,8 +255,8 @@ def run(ns: argparse.Namespace) -> int:
 
 def collected_profile(target: Path) -> int:
     """Collect the suite (1 CPU device) and write its profile to ``target``."""
-    return int(pytest.main(["--pyargs", "conformance", "--collect-only", "-q",
-                            "-p", "no:cacheprovider", "-o", "addopts=", "-o", "testpaths=",
+    return int(pytest.main(invocation.suite_selection() + [
+                            "--collect-only", "-q", "-p", "no:cacheprovider",
                             "--cpu-devices=1", "--profile=none", f"--write-profile={target}"]))
 
 
