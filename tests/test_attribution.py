@@ -125,13 +125,16 @@ def test_reference_differential_answers():
     assert ref.targets(["test_mine.py::t[tpu:0]"]) == ["test_mine.py::t[cpu:0]"]
     assert ref.is_reference("cpu", False) and not ref.is_reference("cpu", True)
     assert ref._answer("crash", "pass", None, "")[0] == "plugin"
-    assert ref._answer("crash", "crash", None, "") == (
-        "framework", f"fails the same on {ref.REFERENCE_NAME} (crash)")
+    # failing the same on the reference CPU client (itself XLA) is no evidence for the
+    # framework: without a cataloged defect it stays unattributed
+    same = ref._answer("crash", "crash", None, "")
+    assert same[0] == "unattributed" and "PJRT C API re-run" in same[1]
     assert ref._answer("crash", "fail_error", None, "")[0] == "unattributed"
     assert ref._answer("crash", None, None, "timed out")[1].endswith("timed out")
     (own,) = [e for e in defect_catalog.entries(defect_catalog.load()) if e.matches(CBRT)]
     shared = ref._answer("fail_wrong_result", "fail_wrong_result", own, "")
-    assert shared[0] == "unattributed" and "xla-cpu-cbrt-subnormal" in shared[1]
+    assert shared[0] == "plugin" and "xla-cpu-cbrt-subnormal" in shared[1]
+    assert shared[1].startswith(attribution.SHARED_WITH_XLA)
 
 
 def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
@@ -148,7 +151,7 @@ def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
                         num_processes=1, timeout_s=5)
     attribution.attribute(results, [source])
     assert seen["ids"] == ["conformance/test_x.py::a[tpu:1]", "conformance/test_x.py::b"]
-    assert [r.attribution for r in results] == ["plugin", "framework", None]
+    assert [r.attribution for r in results] == ["plugin", "unattributed", None]
 
 
 def test_verify_recomputes_the_two_part_verdict_and_catches_forged_attributions(tmp_path):

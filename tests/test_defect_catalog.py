@@ -20,9 +20,11 @@ tests = ["conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready]"
 affects = ["jaxlib>=0.10"]
 platform = "cpu"
 attribution = "framework"
+layer = "framework"
 upstream = "https://github.com/jax-ml/jax/issues/37761"
 summary = "a correct one-line description"
 expected = ["crash"]
+evidence = "the PJRT C API re-run of the same calls passes"
 """
 
 
@@ -57,6 +59,9 @@ def test_good_file_loads(tmp_path):
     ('expected = ["crash"]', 'expected = ["pass"]', "entry 0 ('good-one'): expected/0"),
     ('id = "good-one"', 'id = "Good One"', "entry 0 ('Good One'): id"),
     ('tests = ["conformance', 'tests = ["tests', "entry 0 ('good-one'): tests/0"),
+    # a framework attribution names the layer above the PJRT C API that backs it
+    ('layer = "framework"\n', '', "entry 0 ('good-one'): (entry): 'layer' is a required property"),
+    ('layer = "framework"', 'layer = "plugin"', "entry 0 ('good-one'): layer"),
 ])
 def test_schema_rejects_bad_entries_naming_file_entry_and_key(tmp_path, old, new, fragment):
     path = _write(tmp_path, GOOD.replace(old, new))

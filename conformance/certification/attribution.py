@@ -36,6 +36,12 @@ ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
 #: Attributions that take a result out of the plugin verdict (stack findings).
 STACK = ("framework", "suite")
 UNATTRIBUTED = "unattributed"
+#: Evidence tag of a plugin failure in XLA code the reference CPU client shares.
+SHARED_WITH_XLA = "shared with XLA"
+#: Layers of a catalog defect that back a ``framework`` attribution: the defect is
+#: above the PJRT C API (jaxlib's Python/nanobind layer, IFRT, the distributed runtime)
+#: or in the program jax lowered.
+FRAMEWORK_LAYERS = ("framework", "lowering")
 #: Strength of each source kind: lower is stronger.
 LOWERING, CAPI, REFERENCE, CATALOG = -1, 0, 1, 2
 STRENGTH = {"lowering": LOWERING, "registration": CAPI, "capi": CAPI, "reference": REFERENCE,
@@ -164,3 +170,22 @@ def stack_findings(records: list[dict[str, Any]]) -> dict[str, Any]:
     return {"framework": sum(1 for f in items if f["attribution"] == "framework"),
             "suite": sum(1 for f in items if f["attribution"] == "suite"),
             "linked_upstream": linked, "results_by_attribution": counts, "findings": items}
+
+
+def shared_with_xla(records: list[dict[str, Any]], xla_defects: set[str]) -> dict[str, Any]:
+    """The plugin failures of ``records`` (``report.json["results"]``) that are in XLA
+    code: an evidence line tagged :data:`SHARED_WITH_XLA` (the reference CPU client fails
+    the same with a cataloged XLA defect) or a catalog defect whose id is in
+    ``xla_defects`` (the XLA components of the catalog). ``{"count": n, "defects":
+    sorted ids}``; these count in the plugin verdict like every plugin failure."""
+    tests, defects = 0, set()
+    for r in records:
+        if r.get("attribution") != "plugin":
+            continue
+        d = (r.get("defect") or {}).get("id")
+        tagged = any(e.startswith(f"reference: {SHARED_WITH_XLA}") for e in r.get("evidence", []))
+        if tagged or d in xla_defects:
+            tests += 1
+            if d:
+                defects.add(d)
+    return {"count": tests, "defects": sorted(defects)}

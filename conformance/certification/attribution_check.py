@@ -7,8 +7,11 @@ attribution must be backed by evidence ``verify`` can check:
   that has the same id, link and summary, matches the test id, has that attribution,
   expects the result's status and applies to the report's platform and its jax/jaxlib
   versions; or
-- an evidence line of a re-run (the reference differential, ``reference: fails the same
-  ...``, or the C API re-run, ``capi: ...``); or
+  and, for ``framework``, a ``layer`` above the PJRT C API
+  (:data:`attribution.FRAMEWORK_LAYERS`); or
+- an evidence line of the C API re-run (``capi: ...``): failing the same on the
+  reference CPU client is no evidence for the framework, since that client is itself
+  XLA; or
 - a ``registration: ...`` evidence line whose text the result's failure message holds
   (the framework's own account of a target it could not give a plugin client).
 
@@ -25,7 +28,7 @@ from conformance.certification import attribution
 from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 
-RERUN_EVIDENCE = ("reference: fails the same", "capi: ")
+RERUN_EVIDENCE = ("capi: ",)
 REGISTRATION = "registration: "
 
 
@@ -69,6 +72,9 @@ def _backing(r: dict[str, Any], doc: dict[str, Any],
         return f"is not a test of defect {d['id']!r}"
     if known.attribution != r["attribution"]:
         return f"is attributed {r['attribution']!r}; defect {d['id']!r} says {known.attribution!r}"
+    if known.attribution == "framework" and known.layer not in attribution.FRAMEWORK_LAYERS:
+        return (f"defect {d['id']!r} is attributed to the framework without a layer above the "
+                f"PJRT C API ({'/'.join(attribution.FRAMEWORK_LAYERS)})")
     if status not in known.expected:
         return f"has status {status}; defect {d['id']!r} expects {'/'.join(known.expected)}"
     if not _holds_in(known, doc):
@@ -91,4 +97,7 @@ def problems(doc: dict[str, Any]) -> list[str]:
     if "stack_findings" in doc and doc["stack_findings"] != attribution.stack_findings(
             doc["results"]):
         found.append("stated stack_findings differ from those recomputed from the results")
+    if "shared_with_xla" in doc and doc["shared_with_xla"] != attribution.shared_with_xla(
+            doc["results"], defect_catalog.xla_ids(catalog.values())):
+        found.append("stated shared_with_xla differs from the one recomputed from the results")
     return found

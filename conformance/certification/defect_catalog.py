@@ -27,6 +27,7 @@ import dataclasses
 import json
 import tomllib
 from importlib import resources
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +152,12 @@ def load(paths: list[str] | tuple[str, ...] = ()) -> list[Defect]:
             seen[d.id] = f.name
             defects.append(d)
     return defects
+
+
+def xla_ids(defects: Iterable[Defect]) -> set[str]:
+    """Ids of ``defects`` from the catalog's XLA components (``xla-*.toml``: XLA's
+    compiler, kernels and PJRT clients, which a plugin built on XLA ships)."""
+    return {d.id for d in defects if d.source.startswith("xla-")}
 
 
 def entries(defects: list[Defect]) -> list[known_failures.Entry]:

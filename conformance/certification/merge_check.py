@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification import attribution
+from conformance.certification import defect_catalog
 from conformance.certification import profiles
 from conformance.certification import records
 from conformance.certification import report
@@ -195,6 +196,9 @@ def combine(docs: list[dict[str, Any]], parts: list[dict[str, Any]], command: st
         "not_supported": not_supported, "interrupted": None,
         "verdict": decision, "verdict_reasons": reasons,
         "stack_findings": attribution.stack_findings(results),
+        **({"shared_with_xla": attribution.shared_with_xla(
+            results, defect_catalog.xla_ids(defect_catalog.load()))}
+           if all("shared_with_xla" in d for d in docs) else {}),
         "merge": {"shard_count": shard["count"], "algorithm": shard["algorithm"],
                   "durations_sha256": shard["durations_sha256"],
                   "selection_count": shard["selection_count"],

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification import attribution
+from conformance.certification import defect_catalog
 from conformance.certification import provenance
 from conformance.certification import verdict as certification
 from conformance.certification import waivers as waiver_rules
@@ -147,4 +148,6 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "verdict": decision,
         "verdict_reasons": reasons,
         "stack_findings": attribution.stack_findings(records),
+        "shared_with_xla": attribution.shared_with_xla(
+            records, defect_catalog.xla_ids(defect_catalog.load())),
     }

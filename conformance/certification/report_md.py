@@ -10,6 +10,7 @@ from conformance.certification import failure_view as view
 from conformance.certification import coverage_md
 from conformance.certification.attribution import stack_findings
 from conformance.certification.records import STATUSES
+from conformance.certification import verdict
 from conformance.certification.verdict import headline
 
 
@@ -98,6 +99,10 @@ def _stack_section(doc: dict[str, Any]) -> list[str]:
     lines = ["", "## Stack findings (framework and suite defects; not the plugin's)", ""]
     counts = ", ".join(f"{n} {a}" for a, n in f["results_by_attribution"].items())
     lines.append(f"Results that are not a pass, by attribution: {counts or 'none'}.")
+    shared = doc.get("shared_with_xla")
+    if shared is not None:
+        lines.append(f"Plugin failures shared with XLA (XLA code the plugin ships; they count "
+                     f"in the plugin verdict): {verdict.shared_line(doc)}.")
     lines.append("")
     for item in f["findings"]:
         statuses = ", ".join(f"{n} {s}" for s, n in item["statuses"].items())

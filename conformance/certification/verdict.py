@@ -107,12 +107,25 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
 
 
 def headline(doc: dict[str, Any], *, upper: bool = False) -> str:
-    """``plugin: certified | stack findings: 9 framework defects (5 linked upstream)``
-    for a report.json document (``verdict``, and ``stack_findings`` when present);
+    """``plugin: certified | stack findings: 9 framework defects (5 linked upstream)``,
+    followed by `` | 3 plugin failures shared with XLA`` when some are, for a report.json document (``verdict``, and ``stack_findings`` when present);
     ``upper``: the verdict in capitals (``plugin: NOT CERTIFIED | ...``)."""
     f = doc.get("stack_findings") or stack_findings(doc.get("results", []))
     parts = [f"{f[a]} {a} defect{'s' if f[a] != 1 else ''}" for a in STACK if f[a]]
     stack = (", ".join(parts) + f" ({f['linked_upstream']} linked upstream)") if parts \
         else "none"
     plugin = doc["verdict"].upper() if upper else doc["verdict"]
-    return f"plugin: {plugin} | stack findings: {stack}"
+    shared = (doc.get("shared_with_xla") or {}).get("count", 0)
+    tail = f" | {shared} plugin failure{'s' if shared != 1 else ''} shared with XLA" \
+        if shared else ""
+    return f"plugin: {plugin} | stack findings: {stack}{tail}"
+
+
+def shared_line(doc: dict[str, Any]) -> str:
+    """``3 test(s) in 2 cataloged XLA defect(s): a, b`` (or ``none``) for a report.json
+    document with ``shared_with_xla``."""
+    s = doc.get("shared_with_xla") or {"count": 0, "defects": []}
+    if not s["count"]:
+        return "none"
+    return (f"{s['count']} test(s) in {len(s['defects'])} cataloged XLA defect(s)"
+            + (f": {', '.join(s['defects'])}" if s["defects"] else ""))

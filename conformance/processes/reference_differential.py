@@ -93,6 +93,15 @@ def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes:
 
 def _answer(status: str, ref: str | None, own: known_failures.Entry | None,
             why_none: str) -> tuple[str, str]:
+    """The reference differential's answer for a result of ``status`` whose re-run on the
+    reference had status ``ref`` (None: not re-run, ``why_none`` says why); ``own``: the
+    reference client's own catalog defect that matches the test, if any.
+
+    Failing the same on the reference is never evidence for the framework: jaxlib's CPU
+    client is itself an XLA PJRT implementation, so the shared code may be XLA's
+    compiler and kernels, which a plugin ships. A shared *cataloged* XLA defect is the
+    plugin's (``shared with XLA``); an uncataloged one stays unattributed until the
+    PJRT C API re-run puts it above the C API (:mod:`conformance.capi`)."""
     if ref is None:
         return attribution.UNATTRIBUTED, f"not re-run on {REFERENCE_NAME}: {why_none}"
     if ref == "pass":
@@ -100,10 +109,13 @@ def _answer(status: str, ref: str | None, own: known_failures.Entry | None,
     if ref != status:
         return attribution.UNATTRIBUTED, f"{ref} on {REFERENCE_NAME} (here {status})"
     if own is not None:
-        return attribution.UNATTRIBUTED, (
-            f"fails the same on {REFERENCE_NAME}, where it is that client's own defect "
-            f"{own.defect.id} (XLA code both clients share): no evidence for the framework")
-    return "framework", f"fails the same on {REFERENCE_NAME} ({ref})"
+        return "plugin", (
+            f"{attribution.SHARED_WITH_XLA}: fails the same on {REFERENCE_NAME}, where it is "
+            f"the XLA defect {own.defect.id} ({own.defect.upstream}); a plugin that ships "
+            f"XLA's compiler and kernels ships this defect")
+    return attribution.UNATTRIBUTED, (
+        f"fails the same on {REFERENCE_NAME} ({ref}): in code both share (XLA or jaxlib); "
+        f"only a pass of the PJRT C API re-run puts it above the C API")
 
 
 def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: Path,
