@@ -23,6 +23,7 @@ attribution = "framework"
 upstream = "https://github.com/jax-ml/jax/issues/37761"
 summary = "a correct one-line description"
 expected = ["crash"]
+repro = "docs/repro/deleted_array_method.py"
 """
 
 

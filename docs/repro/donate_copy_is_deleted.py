@@ -28,7 +28,11 @@ if platform == "cpu":
 import numpy as np
 from jax._src.lib import xla_client as xc
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
-devices = jax.devices()
+try:
+    devices = jax.devices()
+except (RuntimeError, AssertionError) as err:  # no such platform here (jax 0.10: assert)
+    print(f"UNTESTABLE no {platform} devices: {err}", flush=True)
+    sys.exit(4)
 if len(devices) < 2:
     print("UNTESTABLE fewer than 2 devices", flush=True)
     sys.exit(4)
