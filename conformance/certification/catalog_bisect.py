@@ -305,6 +305,7 @@ def write(files: list[Path], tables: dict[str, dict[str, Any]]) -> list[Path]:
                 inline.update(row)
                 rows.append(inline)
             out["runs"] = rows
+            out.add(tomlkit.nl())
             entry["measured"] = out
         if touched:
             path.write_text(tomlkit.dumps(doc), encoding="utf-8")
@@ -355,6 +356,9 @@ def render(defects: list[defect_catalog.Defect], runs: dict[str, list[Run]],
         elif b.first_affected:
             notes.append(f"present {d.id}: affected from {b.first_affected} to the newest "
                          f"tested {b.newest}")
+        elif runs[d.id] and all(r.outcome == UNTESTABLE for r in runs[d.id]):
+            notes.append(f"untestable {d.id}: on every release here (its range stays "
+                         f"'affects': {', '.join(d.affects) or '-'})")
         else:
             notes.append(f"NOT MEASURED {d.id}: {b.warning}")
         if b.warning and b.first_affected:
