@@ -19,6 +19,9 @@
     pjrt-conformance durations RESULTS_JSONL [--output FILE]
     pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]
     pjrt-conformance dashboard [--asv-results DIR ...] [--bundles DIR] [--limits DIR] --out DIR
+    pjrt-conformance catalog bisect (--env [RELEASE=]PYTHON ... | --matrix DIR)
+                                    [--only ID] [--timeout S] [-j N] [--no-write]
+                                    (docs/catalog-bisect.md)
 
 The verdict has two parts: the plugin verdict (certified / not certified, decided
 by the results attributed to the plugin and the unattributed ones) and the stack
@@ -37,6 +40,8 @@ failing test runs once more (pytest-rerunfailures) and one that then passes is
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
 written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
 ``dashboard``: see :mod:`conformance.dashboard.command` (0 written, 2 usage, 3 malformed).
+``catalog bisect``: see :mod:`conformance.certification.catalog_bisect` (0 measured,
+1 written with errors or unreproduced entries, 2 usage).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import pytest
 
 from conformance import cli_bundles, cli_multihost
 from conformance.dashboard import command as dashboard_command
+from conformance.certification import catalog_bisect
 from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import invocation
@@ -144,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="after '--': extra pytest arguments")
     cli_bundles.add_parsers(sub)
     dashboard_command.add_parser(sub)
+    catalog_bisect.add_parser(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", type=Path, help="write the profile of the collected tests")
@@ -293,7 +300,7 @@ def profile_command(ns: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     commands = {"run": run, "profile": profile_command, **cli_bundles.COMMANDS,
-                "dashboard": dashboard_command.run}
+                "dashboard": dashboard_command.run, "catalog": catalog_bisect.main}
     return commands[ns.command](ns)
 
 

@@ -25,6 +25,7 @@ upstream = "https://github.com/jax-ml/jax/issues/37761"
 summary = "a correct one-line description"
 expected = ["crash"]
 evidence = "the PJRT C API re-run of the same calls passes"
+repro = "docs/repro/deleted_array_method.py"
 """
 
 

@@ -34,13 +34,13 @@ REGISTRATION = "registration: "
 
 def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
     """The defect applies to the report's platform, loading and jax/jaxlib versions
-    (requirements on other distributions are not recorded in reports: not checked)."""
+    (the measured bounds when the entry has some; requirements on other distributions are not recorded in reports: not checked)."""
     if defect.platform and defect.platform != doc.get("requested_platform"):
         return False
     from_library = (doc["platform"].get("loaded") or {}).get("source") == "--plugin-library"
     if defect.plugin_library is not None and defect.plugin_library != from_library:
         return False
-    for text in defect.affects:
+    for text in defect.range:
         req = Requirement(text)
         version = doc["environment"].get(req.name)
         if req.name in ("jax", "jaxlib") and (

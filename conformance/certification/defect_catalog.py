@@ -15,10 +15,26 @@ validated by the JSON Schema ``conformance/schema/defects.schema.json``. Each
 - ``upstream``: a ``https://github.com/jax-ml/jax/issues/N`` or
   ``https://github.com/openxla/xla/issues/N`` URL, or the literal ``"not reported yet"``;
 - ``summary``: one correct line; ``expected``: the statuses the defect gives;
-- ``evidence`` (optional): how the attribution was decided.
+- ``evidence`` (optional): how the attribution was decided;
+- ``strict`` (optional, default true): false for a defect that only some Hypothesis
+  draws reach (a derandomized run may pass): its xfail is then not strict;
+- ``repro``: the entry's standalone reproduction, a script path relative to the
+  repository (``docs/repro/*.py`` or ``docs/upstream/*.py``; plain jax/jaxlib, no import
+  of this project), and ``repro_args`` (optional) its arguments. Exit status: 0 the
+  defect is absent, 3 (:data:`REPRODUCED`) present, 4 (:data:`UNTESTABLE`) not testable
+  here (no GPU, ...); killed by a signal or a timeout counts as present when ``expected``
+  has ``crash``/``timeout`` (:mod:`conformance.certification.catalog_bisect`);
+- ``measured`` (optional, written by ``pjrt-conformance catalog bisect``): the table
+  ``date``, ``package`` (jaxlib), ``first_affected``, ``first_fixed`` (absent while
+  the newest release tested is affected), ``newest`` and ``runs`` (one
+  ``{release, jax, jaxlib, python, outcome}`` per release environment). When it has
+  bounds, the entry's range on jax/jaxlib comes from them (:attr:`Defect.requirement`)
+  and ``affects`` keeps only other conditions (it may then be left out).
 
 A listed defect is applied as strict xfail (:func:`known_failures.apply`), keeps its
-real status in the report, and is annotated with its id, link and attribution.
+real status in the report, and is annotated with its id, link and attribution. On a
+release at or after its measured ``first_fixed`` it does not apply (the test must pass
+there); :func:`fixed_on_installed` lists those so that the run reports them as fixed.
 """
 
 from __future__ import annotations
@@ -33,11 +49,63 @@ from typing import Any
 
 import jsonschema
 
+from packaging.version import Version
+
 from conformance.certification import known_failures
 
 #: The value of ``upstream`` for a defect nobody has filed yet.
 NOT_REPORTED = "not reported yet"
 SHIPPED = "shipped"
+#: Exit status of a reproduction script while its defect is present.
+REPRODUCED = 3
+#: Exit status of a reproduction script that cannot test here (no GPU, too few devices).
+UNTESTABLE = 4
+#: The distributions whose version the measured bounds replace in ``affects``.
+RELEASE_PACKAGES = ("jax", "jaxlib")
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """An entry's ``measured`` table (written by ``catalog bisect``).
+
+    ``package``: the distribution the releases are versions of (``jaxlib``);
+    ``first_affected``/``first_fixed``: release versions (None: not seen affected / not
+    fixed on the newest release tested); ``oldest``/``newest``: the oldest and newest
+    release with a usable outcome; ``date``: ISO date of the run."""
+
+    date: str
+    package: str
+    first_affected: str | None
+    first_fixed: str | None
+    oldest: str | None
+    newest: str | None
+    runs: tuple[dict[str, str], ...] = ()
+
+    @classmethod
+    def from_table(cls, raw: dict[str, Any]) -> "Measured":
+        usable = [r["release"] for r in raw.get("runs", ())
+                  if r.get("outcome") in ("present", "absent")]
+        usable.sort(key=Version)
+        return cls(date=str(raw["date"]), package=raw.get("package", "jaxlib"),
+                   first_affected=raw.get("first_affected"), first_fixed=raw.get("first_fixed"),
+                   oldest=usable[0] if usable else None, newest=raw.get("newest"),
+                   runs=tuple(dict(r) for r in raw.get("runs", ())))
+
+    @property
+    def bounded(self) -> bool:
+        """True when a release was seen affected: the bounds then give the range."""
+        return self.first_affected is not None
+
+    def specifiers(self) -> list[str]:
+        """The measured range as requirement strings on :attr:`package`: ``>=first
+        affected`` unless that is the oldest release tested (affected since at least
+        then: no lower bound), ``<first fixed`` when fixed."""
+        out = []
+        if self.first_affected and self.first_affected != self.oldest:
+            out.append(f"{self.package}>={self.first_affected}")
+        if self.first_fixed:
+            out.append(f"{self.package}<{self.first_fixed}")
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,11 +124,34 @@ class Defect:
     evidence: str = ""
     source: str = ""
     layer: str = ""
+    repro: str = ""
+    repro_args: tuple[str, ...] = ()
+    measured: Measured | None = None
+    #: False for a defect only some Hypothesis draws reach: its xfail is not strict.
+    strict: bool = True
+
+    @property
+    def range(self) -> list[str]:
+        """The version conditions: the measured bounds when the entry has some (with the
+        ``affects`` conditions on other distributions), else ``affects``."""
+        if self.measured is None or not self.measured.bounded:
+            return list(self.affects)
+        keep = [a for a in self.affects
+                if known_failures.parse_condition(a, self.id).name not in RELEASE_PACKAGES]
+        return keep + self.measured.specifiers()
+
+    def fixed_in(self, version: str | None) -> str | None:
+        """The measured first fixed release when ``version`` (of the measured package) is
+        at or after it, else None."""
+        m = self.measured
+        if m is None or not m.first_fixed or version is None:
+            return None
+        return m.first_fixed if Version(version) >= Version(m.first_fixed) else None
 
     @property
     def requirement(self) -> str:
         """The entry's conditions in the known-failure grammar (``a and b and ...``)."""
-        conds = list(self.affects)
+        conds = self.range
         if self.platform:
             conds.append(f"platform={self.platform}")
         if self.plugin_library is not None:
@@ -70,6 +161,15 @@ class Defect:
     def as_dict(self) -> dict[str, Any]:
         """The report's ``defect`` object: ``id``, ``upstream``, ``summary``."""
         return {"id": self.id, "upstream": self.upstream, "summary": self.summary}
+
+
+def fixed_on_installed(defects: list["Defect"], platform: str | None = None) -> list[Defect]:
+    """The defects (of ``platform``, or of any platform when None) whose measured
+    ``first_fixed`` is at or before the installed version of the measured package: no
+    longer known failures here, their tests are expected to pass."""
+    return [d for d in defects if (platform is None or d.platform in (None, platform))
+            and d.fixed_in(known_failures.installed_version(
+                d.measured.package if d.measured else "jaxlib"))]
 
 
 def schema() -> dict[str, Any]:
@@ -109,14 +209,20 @@ def load_file(path: Path) -> list[Defect]:
     defects = []
     for n, raw in enumerate(data["defect"]):
         where = f"{path}: entry {n} ({raw['id']!r}): affects"
-        for req in raw["affects"]:
+        for req in raw.get("affects", ()):
             known_failures.parse_condition(req, where)
+        measured = Measured.from_table(raw["measured"]) if "measured" in raw else None
+        if not raw.get("affects") and not (measured and measured.bounded):
+            raise ValueError(f"{path}: entry {n} ({raw['id']!r}): no 'affects' and no measured "
+                             "bounds: give one (run `pjrt-conformance catalog bisect`)")
         defects.append(Defect(
-            id=raw["id"], tests=tuple(raw["tests"]), affects=tuple(raw["affects"]),
+            id=raw["id"], tests=tuple(raw["tests"]), affects=tuple(raw.get("affects", ())),
             attribution=raw["attribution"], upstream=raw["upstream"], summary=raw["summary"],
             expected=tuple(raw["expected"]), platform=raw.get("platform"),
             plugin_library=raw.get("plugin_library"), evidence=raw.get("evidence", ""),
-            source=f"{path.name}#{raw['id']}", layer=raw.get("layer", "")))
+            source=f"{path.name}#{raw['id']}", layer=raw.get("layer", ""),
+            repro=raw.get("repro", ""), repro_args=tuple(raw.get("repro_args", ())),
+            measured=measured, strict=raw.get("strict", True)))
     return defects
 
 

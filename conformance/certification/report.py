@@ -22,6 +22,7 @@ from conformance.certification import defect_catalog
 from conformance.certification import provenance
 from conformance.certification import verdict as certification
 from conformance.certification import waivers as waiver_rules
+from conformance.certification import known_failures
 from conformance.certification.known_failures import Entry
 from conformance.certification.profiles import Profile
 from conformance.certification.records import (  # noqa: F401  (the names of the schema)
@@ -75,9 +76,7 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
         "hypothesis": {"profile": hypothesis.settings._current_profile,
                        "max_examples": prof.max_examples, "derandomize": prof.derandomize,
                        "seed": hypothesis_seed},
-        "known_failures": [{"pattern": e.pattern, "requirement": e.requirement,
-                            "reason": e.reason, "source": e.source, "matched": e.matched,
-                            "active": e.applies(platform, plugin_library)} for e in known],
+        "known_failures": [_known(e, platform, plugin_library) for e in known],
         "command": shlex.join([Path(argv[0]).name] + list(argv[1:])),
         "cpu_devices": cpu_devices,
         "num_processes": num_processes,
@@ -85,6 +84,21 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
         "started_utc": started.isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
     }
+
+
+def _known(e: Entry, platform: str, plugin_library: bool) -> dict[str, Any]:
+    """A known-failure entry in the header; ``fixed_in``: the release its catalog defect
+    was measured fixed in, when the installed one is at or after it (the entry is then
+    inactive and its tests are expected to pass)."""
+    out = {"pattern": e.pattern, "requirement": e.requirement, "reason": e.reason,
+           "source": e.source, "matched": e.matched,
+           "active": e.applies(platform, plugin_library)}
+    d = e.defect
+    fixed = d.fixed_in(known_failures.installed_version(d.measured.package)) \
+        if d is not None and d.measured is not None else None
+    if fixed:
+        out["fixed_in"] = fixed
+    return out
 
 
 def summarize(records: list[dict[str, Any]], collected: int) -> dict[str, Any]:

@@ -22,6 +22,7 @@ import pytest
 import conformance
 from conformance.certification import attribution
 from conformance.certification import bundle
+from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 from conformance.certification import records
 from conformance.certification import report
@@ -162,9 +163,20 @@ class Recorder:
             terminalreporter.write_line(
                 f"pjrt-conformance verdict: {verdict.headline(doc)} "
                 f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'}) -- report: {path}")
+        for line in fixed_lines(state.known, state.platform):
+            terminalreporter.write_line(line)
         for e in known_failures.unmatched(state.known, state.platform, state.plugin_library):
             terminalreporter.write_line(f"known-failures entry matched no test: {e.pattern} "
                                         f"({e.source})")
+
+
+def fixed_lines(known: list[known_failures.Entry], platform: str | None) -> list[str]:
+    """One line per catalog defect of ``known`` measured fixed at or before the installed
+    release (``catalog bisect``): no longer a known failure, so never silently unmatched."""
+    defects = list({e.defect.id: e.defect for e in known if e.defect is not None}.values())
+    return [f"catalog defect {d.id} is fixed in {d.measured.package} {d.measured.first_fixed} "
+            f"(measured {d.measured.date}): its tests are expected to pass: {', '.join(d.tests)}"
+            for d in defect_catalog.fixed_on_installed(defects, platform)]
 
 
 def _seed(value: Any) -> int | None:

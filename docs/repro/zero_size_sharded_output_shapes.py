@@ -2,7 +2,7 @@
 
 Found by the PJRT conformance suite (conformance/test_sharding.py::
 test_zero_size_output_shards_have_the_shard_shape) on jax/jaxlib 0.10.2, CPU.
-Standalone: plain jax, 8 virtual CPU devices. Exits 1 while the defect is present.
+Standalone: plain jax, 8 virtual CPU devices. Exits 3 while the defect is present.
 
     python docs/repro/zero_size_sharded_output_shapes.py
 
@@ -42,7 +42,7 @@ def main() -> int:
         broken += not ok
         print(f"int32{list(shape)} {spec}: shard_shape={want}, device_put shards={put}, "
               f"jit output shards={got} -> {'ok' if ok else 'WRONG'}")
-    return 1 if broken else 0
+    return 3 if broken else 0
 
 
 if __name__ == "__main__":

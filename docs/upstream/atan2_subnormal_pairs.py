@@ -1,6 +1,6 @@
 """atan2(y, x) with both y and x subnormal is wrong on XLA's CPU backend.
 
-Standalone: plain jax and numpy. Exits 1 while the defect is present, 0 when fixed.
+Standalone: plain jax and numpy. Exits 3 while the defect is present, 0 when fixed.
 Expected: atan2 of two subnormals is the angle of (x, y) (+-pi/4, +-3pi/4 for equal
 magnitudes), as numpy computes it. Observed on jaxlib 0.10.2 (CPU): NaN for float32
 and bfloat16, +-pi/2 for float64. atan2 at (+-inf, +-inf) is correct.
@@ -32,4 +32,4 @@ for dtype in (np.float32, ml_dtypes.bfloat16, np.float64):
     print(f"{np.dtype(dtype).name}: atan2(y, x) for y = {y.tolist()}, x = {x.tolist()}")
     print(f"  expected {expected.tolist()}")
     print(f"  observed {observed.tolist()}  {'OK' if ok else 'WRONG'}")
-sys.exit(1 if wrong else 0)
+sys.exit(3 if wrong else 0)

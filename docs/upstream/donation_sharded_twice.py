@@ -1,7 +1,7 @@
 """Calling jax.jit(f, donate_argnums=0) twice on an array sharded over 2 CPU devices
 crashes the process instead of raising "buffer has been deleted or donated".
 
-Standalone: plain jax and numpy; the calls run in a fresh child process. Exits 1 while
+Standalone: plain jax and numpy; the calls run in a fresh child process. Exits 3 while
 the defect is present (the child is killed by a signal), 0 when the second call raises.
 Expected: the second call raises (as it does for an array on one device).
 Observed on jaxlib 0.10.2: SIGSEGV after XLA logs "Invalid buffer passed to Execute()
@@ -39,4 +39,4 @@ for n in (1, 2):
     print(f"donated array sharded over {n} CPU device(s), f(x) called twice")
     print("  expected: raised ValueError (the donated buffer is deleted)")
     print(f"  observed: {observed}")
-sys.exit(1 if failed else 0)
+sys.exit(3 if failed else 0)

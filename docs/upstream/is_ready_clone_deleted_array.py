@@ -1,6 +1,6 @@
 """ArrayImpl.is_ready() and ArrayImpl.clone() on a deleted array crash the process.
 
-Standalone: plain jax. Each call runs in a fresh child process. Exits 1 while the
+Standalone: plain jax. Each call runs in a fresh child process. Exits 3 while the
 defect is present (a child killed by a signal), 0 when every call raises a Python
 error as the other methods of a deleted array do.
 Expected: a Python exception (as x.block_until_ready() raises on a deleted array).
@@ -35,4 +35,4 @@ for method in ("block_until_ready", "is_ready", "clone"):
     print(f"x.delete(); x.{method}()")
     print("  expected: raised a Python exception (the array is deleted)")
     print(f"  observed: {observed}")
-sys.exit(1 if crashed else 0)
+sys.exit(3 if crashed else 0)

@@ -2,7 +2,7 @@
 the process aborts with std::bad_cast when the coordination service reports a dead peer.
 
 Standalone: jaxlib's distributed runtime (jaxlib._jax, as jax.distributed uses it) and
-the standard library; two fresh child processes on loopback. Exits 1 while the defect is
+the standard library; two fresh child processes on loopback. Exits 3 while the defect is
 present (the survivor is killed by a signal, or its callback never fires), 0 when fixed.
 Expected: process 0's callback is called with the error status, process 0 exits 0.
 Observed on jaxlib 0.10.2 and 0.11.2: "terminate called after throwing an instance of
@@ -48,4 +48,4 @@ if "bad_cast" in err:
 print("process 1 dies; process 0 has a missed_heartbeat_callback")
 print("  expected: callback called, process 0 exits 0")
 print(f"  observed: {observed}")
-sys.exit(0 if rc == 0 else 1)
+sys.exit(0 if rc == 0 else 3)

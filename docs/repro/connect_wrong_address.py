@@ -1,0 +1,35 @@
+"""connect() of jaxlib's distributed runtime client to an address where no coordination
+service listens aborts the process instead of raising.
+
+Found by the PJRT conformance suite
+(conformance/test_multi_process.py::test_wrong_address_fails_within_init_timeout).
+Standalone: jaxlib's distributed runtime client (jaxlib._jax, as jax.distributed uses it)
+and the standard library. Exit status: 0 the defect is absent (connect raises within
+the init timeout); on jaxlib 0.10.2 the process aborts (LOG(FATAL), SIGABRT) about
+init_timeout + 5 s later: a crash, which the catalog bisect counts as present.
+
+    python docs/repro/connect_wrong_address.py
+"""
+import socket
+import sys
+import time
+
+import jaxlib
+from jaxlib import _jax
+
+print(f"jaxlib {jaxlib.__version__}")
+with socket.socket() as s:  # a port nobody listens on (closed again at once)
+    s.bind(("127.0.0.1", 0))
+    address = f"127.0.0.1:{s.getsockname()[1]}"
+client = _jax.get_distributed_runtime_client(address, 0, init_timeout=3,
+                                             shutdown_on_destruction=False)
+print(f"connect() to {address} (nothing listens), init_timeout 3 s")
+print("  expected: raises within about 3 s", flush=True)
+start = time.monotonic()
+try:
+    client.connect()
+except Exception as err:
+    print(f"  observed: raised {type(err).__name__} after {time.monotonic() - start:.1f} s")
+    sys.exit(0)
+print("  observed: connect() returned")
+sys.exit(3)
