@@ -47,6 +47,8 @@ id = "{id}"
 tests = ["conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready]"]
 affects = ["jaxlib>=0.1", "somedist>=1"]
 attribution = "framework"
+layer = "framework"
+evidence = "a fake entry"
 upstream = "not reported yet"
 summary = "a fake defect for the bisect self-test"
 expected = {expected}
