@@ -10,15 +10,15 @@ and ``tests/test_compat.py`` checks each on whichever release is installed.
 Differences taken here:
 
 - ``batched_device_put``'s ``enable_x64`` keyword (:func:`device_put_kwargs`).
-- ``array_result_handler``'s ``_skip_checks`` 4th parameter: present in 0.10/0.11,
-  gone in 0.12 (:func:`result_handler`).
+- ``array_result_handler``'s ``_skip_checks`` 4th parameter: present up to 0.11.1,
+  gone from 0.11.2 (:func:`result_handler`).
 - Telling a PJRT C API (plugin) client from jaxlib's built-in one
-  (:func:`is_c_api_client`, :func:`pjrt_c_api_version`). 0.12 clients have an
-  ``is_c_api`` attribute, and both kinds report ``pjrt_c_api_major_version`` /
-  ``minor`` (0, 0 on the built-in CPU client), and a plugin's ``platform_version`` no
-  longer starts with ``"PJRT C API"``. Before 0.12, only C API clients have the
-  version attributes, and their ``platform_version`` is ``"PJRT C API\n<platform>"``,
-  except GPU plugins (``"cuda 13000"``).
+  (:func:`is_c_api_client`, :func:`pjrt_c_api_version`). From 0.11.2 clients have an
+  ``is_c_api`` attribute, both kinds report ``pjrt_c_api_major_version`` / ``minor``
+  ((0, 0) on the built-in CPU client) and a plugin's ``platform_version`` no longer
+  starts with ``"PJRT C API"``. Up to 0.11.1, only C API clients have the version
+  attributes, and their ``platform_version`` is ``"PJRT C API\\n<platform>"``, except
+  GPU plugins (``"cuda 13000"``).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def device_put_kwargs() -> dict[str, Any]:
     return {"enable_x64": True} if _DEVICE_PUT_TAKES_X64 else {}
 
 
-# jaxlib 0.10/0.11: array_result_handler(aval, sharding, committed, _skip_checks=False);
-# 0.12: (aval, sharding, committed). jax passes _skip_checks=True where it takes it:
+# jaxlib <= 0.11.1: array_result_handler(aval, sharding, committed, _skip_checks=False);
+# 0.11.2+: (aval, sharding, committed). jax passes _skip_checks=True where it takes it:
 # the aval and sharding come from an executed result, so they are consistent.
 _RESULT_HANDLER_SKIPS_CHECKS = _accepts(native.array_result_handler, "_skip_checks")
 
@@ -85,7 +85,7 @@ def is_c_api_client(client: Any) -> bool:
     ``platform_version``) runs a PJRT plugin through the C API; False for jaxlib's
     built-in clients.
 
-    jaxlib 0.12+: the client's own ``is_c_api`` (what jax's ``using_pjrt_c_api``
+    jaxlib 0.11.2+: the client's own ``is_c_api`` (what jax's ``using_pjrt_c_api``
     reads). Before: ``"PJRT C API"`` in ``platform_version``, or a C API version
     attribute, which only C API clients have there (GPU plugins report
     ``platform_version == "cuda 13000"``).
@@ -100,8 +100,8 @@ def is_c_api_client(client: Any) -> bool:
 
 def pjrt_c_api_version(client: Any) -> tuple[int, int] | None:
     """``(major, minor)`` PJRT C API version the plugin behind ``client`` implements,
-    None for a built-in client (jaxlib 0.12's built-in CPU client reports (0, 0), which
-    is no C API version; jax's own ``backend_pjrt_c_api_version`` returns that)."""
+    None for a built-in client (from jaxlib 0.11.2 the built-in CPU client reports (0, 0),
+    which is no C API version; jax's own ``backend_pjrt_c_api_version`` returns that)."""
     if not is_c_api_client(client):
         return None
     major = _client_attribute(client, "pjrt_c_api_major_version")

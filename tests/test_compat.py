@@ -9,8 +9,8 @@ branch fails). The branches taken are recorded as the test's ``user_properties``
 ==========================  ===========================  ==============================
 jaxlib                      ``result_handler``           ``c_api``
 ==========================  ===========================  ==============================
-0.10.0, 0.10.2              4 parameters (_skip_checks)  platform_version / attributes
-0.11.0, 0.11.2, 0.12.0.1    3 parameters                 client.is_c_api
+0.10.0, 0.10.2, 0.11.0/1    4 parameters (_skip_checks)  platform_version / attributes
+0.11.2, 0.12.0, 0.12.0.1    3 parameters                 client.is_c_api
 ==========================  ===========================  ==============================
 """
 
@@ -75,7 +75,7 @@ def test_c_api_answer_agrees_with_jax_on_its_own_cpu_backend():
 
 
 def test_c_api_fallback_is_wrong_where_clients_say_is_c_api():
-    """Where jaxlib's clients carry ``is_c_api`` (0.11+), the pre-0.11 rule (platform_version
+    """Where jaxlib's clients carry ``is_c_api`` (0.11.2+), the older rule (platform_version
     or a C API version attribute) calls the built-in CPU client a plugin; before, the
     attribute does not exist and the rule is the only one."""
     client = xla_client.make_cpu_client(num_devices=1).native
@@ -100,10 +100,10 @@ class _Reports:
 
 @pytest.mark.parametrize("client,uses,version", [
     (_Reports("PJRT C API\ncpu", version=(0, 81)), True, (0, 81)),      # jaxlib 0.10 plugin
-    (_Reports("cuda 13000", version=(0, 90)), True, (0, 90)),           # 0.10 GPU plugin
+    (_Reports("cuda 13000", version=(0, 90)), True, (0, 90)),           # 0.11.0 GPU plugin
     (_Reports("cpu"), False, None),                                     # 0.10 built-in
-    (_Reports("cpu", is_c_api=False, version=(0, 0)), False, None),     # 0.11+ built-in
-    (_Reports("cpu", is_c_api=True, version=(0, 106)), True, (0, 106)),  # 0.11+ plugin
+    (_Reports("cpu", is_c_api=False, version=(0, 0)), False, None),     # 0.11.2+ built-in
+    (_Reports("cpu", is_c_api=True, version=(0, 106)), True, (0, 106)),  # 0.11.2+ plugin
 ], ids=["old-plugin", "old-gpu-plugin", "old-builtin", "new-builtin", "new-plugin"])
 def test_c_api_rule_on_each_kind_of_client(client, uses, version):
     assert _compat.is_c_api_client(client) is uses
