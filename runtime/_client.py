@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runtime import _compile, _custom_calls, _executables, _transfer
+from runtime import _compile, _custom_calls, _executables, _loaded_executable, _transfer
 from runtime._compat import native
 
 
@@ -94,14 +94,16 @@ class Client:
         (str) or MLIR bytecode (bytes). ``executable_devices``: a non-empty
         ``DeviceList`` or sequence of this client's devices; partition ``i`` runs
         on ``executable_devices[i]`` unless ``compile_options`` sets its own
-        device assignment. Returns a native ``LoadedExecutable`` whose
-        ``execute(arguments)`` returns a list of arrays.
+        device assignment. Returns a ``runtime.xla_client.LoadedExecutable`` (the
+        native one, its ``execute(arguments)`` on jaxlib's C++ result handlers after
+        the first call, docs/dispatch.md) whose ``execute(arguments)`` returns a list
+        of arrays.
 
         Raises TypeError/ValueError naming the bad argument (malformed StableHLO
         included) and ``XlaRuntimeError`` for backend compile failures.
         """
-        return _compile.compile_and_load(self, computation, executable_devices,
-                                         compile_options, host_callbacks)
+        return _loaded_executable.wrap(_compile.compile_and_load(
+            self, computation, executable_devices, compile_options, host_callbacks))
 
     def compile(self, computation: Any, executable_devices: Any,
                 compile_options: Any = None) -> _executables.Executable:
@@ -117,18 +119,18 @@ class Client:
     def serialize_executable(self, executable: Any) -> bytes:
         """Bytes of a ``LoadedExecutable`` (or ``Executable``) for
         ``deserialize_executable`` on a client of the same platform and jaxlib."""
-        return _executables.serialize_executable(self, executable)
+        return _executables.serialize_executable(self, _loaded_executable.unwrap(executable))
 
     def deserialize_executable(self, serialized: Any, executable_devices: Any,
                                compile_options: Any = None, host_callbacks: Any = ()) -> Any:
         """Load an executable from ``serialize_executable`` bytes onto
         ``executable_devices`` (a ``DeviceList`` or sequence of this client's
-        devices). Returns a ``LoadedExecutable``. Raises TypeError for non-bytes
+        devices). Returns a ``LoadedExecutable`` (as ``compile_and_load``). Raises TypeError for non-bytes
         and ValueError for empty or corrupt bytes, naming ``serialized``.
         Never pass untrusted bytes: loading an executable may run its code.
         """
-        return _executables.deserialize_executable(self, serialized, executable_devices,
-                                                   compile_options, host_callbacks)
+        return _loaded_executable.wrap(_executables.deserialize_executable(
+            self, serialized, executable_devices, compile_options, host_callbacks))
 
     def live_buffers(self) -> list[Any]:
         """Device buffers alive in this client (seed 003): one entry per
@@ -140,8 +142,9 @@ class Client:
         return list(self._native.live_arrays())
 
     def live_executables(self) -> list[Any]:
-        """``LoadedExecutable``s alive in this client (seed 003)."""
-        return list(self._native.live_executables())
+        """``LoadedExecutable``s alive in this client (seed 003): the objects
+        ``compile_and_load`` returned while they live, native ones otherwise."""
+        return [_loaded_executable.as_listed(x) for x in self._native.live_executables()]
 
     def heap_profile(self) -> bytes:
         """A serialized pprof ``Profile`` protobuf (bytes, not compressed) of the

@@ -102,7 +102,7 @@ def _stage_on_cpu(native_client: Any, host: np.ndarray, force_copy: Any,
     if zero_copy and not force_copy and aliasable(host):
         return False
     return (host.nbytes >= STAGE_MIN_BYTES and native_client.platform == "cpu"
-            and "PJRT C API" not in native_client.platform_version
+            and not _compat.is_c_api_client(native_client)
             and host.dtype.name not in _SUBBYTE)
 
 

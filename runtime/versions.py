@@ -2,7 +2,7 @@
 
 ``JAXLIB_VERSION`` and ``JAX_VERSION`` are the installed ``jaxlib.__version__``
 and ``jax.__version__`` strings (e.g. ``"0.10.2"``). The runtime supports
-jaxlib 0.10.x (Python 3.11) and 0.11.x (Python 3.12).
+jaxlib 0.10.x (Python 3.11+), 0.11.x and 0.12.x (Python 3.12+; runtime._compat).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ import os
 import warnings
 from typing import Any
 
-from runtime import _gpu, _plugin_library, _platforms, _plugins, xla_client
+from runtime import _compat, _gpu, _plugin_library, _platforms, _plugins, xla_client
 from runtime._backends import (backend_errors, backends, backends_are_initialized,
                                canonicalize_platform, clear_backends, get_backend,
                                get_device_backend, is_known_platform, unknown_platform_error)
@@ -152,23 +152,17 @@ def default_backend() -> str:
 def using_pjrt_c_api(backend: str | Any | None = None) -> bool:
     """True when the backend is a PJRT C API (plugin) client (seed 002).
 
-    The seed tests ``"PJRT C API" in platform_version``; jaxlib 0.11's CUDA
-    plugin reports ``platform_version == "cuda 13000"`` while exposing its C API
-    version, so a client that reports a C API version counts too.
+    The seed tests ``"PJRT C API" in platform_version``, which jaxlib 0.12's plugin
+    clients no longer say, and jaxlib 0.11's CUDA plugin never did (``"cuda 13000"``);
+    ``runtime._compat.is_c_api_client`` asks the client itself where it can.
     """
-    client = get_backend(backend)
-    return "PJRT C API" in client.platform_version or \
-        backend_pjrt_c_api_version(client) is not None
+    return _compat.is_c_api_client(get_backend(backend))
 
 
 def backend_pjrt_c_api_version(platform: str | Any | None = None) -> tuple[int, int] | None:
-    """``(major, minor)`` PJRT C API version of a plugin backend, None for others (seed 002)."""
-    backend = get_backend(platform)
-    major = getattr(backend, "pjrt_c_api_major_version", None)
-    minor = getattr(backend, "pjrt_c_api_minor_version", None)
-    if major is None or minor is None:
-        return None
-    return int(major), int(minor)
+    """``(major, minor)`` PJRT C API version of a plugin backend, None for others (seed 002;
+    unlike jax 0.12's, None also for the built-in CPU client, which reports (0, 0))."""
+    return _compat.pjrt_c_api_version(get_backend(platform))
 
 
 def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) -> Any:

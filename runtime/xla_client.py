@@ -28,6 +28,7 @@ from runtime._plugin_library import PluginLoadError
 from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamically,
                               load_pjrt_plugin_with_c_api, make_c_api_client,
                               pjrt_plugin_initialized, pjrt_plugin_loaded)
+from runtime._loaded_executable import LoadedExecutable
 from runtime._shape import Shape
 from runtime._sharded_put import batched_device_put
 from runtime._validate import check_node
@@ -42,7 +43,6 @@ DeviceList = native.DeviceList
 GSPMDSharding = native.GSPMDSharding
 HloSharding = native.HloSharding
 HostBufferSemantics = native.HostBufferSemantics
-LoadedExecutable = native.LoadedExecutable
 Memory = native.Memory
 NamedSharding = native.NamedSharding
 OpSharding = native.OpSharding

@@ -8,6 +8,14 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from conformance.programs import cache as programs
+from runtime import xla_client
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A runtime CPU client of two devices: the suite's own ``client`` fixture exists
+    only in a run that collects the suite, and this file also runs alone."""
+    return xla_client.make_cpu_client(num_devices=2)
 
 
 def test_plain_programs_compile_once_per_signature(client):

@@ -42,7 +42,7 @@ def test_load_by_path_create_client_and_round_trip():
     name = f"real-{uuid.uuid4().hex[:8]}"
     xla_client.load_pjrt_plugin_dynamically(name, LIBRARY)
     client = xla_client.make_c_api_client(name, {"cpu_device_count": 3})
-    assert client.platform == "cpu" and "PJRT C API" in client.platform_version
+    assert client.platform == "cpu"
     assert client.local_device_count() == 3               # the create option took effect
     assert xla_bridge.using_pjrt_c_api(client)
     lib = loaded_library(name)
