@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.certification import scoreboard
 from conformance.dashboard import asv_results, charts, history, site
 from tests.bundle_helpers import main
 
@@ -84,7 +85,7 @@ def test_conformance_history_from_bundles(capsys, tmp_path):
     doc = json.loads((BUNDLE / "report.json").read_text())
     for area, counts in doc["areas"].items():
         total = sum(counts.values())
-        assert f"{counts['pass']}/{total} ({100 * counts['pass'] / total:.0f}%)" in page, area
+        assert f"{counts['pass']}/{total} ({scoreboard.percent(counts['pass'], total)})" in page, area
     assert f"C API {'.'.join(map(str, doc['platform']['pjrt_c_api_version']))}" in page
 
 

@@ -65,7 +65,27 @@ class Row:
         if area not in self.areas:
             return ""
         passed, total = self.areas[area]
-        return f"{passed}/{total} ({100 * passed / total:.0f}%)" if total else "0/0"
+        return f"{passed}/{total} ({percent(passed, total)})" if total else "0/0"
+
+
+def percent(passed: int, total: int) -> str:
+    """``passed/total`` as a percentage that never rounds to a claim the counts do not
+    make: ``100%`` only when all pass, ``0%`` only when none does (206/207 is ``99.5%``,
+    not ``100%``; 1/1000 is ``0.1%``). ValueError when ``total`` <= 0 or ``passed`` is
+    outside 0..total."""
+    if total <= 0 or not 0 <= passed <= total:
+        raise ValueError(f"percent: expected 0 <= passed <= total and total > 0, "
+                         f"got passed={passed}, total={total}")
+    pct = 100 * passed / total
+    if passed in (0, total):
+        return f"{pct:.0f}%"
+    digits = 0
+    while round(pct, digits) in (0, 100) and digits < 6:
+        digits += 1
+    text = f"{pct:.{digits}f}"
+    if float(text) in (0.0, 100.0):  # still rounds to a claim: say so with < / >
+        return f"{'>99.9' if pct > 50 else '<0.1'}%"
+    return f"{text}%"
 
 
 def backend_key(doc: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification import records, reportfile
+from conformance.certification import scoreboard
 from conformance.certification.scoreboard import backend_key
 from conformance.dashboard.errors import UsageError
 
@@ -39,6 +40,12 @@ class Bundle:
     @property
     def total(self) -> int:
         return sum(t for _, t in self.areas.values())
+
+    def share(self, area: str | None = None) -> str:
+        """``rate`` as text that never rounds to 100% or 0% unless it is
+        (:func:`conformance.certification.scoreboard.percent`); "" when absent."""
+        passed, total = self.areas.get(area, (0, 0)) if area else (self.passed, self.total)
+        return scoreboard.percent(passed, total) if total else ""
 
     def rate(self, area: str | None = None) -> float | None:
         """Pass rate in percent of ``area`` (all areas when None); None when absent."""

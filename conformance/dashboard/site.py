@@ -59,8 +59,10 @@ def _conformance_chart(backend_bundles: list[bundles_mod.Bundle]
     """Pass rate (%) over bundle dates: all areas, then the areas below 100% somewhere."""
     series = [("all areas", [(b.started, b.rate()) for b in backend_bundles])]
     areas = sorted({a for b in backend_bundles for a in b.areas})
-    low = [a for a in areas if any((b.rate(a) or 100.0) < 100.0 for b in backend_bundles)]
-    low.sort(key=lambda a: min(b.rate(a) or 100.0 for b in backend_bundles))
+    def worst(area: str) -> float:  # 0.0 is a rate (every test failed), None is "absent"
+        rates = [r for r in (b.rate(area) for b in backend_bundles) if r is not None]
+        return min(rates, default=100.0)
+    low = sorted((a for a in areas if worst(a) < 100.0), key=worst)
     for area in low[:_MAX_AREA_SERIES]:
         series.append((area, [(b.started, b.rate(area)) for b in backend_bundles
                               if b.rate(area) is not None]))
