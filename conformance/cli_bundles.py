@@ -23,6 +23,7 @@ from conformance import cli_shards
 from conformance.certification import bundle
 from conformance.certification import diff
 from conformance.certification import reportfile
+from conformance.certification import runlog
 from conformance.certification import signing
 from conformance.session import results_log
 
@@ -73,7 +74,7 @@ def _usage(command: str, message: object) -> int:
 def verify(ns: argparse.Namespace) -> int:
     if ns.identity is not None and ns.allowed_signers is None:
         return _usage("verify", "--identity needs --allowed-signers")
-    if not (ns.bundle / "report.json").exists() and (ns.bundle / "results.jsonl").exists():
+    if not (ns.bundle / "report.json").exists() and runlog.locate(ns.bundle) is not None:
         print(f"{ns.bundle}: no report.json, but the results of a run that was killed; "
               f"build its incomplete bundle with: pjrt-conformance finalize {ns.bundle}")
     try:

@@ -12,7 +12,8 @@ a bad --output or --sign-key), 3 a part that is not an intact bundle or is malfo
 Every error is one line naming the part.
 
 ``durations`` writes the per-test durations that balance ``--shard`` (pytest-split's
-format, package-relative test ids) from a real run's ``results.jsonl``: the shipped
+format, package-relative test ids) from a real run's results log (``results.jsonl``, the
+packed ``results.jsonl.xz`` of a bundle, or the bundle directory): the shipped
 ``conformance/durations/cpu.json`` is regenerated with
 ``pjrt-conformance durations reports/cpu/<stamp>/results.jsonl --output
 conformance/durations/cpu.json``. Exit 0 written, 2 unreadable input or no test in it.
@@ -26,6 +27,7 @@ import sys
 from pathlib import Path
 
 from conformance.certification import merge as merging
+from conformance.certification import runlog
 from conformance.certification import shards
 from conformance.certification import signing
 from conformance.session import validate
@@ -87,9 +89,8 @@ def merge(ns: argparse.Namespace) -> int:
 
 def durations(ns: argparse.Namespace) -> int:
     try:
-        with open(ns.log, encoding="utf-8") as lines:
-            found = shards.durations_from_log(lines)
-    except (OSError, UnicodeDecodeError, ValueError) as err:
+        found = shards.durations_from_log(runlog.read_lines(runlog.resolve(ns.log)))
+    except (OSError, ValueError) as err:
         return _fail("durations", f"{ns.log}: {err}")
     if not found:
         return _fail("durations", f"{ns.log}: no test report in it (a results.jsonl of "

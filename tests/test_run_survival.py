@@ -15,7 +15,9 @@ import pytest
 
 from conformance import cli
 from conformance.certification import bundle
+from conformance.certification import runlog
 from conformance.certification import verdict
+from conformance.certification.records import Collector
 from conformance.processes import runner
 from conformance.session import results_log
 
@@ -84,6 +86,13 @@ def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkey
     assert doc["verdict"] == "not certified"
     assert any("status flaky" in r or "flaky" in r for r in doc["verdict_reasons"])
     assert bundle.verify(out).valid
+    # the bundle's log is packed, and reads back into the same results
+    assert not (out / runlog.LOG).exists() and (out / runlog.PACKED).is_file()
+    collector = Collector()
+    for rep in results_log.read_reports(out / runlog.PACKED):
+        collector.add(rep)
+    assert {n.split("::")[-1]: r.status for n, r in collector.results.items()} == \
+        _statuses(doc)
 
 
 def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
@@ -133,6 +142,7 @@ def test_sigkill_of_the_controller_takes_its_worker_and_finalize_builds_the_bund
     assert check.valid and check.verdict == "incomplete", check.problems
     assert _statuses(json.loads((out / "report.json").read_text())) == {
         "test_a": "pass", "test_b": "pass"}
+    assert not (out / runlog.LOG).exists() and (out / runlog.PACKED).is_file()  # packed
     assert cli.main(["finalize", str(out)]) == 2  # a report exists: refused
 
 

@@ -13,6 +13,7 @@ from bundle_helpers import main, rewrite
 from conformance.certification import bundle
 from conformance.certification import merge_check
 from conformance.certification import reportfile
+from conformance.certification import runlog
 
 #: Small areas with passes, skips and two wrong results (known defects), < 1 s of tests.
 SELECT = ("test_registry or test_plugin_support or test_memory_kinds or "
@@ -86,7 +87,11 @@ def test_merged_bundle_verifies_and_equals_the_unsharded_run(capsys, runs, merge
     assert [p["index"] for p in doc["merge"]["parts"]] == [1, 2, 3]
     assert (merged / "parts" / "2" / "report.json").read_bytes() == \
         (runs["s2"] / "report.json").read_bytes()
-    assert (merged / "repro" / "README.md").is_file() and (merged / "results.jsonl").is_file()
+    assert (merged / "repro" / "README.md").is_file()
+    # the parts' logs, one after the other, packed
+    parts = [r for p in _parts(runs) for r in runlog.records(runlog.resolve(p))]
+    assert runlog.records(merged / runlog.PACKED) == [runlog.slim(r) for r in parts]
+    assert not (merged / runlog.LOG).exists()
 
 
 def _merge(capsys, tmp_path, *parts):

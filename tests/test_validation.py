@@ -75,7 +75,7 @@ def test_output_that_is_a_file_or_not_empty_is_refused(capsys, tmp_path):
 def test_force_replaces_only_an_earlier_bundle(tmp_path):
     old = tmp_path / "old"
     old.mkdir()
-    for name in ("report.json", "MANIFEST.sha256", "results.jsonl"):
+    for name in ("report.json", "MANIFEST.sha256", "results.jsonl", "results.jsonl.xz"):
         (old / name).write_text("{}")
     assert validate.output_dir(old, force=True) == old
     assert not any(old.iterdir())

@@ -26,6 +26,7 @@ from conformance.certification import merge_check
 from conformance.certification import profiles
 from conformance.certification import provenance
 from conformance.certification import reportfile
+from conformance.certification import runlog
 from conformance.certification import signing
 from conformance.certification import report_html
 from conformance.certification import report_md
@@ -75,7 +76,8 @@ def sha256_file(path: Path) -> str:
 def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Path:
     """Write every bundle file and the manifest into ``out_dir``; return report.json's path.
     ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
-    incremental ``results.jsonl`` and ``run.json`` of a run)."""
+    results log of a run, packed or not (:mod:`conformance.certification.runlog`), and
+    its ``run.json``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     texts = {"report.json": json.dumps(doc, indent=2) + "\n",
@@ -135,16 +137,21 @@ def _check_manifest(path: Path) -> list[str]:
             problems.append(f"{MANIFEST} line {n} names a file outside the bundle: {name!r}")
             continue
         listed.add(name)
-        target = path / name
-        if not target.is_file():
+        try:   # a listed results.jsonl may be stored as results.jsonl.xz (runlog.compress)
+            found = runlog.listed_sha256(path, name)
+        except ValueError as err:
+            problems.append(f"{name} was modified: {err}")
+            continue
+        if found is None:
             problems.append(f"{name} is listed in {MANIFEST} but missing")
-        elif sha256_file(target) != digest:
+        elif found != digest:
             problems.append(f"{name} was modified: its sha256 differs from {MANIFEST}")
     problems += [f"{n} is required but not listed in {MANIFEST}" for n in FILES
                  if n not in listed]
     present = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file())
     problems += [f"{rel} is not listed in {MANIFEST}" for rel in present
-                 if rel not in (MANIFEST, signing.SIGNATURE) and rel not in listed]
+                 if rel not in (MANIFEST, signing.SIGNATURE) and rel not in listed
+                 and runlog.stands_for(path, rel) not in listed]
     return problems
 
 

@@ -6,7 +6,8 @@ of a shard run; :func:`merge` checks that they can be merged
 (:func:`conformance.certification.merge_check.problems`) and writes the merged bundle:
 ``report.json`` (verdict recomputed from the union of the parts' results; the parts
 recorded under ``merge``), ``report.md``, ``report.html``, ``junit.xml``, ``repro/``,
-``results.jsonl`` (the parts' logs, one after the other) and ``parts/<k>/`` (the
+``results.jsonl.xz`` (the parts' logs, one after the other, packed by
+:mod:`conformance.certification.runlog`) and ``parts/<k>/`` (the
 part's ``report.json``, ``MANIFEST.sha256`` and signature, if any), all listed in
 ``MANIFEST.sha256``. ``verify`` then re-checks the parts it embeds
 (:func:`conformance.certification.merge_check.verify_embedded`).
@@ -21,10 +22,10 @@ from typing import Any
 from conformance.certification import bundle
 from conformance.certification import merge_check
 from conformance.certification import reportfile
+from conformance.certification import runlog
 from conformance.certification import signing
 
 _PART_FILES = ("report.json", signing.MANIFEST, signing.SIGNATURE)
-_LOG = "results.jsonl"
 
 
 class MergeError(Exception):
@@ -102,11 +103,12 @@ def merge(paths: list[Path], docs: list[dict[str, Any]], out: Path, command: str
                       "signed": (out / rel / signing.SIGNATURE).is_file(),
                       "started_utc": doc["started_utc"], "duration_s": doc["duration_s"],
                       "collected": doc["summary"]["collected"], "verdict": doc["verdict"]})
-    logs = [Path(p) / _LOG for p in paths]
-    if all(log.is_file() for log in logs):
-        with open(out / _LOG, "wb") as target:
-            for log in logs:
-                target.write(log.read_bytes())
-        extra.append(_LOG)
+    logs = [runlog.locate(p) for p in paths]
+    if all(logs):
+        try:
+            runlog.write_packed((r for log in logs for r in runlog.records(log)), out)
+        except (OSError, ValueError) as err:
+            raise MergeError(f"the parts' results logs cannot be merged: {err}", 3) from None
+        extra.append(runlog.PACKED)
     doc = merge_check.combine(docs, parts, command)
     return doc, bundle.write(doc, out, extra=tuple(extra))

@@ -151,6 +151,7 @@ class Recorder:
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
         doc.update(sharding.section(config))
+        results_log.pack(Path(out))
         state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:

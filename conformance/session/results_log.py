@@ -10,7 +10,10 @@ start time, collected count and Hypothesis settings.
 If the controller dies before it writes the report (SIGKILL, OOM kill, a crash),
 :func:`finalize` (``pjrt-conformance finalize DIR``) builds the bundle from those two
 files: verdict ``incomplete``, every test that finished kept, a test in flight not
-counted. The manifest lists both files, so ``verify`` checks them too.
+counted. The manifest lists both files, so ``verify`` checks them too. When the bundle
+is written (here and at the end of a run) the log is packed: slimmed and xz-compressed
+to ``results.jsonl.xz`` (:mod:`conformance.certification.runlog`, the one module that
+reads and writes the log file).
 """
 
 from __future__ import annotations
@@ -23,9 +26,12 @@ from typing import Any
 
 import pytest
 
-LOG_FILE, RUN_FILE = "results.jsonl", "run.json"
-#: Files of the bundle beyond :data:`conformance.certification.bundle.FILES`.
-EXTRA = (LOG_FILE, RUN_FILE)
+from conformance.certification import runlog
+
+LOG_FILE, RUN_FILE = runlog.LOG, "run.json"
+#: Files of the bundle beyond :data:`conformance.certification.bundle.FILES` (the log is
+#: packed once the bundle is written; a log that could not be packed stays plain).
+EXTRA = (LOG_FILE, runlog.PACKED, RUN_FILE)
 #: The pytest options (``dest`` names) that :func:`finalize` needs again.
 _OPTIONS = ("platform", "cpu_devices", "num_processes", "profile", "declare", "declare_file",
             "waivers", "known_failures", "plugin_library", "plugin_options", "expect_platform",
@@ -67,20 +73,23 @@ def note_collected(config: pytest.Config, collected: int) -> None:
 
 
 def read_reports(path: Path) -> list[pytest.TestReport]:
-    """The test reports of a ``results.jsonl``; a last line cut off by a kill is skipped.
-    Raises ValueError naming the line for any other line that is not JSON."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    reports = []
-    for n, line in enumerate(lines, 1):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as err:
-            if n == len(lines):
-                break
-            raise ValueError(f"{path} line {n}: not JSON ({err})") from None
-        if isinstance(data, dict) and data.get("$report_type") == "TestReport":
-            reports.append(pytest.TestReport._from_json(data))
-    return reports
+    """The test reports of a results log (plain ``results.jsonl`` or packed); a last line
+    cut off by a kill is skipped. Raises ValueError naming the line for any other line
+    that is not JSON, OSError for an unreadable file."""
+    return [pytest.TestReport._from_json(data) for data in runlog.records(path)
+            if isinstance(data, dict) and data.get("$report_type") == "TestReport"]
+
+
+def pack(out: Path) -> Path | None:
+    """Pack the results log of the run directory ``out`` before its bundle is written
+    (:func:`conformance.certification.runlog.pack`); return the packed path, or None
+    when there is no plain log or it could not be packed (it then stays, plain, in the
+    bundle: a bundle is never lost to packing)."""
+    try:
+        return runlog.pack(out)
+    except (OSError, ValueError) as err:
+        print(f"pjrt-conformance: {out / LOG_FILE} kept unpacked: {err}", file=sys.stderr)
+        return None
 
 
 class _Saved:
@@ -95,8 +104,9 @@ class _Saved:
 
 def finalize(out: Path, why: str = "the run ended before it wrote its report"
              ) -> tuple[dict[str, Any], Path]:
-    """Build the ``incomplete`` bundle of ``out`` from its ``results.jsonl`` and ``run.json``
-    (see the module docstring); return (report document, path of report.json).
+    """Build the ``incomplete`` bundle of ``out`` from its results log and ``run.json``
+    (see the module docstring), the log packed; return (report document, path of
+    report.json).
 
     Raises ValueError naming the file for a missing or malformed ``run.json`` or
     ``results.jsonl``, and for a directory that already holds a report.json.
@@ -112,7 +122,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     try:
         facts = json.loads((out / RUN_FILE).read_text())
         opts = facts["options"]
-        reports = read_reports(out / LOG_FILE)
+        log = runlog.resolve(out / LOG_FILE)
+        reports = read_reports(log)
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{out}: not the output directory of a run ({err})") from None
     spec = backend.BackendSpec(platform=opts["platform"], cpu_devices=opts["cpu_devices"])
@@ -122,8 +133,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
         state.collector.add(rep)
     state.collector.match_known(state.known, state.platform, state.plugin_library)
     started = datetime.datetime.fromisoformat(facts["started_utc"])
-    ended = datetime.datetime.fromtimestamp((out / LOG_FILE).stat().st_mtime,
-                                            datetime.timezone.utc)
+    ended = datetime.datetime.fromtimestamp(log.stat().st_mtime, datetime.timezone.utc)
     head = report.header(platform=state.platform, platform_info={}, known=state.known,
                          argv=facts["argv"], cpu_devices=state.cpu_devices,
                          num_processes=opts["num_processes"],
@@ -136,4 +146,5 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
                        header=head, profile=state.profile, declared=tuple(state.declared),
                        waivers=tuple(state.waivers), interrupted=why,
                        device_count=state.cpu_devices if state.platform == "cpu" else 1)
+    pack(out)
     return doc, bundle.write(doc, out, extra=EXTRA)

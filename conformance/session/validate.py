@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 #: Free bytes the report directory's file system must have (a CPU bundle with its
-#: results.jsonl is about 15 MB).
+#: results.jsonl is about 15 MB while the run writes it).
 MIN_FREE_BYTES = 64 * 2**20
 #: Largest ``--cpu-devices``: more devices than this is not a test of anything real,
 #: and 100000 made jaxlib hang for minutes before aborting.
@@ -43,7 +43,7 @@ MAX_CPU_DEVICES = 1024
 MAX_PROCESSES = 64
 #: Files of an earlier bundle that ``force`` removes (nothing else is ever removed).
 BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "MANIFEST.sha256",
-                "MANIFEST.sha256.sig", "results.jsonl", "run.json")
+                "MANIFEST.sha256.sig", "results.jsonl", "results.jsonl.xz", "run.json")
 #: The directory of an earlier bundle's standalone reproductions (``repro/*.py``, README).
 REPRO_DIR = "repro"
 #: Create options of plugins whose options are known: library file name -> option ->
