@@ -73,6 +73,22 @@ def sha256_file(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def json_text(doc: dict[str, Any]) -> str:
+    """report.json's text: compact JSON, one top-level key per line and one item per line
+    of each list (``results``, ``failures``, ...), so a bundle stays small (no indentation:
+    report.json of a CPU run is 0.7 MB instead of 1.2 MB) and a diff of two reports still
+    shows one changed result per line."""
+    compact = dict(separators=(",", ":"), ensure_ascii=False)
+    lines = []
+    for key, value in doc.items():
+        if isinstance(value, list) and value:
+            items = ",\n ".join(json.dumps(x, **compact) for x in value)
+            lines.append(f"{json.dumps(key)}:[\n {items}]")
+        else:
+            lines.append(f"{json.dumps(key)}:{json.dumps(value, **compact)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Path:
     """Write every bundle file and the manifest into ``out_dir``; return report.json's path.
     ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
@@ -80,7 +96,7 @@ def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Pa
     its ``run.json``)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    texts = {"report.json": json.dumps(doc, indent=2) + "\n",
+    texts = {"report.json": json_text(doc),
              "report.md": report_md.render(doc),
              "report.html": report_html.render(doc),
              "junit.xml": render_junit(doc)}
