@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import strategies as hh
+from conformance.session import hypothesis_profiles
 
 
 def test_boundary_sizes_straddle_every_block_and_are_all_pinned():
@@ -19,6 +20,7 @@ def test_boundary_sizes_straddle_every_block_and_are_all_pinned():
 
 
 def test_element_budget_follows_the_hypothesis_profile():
+    hypothesis_profiles.register(explicit=True)  # the suite's plugin does, in a suite run only
     current = hh.profile_name()
     try:
         hypothesis.settings.load_profile("nightly")
@@ -53,7 +55,9 @@ def test_axis_sizes_reach_the_boundaries_and_validate():
         hh.long_axis_shapes(0)
 
 
-@settings(max_examples=20, database=None)
+# too_slow and no deadline: large arrays drawn on a loaded machine (as the suite's ci profile).
+@settings(max_examples=20, database=None, deadline=None,
+          suppress_health_check=[hypothesis.HealthCheck.too_slow])
 @given(data=st.data())
 def test_seeded_arrays_respect_dtype_range_and_shape(data):
     for name, lo, hi in (("bfloat16", -2.0, 3.0), ("int8", -1000, 1000), ("complex64", -1, 1)):
