@@ -128,10 +128,12 @@ def _configure_suite(config: pytest.Config) -> None:
     else:
         from conformance.processes import preflight
 
-        problem = preflight.check(spec)
+        problem, state.platform_info = preflight.describe(spec)
         if problem is not None:
             raise pytest.UsageError(problem if problem.startswith("--") else
                                     f"--platform={spec.platform}: {problem}")
+    if merging:
+        results_log.note_platform(config, state.platform_info)
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
     from conformance.session import suite_hooks
