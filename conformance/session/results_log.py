@@ -141,7 +141,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
         facts = jsontext.loads((out / RUN_FILE).read_text())
         opts = facts["options"]
         platform_info = platform_of(facts)
-        reports = read_reports(out / LOG_FILE)
+        # No log: the run died before its first phase report (nothing finished).
+        reports = read_reports(out / LOG_FILE) if (out / LOG_FILE).exists() else []
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise ValueError(f"{out}: not the output directory of a run "
                          f"({_one_line(err)})") from None
@@ -152,8 +153,9 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
         state.collector.add(rep)
     state.collector.match_known(state.known, state.platform, state.plugin_library)
     started = datetime.datetime.fromisoformat(facts["started_utc"])
-    ended = datetime.datetime.fromtimestamp((out / LOG_FILE).stat().st_mtime,
-                                            datetime.timezone.utc)
+    ended = datetime.datetime.fromtimestamp(
+        max(p.stat().st_mtime for p in (out / LOG_FILE, out / RUN_FILE) if p.exists()),
+        datetime.timezone.utc)
     head = report.header(platform=state.platform, platform_info=platform_info,
                          known=state.known,
                          argv=facts["argv"], cpu_devices=state.cpu_devices,
