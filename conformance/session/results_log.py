@@ -69,6 +69,32 @@ def note_collected(config: pytest.Config, collected: int) -> None:
         (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
 
 
+def discard_unstarted(out: Path, *, remove_dir: bool = False) -> bool:
+    """Remove what a run that ended before its first test report left in ``out`` (its
+    ``run.json`` and an empty ``results.jsonl``; ``out`` itself when that empties it and
+    ``remove_dir``: the run made it), so
+    that the same command can run again; True if something was removed. A directory
+    that holds a test report or a bundle is left as it is (``finalize`` builds on it)."""
+    out = Path(out)
+    log, run = out / LOG_FILE, out / RUN_FILE
+    if not out.is_dir() or (out / "report.json").exists():
+        return False
+    try:
+        if log.exists() and read_reports(log):
+            return False
+    except (OSError, ValueError):
+        return False
+    removed = False
+    for path in (run, log):
+        if path.is_file():
+            path.unlink()
+            removed = True
+    if remove_dir and not any(out.iterdir()):
+        out.rmdir()
+        removed = True
+    return removed
+
+
 def note_platform(config: pytest.Config, info: dict[str, Any]) -> None:
     """Record the platform facts of the opened client (``info``: what
     :func:`conformance.session.backend.describe` gave, ``{}`` if nothing) in ``run.json``,
