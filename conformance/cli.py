@@ -63,6 +63,7 @@ from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import invocation
 from conformance.session import options
+from conformance.session import results_log
 from conformance.session import validate
 from conformance.session import sharding
 from conformance.session import state as session_state
@@ -199,6 +200,7 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
 
 def run(ns: argparse.Namespace) -> int:
     output = ns.output or default_output(ns.platform)
+    existed = output.exists()
     if ns.random_seed and any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
         print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
               file=sys.stderr)
@@ -227,6 +229,8 @@ def run(ns: argparse.Namespace) -> int:
     written = _Written()
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     doc = written.doc
+    if doc is None:   # nothing to keep: the same command may run again
+        results_log.discard_unstarted(output, remove_dir=not existed)
     if rc == pytest.ExitCode.INTERRUPTED and doc is None:
         print("pjrt-conformance: cancelled before the first result", file=sys.stderr)
         return EXIT_INCOMPLETE

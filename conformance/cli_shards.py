@@ -8,7 +8,8 @@ one bundle whose verdict is recomputed from the union of their results
 (:mod:`conformance.certification.merge`); ``verify`` re-checks its parts. Exit 0
 written, 2 usage error (fewer than 2 parts, a path that does not exist, parts that
 overlap, miss a shard or disagree on suite, profile, platform, plugin or environment,
-a bad --output or --sign-key), 3 a part that is not an intact bundle or is malformed.
+a bad --output or --sign-key, an --output that is one of the parts, inside one or holds
+one: merge never writes into its inputs), 3 a part that is not an intact bundle or is malformed.
 Every error is one line naming the part.
 
 ``durations`` writes the per-test durations that balance ``--shard`` (pytest-split's
@@ -63,6 +64,7 @@ def merge(ns: argparse.Namespace) -> int:
     if ns.sign_key is not None and not ns.sign_key.is_file():
         return _fail("merge", f"--sign-key: {ns.sign_key} does not exist or is not a file")
     try:
+        merging.check_output(ns.output, ns.parts)
         docs = merging.load_parts(ns.parts)   # checked before --output is touched
         merging.check(docs)
         if ns.force:

@@ -95,6 +95,75 @@ def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkey
         _statuses(doc)
 
 
+_KILLED_ONCE = """
+import ctypes, os, pathlib, time
+import pytest
+@pytest.mark.parametrize("i", range(4))
+def test_before(i):
+    pass
+def test_victim():
+    pid = pathlib.Path(os.environ["PJRT_TEST_PID_FILE"])
+    if os.environ.get("PJRT_TEST_DEATH") == "always" or not pid.exists():
+        pid.write_text(str(os.getpid()))
+        if os.environ.get("PJRT_TEST_DEATH") == "segfault":
+            ctypes.string_at(0)
+        time.sleep(300)   # SIGKILLed from outside (as the OOM killer does)
+@pytest.mark.parametrize("i", range(4))
+def test_after(i):
+    pass
+"""
+
+
+def _run_and_kill_the_victims_worker(root, death):
+    """Run ``conformance/test_zzkill.py`` (outside the rootdir, as ``--pyargs conformance``
+    is in ``pjrt-conformance run``: node ids relative to the package, locations relative
+    to the rootdir) on 2 xdist workers with the CLI's re-run; kill the worker process
+    running ``test_victim`` with SIGKILL (``death`` 'once': the re-run passes; 'always':
+    it is killed again) or let it segfault once ('segfault'). Returns the report."""
+    (root / "pkg" / "conformance").mkdir(parents=True)
+    (root / "pkg" / "conformance" / "test_zzkill.py").write_text(_KILLED_ONCE)
+    (root / "run").mkdir()
+    out, pid_file = root / "run" / "out", root / "pid"
+    env = {**os.environ, "PJRT_TEST_PID_FILE": str(pid_file), "PJRT_TEST_DEATH": death}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--platform=cpu", "--cpu-devices=1", "--profile=none",
+         "-p", "no:cacheprovider", "-n", "2", *cli._RERUN, f"--rootdir={root / 'run'}",
+         f"--report-dir={out}", str(root / "pkg" / "conformance")],
+        cwd=root / "run", env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True)
+    try:
+        killed = set()
+        while death != "segfault" and proc.poll() is None and len(killed) < (
+                2 if death == "always" else 1):
+            if pid_file.exists() and pid_file.read_text() and \
+                    int(pid_file.read_text()) not in killed:
+                killed.add(int(pid_file.read_text()))
+                time.sleep(0.5)
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+            time.sleep(0.1)
+        output = proc.communicate(timeout=240)[0]
+    finally:
+        proc.kill()
+    assert "crashed while running 'test_zzkill.py::test_victim'" in output, output[-3000:]
+    check = bundle.verify(out)
+    assert check.valid, check.problems
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("death, status", [("once", "flaky"), ("segfault", "flaky"),
+                                           ("always", "crash")])
+def test_a_killed_worker_is_never_a_pass(tmp_path, death, status):
+    """Issue 27 item 1: a test whose worker died is ``crash``, ``flaky`` if its re-run
+    passes; never ``pass``, whatever killed the worker; recorded under the test's own
+    id, once (pytest-xdist's crash report located it by its package-relative file part,
+    so the crash and the passing re-run were two different ids)."""
+    doc = _run_and_kill_the_victims_worker(tmp_path, death)
+    victims = [r for r in doc["results"] if "test_victim" in r["nodeid"]]
+    assert [(r["nodeid"], r["status"]) for r in victims] == [
+        ("conformance/test_zzkill.py::test_victim", status)]
+    assert doc["verdict"] == "not certified" and doc["summary"]["reported"] == 9
+
+
 def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
     monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
     pytester.makepyfile(test_slow=_SLOW)

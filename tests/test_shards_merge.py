@@ -123,6 +123,24 @@ def test_overlapping_missing_and_too_few_parts_are_refused(capsys, tmp_path, run
     assert proc.returncode == 2 and "part 2 (shard ?/?): not a shard run" in _one_line(proc)
 
 
+@pytest.mark.parametrize("where", ["part", "inside", "nested-new", "parent"])
+def test_merge_never_writes_into_or_over_its_inputs(capsys, tmp_path, runs, where):
+    """Issue 27: ``--output A --force`` deleted part A, then failed; ``--output B/nested``
+    corrupted B. An output that is a part, lies inside one or holds one is refused (2),
+    one line, and every part stays intact."""
+    parts = [tmp_path / f"s{i}" for i in range(1, COUNT + 1)]
+    for src, copy in zip(_parts(runs), parts):
+        shutil.copytree(src, copy)
+    out = {"part": parts[0], "inside": parts[1] / "repro", "nested-new": parts[1] / "nested",
+           "parent": tmp_path}[where]
+    proc = main(capsys, "merge", *parts, "--output", out, "--force")
+    assert proc.returncode == 2 and "merge never writes" in _one_line(proc)
+    assert not (parts[1] / "nested").exists()
+    for part in parts:
+        check = bundle.verify(part)
+        assert check.valid, (part, check.problems)
+
+
 def _edited(tmp_path, src, fn, name="edited"):
     copy = tmp_path / name
     shutil.copytree(src, copy)

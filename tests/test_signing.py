@@ -166,3 +166,27 @@ def test_resigning_replaces_a_stale_signature(signed, tmp_path, capsys):
     assert main(capsys, "verify", path, "--key", signed["lab_pub"]).returncode == 3
     assert main(capsys, "sign", path, "--key", signed["lab"]).returncode == 0
     assert main(capsys, "verify", path, "--key", signed["lab_pub"]).returncode == 1
+
+
+@needs_ssh_keygen
+@pytest.mark.parametrize("option", ["--key", "--allowed-signers"])
+@pytest.mark.parametrize("junk", [b"\xff\xfe\x00binary junk\x80" * 20,
+                                  b"ssh-ed25519 AAAAnotbase64!! x\n", b"# only a comment\n\n"])
+def test_a_junk_key_is_blamed_on_the_argument_not_the_bundle(signed, tmp_path, capsys, option,
+                                                              junk):
+    """Issue 27: a junk --key / --allowed-signers was reported as a bundle that is not
+    intact (exit 3, and for an unsigned bundle before the key was even read); it is a
+    usage error (2, one line naming the option), signed bundle or not."""
+    bad = tmp_path / "junk"
+    bad.write_bytes(junk)
+    name = option.lstrip("-").replace("-", "_")
+    mine = crafted(tmp_path, "signed")          # the module's bundle may have lost its .sig
+    signing.sign(mine, signed["lab"])
+    for path in (mine, crafted(tmp_path, "unsigned")):
+        proc = main(capsys, "verify", str(path), option, str(bad))
+        assert proc.returncode == 2, (path, proc.stdout, proc.stderr)
+        assert len(proc.stderr.splitlines()) == 1 and f"{name}: {bad}" in proc.stderr
+    good = tmp_path / "good"        # the same option with a real key still checks the bundle
+    good.write_text(signed["lab_pub"].read_text() if option == "--key" else
+                    f'lab@example.org {signed["lab_pub"].read_text()}')
+    assert main(capsys, "verify", str(mine), option, str(good)).returncode == 0

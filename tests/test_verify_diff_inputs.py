@@ -74,6 +74,10 @@ MALFORMED = {   # name -> (report.json text or a change of a valid report, reaso
     "suite missing": (_del(["suite"]), "'suite' is a required property"),
     "duplicate ids": (lambda d: d["results"].append(dict(d["results"][0])),
                       "lists conformance/test_a.py::t[1] more than once"),
+    # issue 27: any depth is exit 3 with one line (json.loads raised RecursionError)
+    "nested arrays 100000 deep": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    "nested objects 100000 deep": ('{"a":' * 100_000 + "1" + "}" * 100_000,
+                                   "nested too deeply"),
 }
 
 

@@ -24,6 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance.certification import jsontext
+
 #: Lines of stderr kept as the reason a run gave no bundle.
 ERROR_LINES = 15
 FIELDS = ("backend", "package", "package_version", "library", "command", "exit_code",
@@ -60,7 +62,7 @@ def read(path: Path) -> dict[str, Any]:
     """An ``attempt.json``; ValueError naming the file when it is not a JSON object with
     the fields above."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsontext.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: not a readable attempt record ({err})") from err
     if not isinstance(doc, dict) or set(FIELDS) - set(doc):

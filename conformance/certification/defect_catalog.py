@@ -234,7 +234,7 @@ def shipped_dir() -> Path:
 def load(paths: list[str] | tuple[str, ...] = ()) -> list[Defect]:
     """The catalog of ``paths`` (``--defects`` values: ``shipped`` (the default when
     empty), ``none``, a ``.toml`` file or a directory of them). ValueError for a missing
-    path, a malformed file or an id listed twice."""
+    path, a directory without a ``.toml`` file, a malformed file or an id listed twice."""
     paths = list(paths) or [SHIPPED]
     if "none" in paths:
         if len(paths) > 1:
@@ -244,7 +244,11 @@ def load(paths: list[str] | tuple[str, ...] = ()) -> list[Defect]:
     for p in paths:
         path = shipped_dir() if p == SHIPPED else Path(p)
         if path.is_dir():
-            files += sorted(path.glob("*.toml"))
+            found = sorted(path.glob("*.toml"))
+            if not found:   # never a silent 'none': say so
+                raise ValueError(f"--defects={p}: no .toml catalog file in this directory "
+                                 f"(give 'none' to run without the catalog)")
+            files += found
         elif path.is_file():
             files.append(path)
         else:

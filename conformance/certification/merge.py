@@ -37,6 +37,22 @@ class MergeError(Exception):
         self.exit_code = exit_code
 
 
+def check_output(out: Path, paths: list[Path]) -> None:
+    """Raise MergeError (2) when the merged bundle ``out`` would be written into, under or
+    over one of the parts ``paths`` (the same directory, a directory inside one, or one
+    that holds one: ``--force`` would replace it); symlinks are resolved."""
+    target = Path(out).resolve()
+    for k, path in enumerate(paths, 1):
+        part = Path(path).resolve()
+        if target == part or part in target.parents:
+            raise MergeError(f"--output {out} is {'part' if target == part else 'inside part'}"
+                             f" {k} ({path}); merge never writes into its inputs: give a new "
+                             "directory", 2)
+        if target in part.parents:
+            raise MergeError(f"--output {out} holds part {k} ({path}); merge never writes "
+                             "over its inputs: give a new directory", 2)
+
+
 def load_parts(paths: list[Path]) -> list[dict[str, Any]]:
     """The report.json of each part, in order. Raises MergeError: fewer than 2 parts or
     a path that does not exist (2); not a bundle, not intact or malformed (3)."""

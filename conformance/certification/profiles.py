@@ -20,6 +20,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from conformance.certification import jsontext
+
 #: Capability modules a vendor can declare (DESIGN.md "Certification model").
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
                 "serialization", "custom_calls", "multi_device", "collectives", "multi_process",
@@ -124,7 +126,7 @@ def load(name: str) -> Profile:
             raise ValueError(f"--profile: unknown profile {name!r}; shipped: {shipped} "
                              "(or a path to a profile .json, or 'none')") from None
     try:
-        doc = json.loads(text)
+        doc = jsontext.loads(text)
         tests = {str(k): str(v) for k, v in doc["tests"].items()}
         prof_name, version = str(doc["name"]), int(doc["version"])
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as err:

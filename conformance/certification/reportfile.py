@@ -3,8 +3,9 @@
 :func:`load` returns the document only when it is a JSON object of the schema
 (``conformance/schema/report-v2.schema.json``) whose result ids are unique;
 anything else -- a missing or unreadable file, truncated JSON, ``[]``, ``null``,
-a string, a missing key, a wrong type -- raises :class:`MalformedReport` with a
-one-line reason, so that no caller indexes into an unchecked document.
+a string, a missing key, a wrong type, nesting of any depth -- raises
+:class:`MalformedReport` with a one-line reason, so that no caller indexes into an
+unchecked document.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 import jsonschema
 
 from conformance.certification.report import SCHEMA_VERSION
+from conformance.certification import jsontext
 
 SCHEMA_FILE = f"report-v{SCHEMA_VERSION}.schema.json"
 _MAX_REASON = 240
@@ -93,8 +95,13 @@ def load(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as err:
         raise MalformedReport(_short(f"{target} is unreadable: {err}")) from err
     try:
-        doc = json.loads(text)
+        doc = jsontext.loads(text)
+    except jsontext.TooDeep:
+        raise MalformedReport(f"{target} is JSON nested too deeply to be a report") from None
     except json.JSONDecodeError as err:
         raise MalformedReport(_short(f"{target} is not valid JSON (truncated?): {err}")) \
             from err
-    return validate(doc, str(target))
+    try:
+        return validate(doc, str(target))
+    except RecursionError:
+        raise MalformedReport(f"{target} is JSON nested too deeply to be a report") from None

@@ -24,6 +24,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from conformance.certification import jsontext
+
 LOG = "results.jsonl"
 PACKED = LOG + ".xz"
 #: xz settings of :func:`pack` and :func:`compress` (deterministic: same bytes in, same out).
@@ -85,7 +87,7 @@ def records(path: Path | str) -> list[Any]:
     found = []
     for n, line in enumerate(lines, 1):
         try:
-            found.append(json.loads(line))
+            found.append(jsontext.loads(line))
         except json.JSONDecodeError as err:
             if n == len(lines):
                 break

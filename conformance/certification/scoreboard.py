@@ -30,6 +30,7 @@ import jinja2
 
 from conformance.certification import verdict
 from conformance.certification import attempt, bundle
+from conformance.certification import jsontext
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
 ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
@@ -137,7 +138,7 @@ def _bundle_row(path: Path) -> tuple[Row, str]:
     """(row, started_utc) of the bundle at ``path``."""
     check = bundle.verify(path)
     try:
-        doc = json.loads((path / "report.json").read_text(encoding="utf-8"))
+        doc = jsontext.loads((path / "report.json").read_text(encoding="utf-8"))
         return _row(path, doc, check.problems), str(doc.get("started_utc", ""))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         first = check.problems[0] if check.problems else f"{type(err).__name__}: {err}"

@@ -29,6 +29,7 @@ from typing import Any
 from pytest_split.algorithms import Algorithms
 
 from conformance.certification import provenance
+from conformance.certification import jsontext
 
 #: pytest-split's algorithm that balances summed durations (greedy, longest test first).
 ALGORITHM = "least_duration"
@@ -84,7 +85,7 @@ def load_durations(path: Path | str) -> dict[str, float]:
     Raises ValueError naming ``path`` when the file is missing, not JSON, or holds
     anything else."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsontext.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"--shard-durations {path}: {err}") from None
     if not isinstance(doc, dict):
@@ -172,7 +173,7 @@ def durations_from_log(lines: Iterable[str]) -> dict[str, float]:
         if not line.strip():
             continue
         try:
-            rep = json.loads(line)
+            rep = jsontext.loads(line)
         except json.JSONDecodeError as err:
             raise ValueError(f"line {n} is not JSON: {err}") from None
         if not isinstance(rep, dict) or rep.get("$report_type") != "TestReport":

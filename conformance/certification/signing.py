@@ -132,6 +132,7 @@ def check(bundle_dir: Path, *, key: Path | None = None, allowed_signers: Path | 
     if not trust.is_file():
         raise FileNotFoundError(f"{'key' if key else 'allowed_signers'}: {trust} does not "
                                 "exist or is not a file")
+    _check_trust(trust, "key" if key is not None else "allowed_signers")
     bundle_dir = Path(bundle_dir)
     sig, manifest = bundle_dir / SIGNATURE, bundle_dir / MANIFEST
     if not sig.is_file():
@@ -142,12 +143,6 @@ def check(bundle_dir: Path, *, key: Path | None = None, allowed_signers: Path | 
     with tempfile.TemporaryDirectory() as tmp:
         if key is not None:
             fields = trust.read_text(errors="replace").split()
-            if fields[:1] == ["-----BEGIN"]:
-                raise ValueError(f"key: {trust} is a private key; give its public key "
-                                 "(the .pub file)")
-            if len(fields) < 2:
-                raise ValueError(f"key: {trust} is not an OpenSSH public key "
-                                 "('<type> <base64> [comment]')")
             allowed_signers, identity = Path(tmp) / "allowed_signers", "key"
             allowed_signers.write_text(f'key namespaces="{NAMESPACE}" {fields[0]} '
                                        f"{fields[1]}\n")
@@ -162,6 +157,48 @@ def check(bundle_dir: Path, *, key: Path | None = None, allowed_signers: Path | 
                 return SignatureCheck("verified", f"signed by {who}: {_one_line(proc)}")
     return SignatureCheck("bad", f"{SIGNATURE} does not verify with "
                           f"{'key ' + str(trust) if key else str(trust)}: {_one_line(proc)}")
+
+
+def _public_key(fields: list[str]) -> bool:
+    """``fields`` begin with an OpenSSH public key (``<type> <base64>``) that ssh-keygen
+    reads (``ssh-keygen -l``)."""
+    if len(fields) < 2:
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        probe = Path(tmp) / "key.pub"
+        probe.write_text(f"{fields[0]} {fields[1]}\n")
+        return _run(["-l", "-f", str(probe)]).returncode == 0
+
+
+def _check_trust(trust: Path, option: str) -> None:
+    """Raise ValueError (a usage error: the argument, not the bundle, is wrong) unless
+    ``trust`` is an OpenSSH public key (``option`` 'key') or an allowed_signers file with
+    at least one entry whose key ssh-keygen reads (``option`` 'allowed_signers')."""
+    try:
+        text = trust.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{option}: {trust} is not text (binary junk?); give an OpenSSH "
+                         + ("public key (the .pub file)" if option == "key"
+                            else "allowed_signers file")) from None
+    if option == "key":
+        fields = text.split()
+        if fields[:1] == ["-----BEGIN"]:
+            raise ValueError(f"key: {trust} is a private key; give its public key "
+                             "(the .pub file)")
+        if not _public_key(fields):
+            raise ValueError(f"key: {trust} is not an OpenSSH public key "
+                             "('<type> <base64> [comment]')")
+        return
+    for line in text.splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        # principals [options] keytype base64 [comment]: the key follows 1 or 2 fields
+        if any(_public_key(fields[i:]) for i in (1, 2)):
+            return
+    raise ValueError(f"allowed_signers: {trust} has no entry 'principals [options] "
+                     "keytype base64' with a key ssh-keygen reads (see ssh-keygen(1), "
+                     "ALLOWED SIGNERS)")
 
 
 def _principals(allowed_signers: Path, sig: Path) -> list[str]:

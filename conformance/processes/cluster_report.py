@@ -36,6 +36,11 @@ HEADER_KEYS = ("suite", "platform", "requested_platform", "environment", "hypoth
            "started_utc", "duration_s")
 
 
+def global_nodeids() -> set[str]:
+    """The test ids of the global checks (:data:`GLOBAL_NODEID` of each)."""
+    return {GLOBAL_NODEID.format(c.name) for c in mp_checks.GLOBAL}
+
+
 def _result(record: dict[str, Any], failure: dict[str, Any] | None, message: str) -> Result:
     """A :class:`Result` again from its report.json record (and failure entry)."""
     failure = failure or {}

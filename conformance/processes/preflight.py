@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance.processes import runner
 
-_MARK = "PJRT_PREFLIGHT "
+_MARK, _INFO = "PJRT_PREFLIGHT ", "PJRT_PREFLIGHT_INFO "
 _CHILD = f"""
 import json, sys
 from conformance.session import backend
@@ -23,10 +23,14 @@ spec = backend.BackendSpec.from_json(sys.argv[1])
 try:
     spec.run_setup_files()
     spec.configure()
-    spec.open()
+    client = spec.open()
 except Exception as err:
     print({_MARK!r} + json.dumps(str(err)), flush=True)
     sys.exit(3)
+try:
+    print({_INFO!r} + json.dumps(backend.describe(client, spec)), flush=True)
+except Exception:
+    pass
 """
 
 
@@ -35,7 +39,26 @@ def check(spec: Any, timeout: float = 300.0) -> str | None:
     :class:`conformance.session.backend.BackendSpec`) opens in a child process within
     ``timeout`` seconds; otherwise one line saying why not (its error, the signal that
     killed it, or the timeout)."""
+    return describe(spec, timeout)[0]
+
+
+def describe(spec: Any, timeout: float = 300.0) -> tuple[str | None, dict[str, Any]]:
+    """(:func:`check`'s answer, the platform facts of the opened client:
+    :func:`conformance.session.backend.describe`, ``{}`` when it did not open or could
+    not say). The facts let a run that loses its workers (cancelled, killed) still record
+    its device count, which the expected test count of its profile depends on."""
     child = runner.run_python(_CHILD, [spec.to_json()], timeout=timeout)
+    info: dict[str, Any] = {}
+    for line in child.stdout.splitlines():
+        if line.startswith(_INFO):
+            try:
+                info = json.loads(line[len(_INFO):])
+            except ValueError:
+                info = {}
+    return _problem(child, timeout), info if isinstance(info, dict) else {}
+
+
+def _problem(child: Any, timeout: float) -> str | None:
     for line in child.stdout.splitlines():
         if line.startswith(_MARK):
             return json.loads(line[len(_MARK):]).replace("\n", " ")

@@ -19,6 +19,15 @@ from conformance.session import state as session_state
 from runtime import plugin_support
 
 
+def offline_sources(results: list[Any]) -> list[attribution.Source]:
+    """The sources that need no backend: the defect catalog (the ``known_entry`` of each
+    of ``results``, its lowering defects first) and the framework's own account of a
+    target it could not give a plugin client."""
+    entries = {r.nodeid: r.known_entry for r in results if r.known_entry is not None}
+    return [attribution.catalog_source(entries), attribution.lowering_source(entries),
+            attribution.registration_source(plugin_support.FRAMEWORK_MARKER)]
+
+
 def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Source]:
     """The defect catalog; the framework's own account of a target it could not give
     a plugin client (:func:`attribution.registration_source`); the re-run below the framework through the PJRT C API
@@ -27,9 +36,7 @@ def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Sourc
     test is not the reference (it re-runs the failing ``results`` in a child process,
     bounded by ``--reference-timeout`` seconds)."""
     state = session_state.of(config)
-    entries = {r.nodeid: r.known_entry for r in results if r.known_entry is not None}
-    found = [attribution.catalog_source(entries), attribution.lowering_source(entries)]
-    found.append(attribution.registration_source(plugin_support.FRAMEWORK_MARKER))
+    found = offline_sources(results)
     header = {"platform": state.platform_info}
     if capi.plugin_of(header) is not None:
         found.append(attribution.Source("capi", attribution.CAPI, capi.hook(header)))

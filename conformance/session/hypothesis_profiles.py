@@ -26,9 +26,18 @@ PROFILES = {
 DEFAULT_PROFILE = "ci"
 
 
-def register(explicit: bool) -> None:
-    """Register :data:`PROFILES`; load ``ci`` unless a profile was chosen (``explicit``)."""
+def register(explicit: bool | str | None) -> None:
+    """Register :data:`PROFILES`; load ``ci`` unless a profile was chosen (``explicit``:
+    its name, or True). Raises ValueError naming ``--hypothesis-profile`` and the
+    registered profiles when the chosen name is not one (Hypothesis' own plugin would
+    raise InvalidArgument from pytest_configure: an INTERNALERROR)."""
     for name, kwargs in PROFILES.items():
         hypothesis.settings.register_profile(name, **kwargs)
     if not explicit:
         hypothesis.settings.load_profile(DEFAULT_PROFILE)
+    elif isinstance(explicit, str):
+        try:
+            hypothesis.settings.get_profile(explicit)
+        except hypothesis.errors.InvalidArgument:
+            raise ValueError(f"--hypothesis-profile={explicit}: no such Hypothesis profile; "
+                             f"the suite's: {', '.join(PROFILES)}") from None

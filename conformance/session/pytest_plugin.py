@@ -86,7 +86,10 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.session import state as session_state
     from runtime import xla_client
 
-    hypothesis_profiles.register(explicit=bool(config.getoption("hypothesis_profile", None)))
+    try:
+        hypothesis_profiles.register(explicit=config.getoption("hypothesis_profile", None))
+    except ValueError as err:
+        raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")
     config.addinivalue_line("markers", "capability(name): test needs a capability module")
     config.addinivalue_line("markers", "informational: the result never blocks certification "
@@ -100,7 +103,6 @@ def _configure_suite(config: pytest.Config) -> None:
                                   force=config.getoption("force_report_dir"))
         if getattr(config.option, "report_log", None) is None:  # pytest-reportlog
             config.option.report_log = str(out / results_log.LOG_FILE)
-        results_log.start(config)
     lifetime.on_configure(config, merging=merging)
     device_memory.share_device_memory(config.getoption("platform"))
     try:
@@ -128,10 +130,13 @@ def _configure_suite(config: pytest.Config) -> None:
     else:
         from conformance.processes import preflight
 
-        problem = preflight.check(spec)
+        problem, state.platform_info = preflight.describe(spec)
         if problem is not None:
             raise pytest.UsageError(problem if problem.startswith("--") else
                                     f"--platform={spec.platform}: {problem}")
+    if merging:   # every check passed: from here on the run is one to finalize
+        results_log.start(config)
+        results_log.note_platform(config, state.platform_info)
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
     from conformance.session import suite_hooks

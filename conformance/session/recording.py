@@ -29,6 +29,7 @@ from conformance.certification import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
 from conformance.certification import verdict
+from conformance.session import crash_location
 from conformance.session import evidence
 from conformance.session import outcomes
 from conformance.session import results_log
@@ -70,6 +71,7 @@ class Recorder:
         self.worker = hasattr(config, "workerinput")  # a pytest-xdist worker
         self.coverage: dict[str, Any] = {}  # op -> dtype -> counts (coverage.add)
         self.declined: dict[str, str] = {}  # op -> not_supported message
+        self.locations = crash_location.Locations(config)  # for pytest-xdist crash reports
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[Any]):
@@ -86,8 +88,18 @@ class Recorder:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport,
                                sched: Any) -> None:
-        """pytest-xdist: the worker running ``crashitem`` died; its report is a crash."""
+        """pytest-xdist: the worker running ``crashitem`` died (a segfault, SIGKILL, the
+        OOM killer); its report is a crash, located in the test's file so that the crash
+        (and a re-run, ``flaky`` at best) keeps the test's own id
+        (:mod:`conformance.session.crash_location`)."""
+        report.location = self.locations.of(report.nodeid)
         report.user_properties.append((records.OUTCOME_PROPERTY, {"status": "crash"}))
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple[str, int | None, str]
+                                ) -> None:
+        """Where each test's file is (pytest-xdist forwards this from its workers)."""
+        if not self.worker:
+            self.locations.note(nodeid, location)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect every phase report where the results are merged (not in workers)."""

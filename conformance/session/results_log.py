@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conformance.certification import jsontext
 from conformance.certification import runlog
 
 LOG_FILE, RUN_FILE = runlog.LOG, "run.json"
@@ -72,6 +74,57 @@ def note_collected(config: pytest.Config, collected: int) -> None:
         (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
 
 
+def discard_unstarted(out: Path, *, remove_dir: bool = False) -> bool:
+    """Remove what a run that ended before its first test report left in ``out`` (its
+    ``run.json`` and an empty ``results.jsonl``; ``out`` itself when that empties it and
+    ``remove_dir``: the run made it), so
+    that the same command can run again; True if something was removed. A directory
+    that holds a test report or a bundle is left as it is (``finalize`` builds on it)."""
+    out = Path(out)
+    log, run = out / LOG_FILE, out / RUN_FILE
+    if not out.is_dir() or (out / "report.json").exists():
+        return False
+    try:
+        if log.exists() and read_reports(log):
+            return False
+    except (OSError, ValueError):
+        return False
+    removed = False
+    for path in (run, log):
+        if path.is_file():
+            path.unlink()
+            removed = True
+    if remove_dir and not any(out.iterdir()):
+        out.rmdir()
+        removed = True
+    return removed
+
+
+def note_platform(config: pytest.Config, info: dict[str, Any]) -> None:
+    """Record the platform facts of the opened client (``info``: what
+    :func:`conformance.session.backend.describe` gave, ``{}`` if nothing) in ``run.json``,
+    so that :func:`finalize` states the device count the run's expected counts used."""
+    out = _out(config)
+    if out is None or not info or not (out / RUN_FILE).is_file():
+        return
+    facts = json.loads((out / RUN_FILE).read_text())
+    facts["platform_info"] = info
+    (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+
+
+def platform_of(facts: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``platform`` for a run of ``run.json`` ``facts``: the recorded facts
+    of its client, else the name and the device count the options imply (``--cpu-devices``
+    on the CPU, 1 elsewhere: what a report without the facts is checked against)."""
+    opts = facts["options"]
+    info = facts.get("platform_info")
+    if isinstance(info, dict) and isinstance(info.get("local_device_count"), int) \
+            and isinstance(info.get("name"), str):
+        return info
+    count = opts["cpu_devices"] if opts["platform"] == "cpu" else 1
+    return {"name": opts["platform"], "local_device_count": int(count)}
+
+
 def read_reports(path: Path) -> list[pytest.TestReport]:
     """The test reports of a results log (plain ``results.jsonl`` or packed); a last line
     cut off by a kill is skipped. Raises ValueError naming the line for any other line
@@ -111,21 +164,24 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     Raises ValueError naming the file for a missing or malformed ``run.json`` or
     ``results.jsonl``, and for a directory that already holds a report.json.
     """
-    from conformance.certification import bundle, report
-    from conformance.session import backend
+    from conformance.certification import attribution, bundle, report
+    from conformance.session import backend, evidence
     from conformance.session.state import SessionState
 
     out = Path(out)
-    if (out / "report.json").exists():
-        raise ValueError(f"{out}: already holds report.json; check it with "
+    if (out / bundle.MANIFEST).exists():   # written last: the bundle was finished
+        raise ValueError(f"{out}: already holds a report bundle; check it with "
                          f"'pjrt-conformance verify {out}'")
     try:
-        facts = json.loads((out / RUN_FILE).read_text())
+        facts = jsontext.loads((out / RUN_FILE).read_text())
         opts = facts["options"]
-        log = runlog.resolve(out / LOG_FILE)
-        reports = read_reports(log)
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{out}: not the output directory of a run ({err})") from None
+        platform_info = platform_of(facts)
+        # No log: the run died before its first phase report (nothing finished).
+        log = runlog.locate(out)
+        reports = read_reports(log) if log is not None else []
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
+        raise ValueError(f"{out}: not the output directory of a run "
+                         f"({_one_line(err)})") from None
     spec = backend.BackendSpec(platform=opts["platform"], cpu_devices=opts["cpu_devices"])
     state = SessionState(_Saved(opts), spec)  # type: ignore[arg-type]
     state.configure_certification()
@@ -133,18 +189,32 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
         state.collector.add(rep)
     state.collector.match_known(state.known, state.platform, state.plugin_library)
     started = datetime.datetime.fromisoformat(facts["started_utc"])
-    ended = datetime.datetime.fromtimestamp(log.stat().st_mtime, datetime.timezone.utc)
-    head = report.header(platform=state.platform, platform_info={}, known=state.known,
+    ended = datetime.datetime.fromtimestamp(
+        max(p.stat().st_mtime for p in (log, out / RUN_FILE) if p is not None and p.exists()),
+        datetime.timezone.utc)
+    head = report.header(platform=state.platform, platform_info=platform_info,
+                         known=state.known,
                          argv=facts["argv"], cpu_devices=state.cpu_devices,
                          num_processes=opts["num_processes"],
                          programs={"compiles": 0, "cache_hits": 0}, started=started,
                          duration_s=max(0.0, (ended - started).total_seconds()))
     if facts.get("hypothesis"):
         head["hypothesis"] = facts["hypothesis"]
+    for name in bundle.FILES:   # a bundle the killed run began to write (no manifest)
+        (out / name).unlink(missing_ok=True)
+    shutil.rmtree(out / "repro", ignore_errors=True)
     results = state.collector.finished_results()
+    # The run's attribution without its re-runs (no backend here): the catalog, the
+    # framework's own account of a target it could not give a plugin client.
+    attribution.attribute(results, evidence.offline_sources(results))
     doc = report.build(results, collected=max(facts["collected"] or 0, len(results)),
                        header=head, profile=state.profile, declared=tuple(state.declared),
                        waivers=tuple(state.waivers), interrupted=why,
-                       device_count=state.cpu_devices if state.platform == "cpu" else 1)
+                       device_count=platform_info["local_device_count"])
     pack(out)
     return doc, bundle.write(doc, out, extra=EXTRA)
+
+
+def _one_line(err: BaseException) -> str:
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text if len(text) <= 240 else text[:237] + "..."
