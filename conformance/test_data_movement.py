@@ -12,7 +12,8 @@ NaNs with payloads (quiet and signaling, both signs), both zeros, subnormals and
 infinities; 8-bit floats all 256 codes, 4-bit types all 16.
 
 Data movement moves bits: the reference does the same movement on the raw bytes in
-NumPy, and every device's result must match it bit for bit (hex bits in the message).
+NumPy (:mod:`conformance.helpers.moved_bytes`), and every device's result must match
+it bit for bit (hex bits in the message).
 No float behaviour applies: flush-to-zero, NaN canonicalization or a quieted NaN in a
 moved element is a wrong result.
 """
@@ -31,6 +32,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import moved_bytes as mb
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
@@ -42,17 +44,6 @@ def _budget() -> int:
     """Elements of one operand: 40K under ``ci`` (37K is the largest boundary pair,
     4097 x 9), 1M under ``nightly``."""
     return hh.element_budget(40_000, 1 << 20)
-
-
-def _bytes(a: np.ndarray) -> np.ndarray:
-    """``a``'s raw bytes with a trailing byte axis: ``a.shape + (itemsize,)`` uint8."""
-    a = np.ascontiguousarray(a)
-    return a.view(np.uint8).reshape(a.shape + (a.dtype.itemsize,))
-
-
-def _from_bytes(b: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """The inverse of :func:`_bytes`: an array of ``dtype`` of shape ``b.shape[:-1]``."""
-    return np.ascontiguousarray(b).view(dtype).reshape(b.shape[:-1])
 
 
 def _operand(data, dt: dh.DType, shape: tuple[int, ...], label: str) -> np.ndarray:
@@ -121,7 +112,7 @@ def test_transpose(program_cache, dt, data):
     perm = tuple(data.draw(st.permutations(identity).filter(lambda p: tuple(p) != identity),
                            label="permutation"))
     x = _operand(data, dt, shape, "x")
-    expected = _from_bytes(np.transpose(_bytes(x), perm + (len(shape),)), dt.dtype)
+    expected = mb.from_bytes(np.transpose(mb.as_bytes(x), perm + (len(shape),)), dt.dtype)
     _run(program_cache, "transpose", _transpose(perm), [x], expected, dt,
          f"transpose({_name(dt, shape)}, permutation={list(perm)})")
 
@@ -141,8 +132,9 @@ def test_broadcast_in_dim(program_cache, dt, data):
     placed = [1] * len(out)
     for d, n in zip(dims, shape):
         placed[d] = n
-    b = _bytes(x).reshape(tuple(placed) + (dt.dtype.itemsize,))
-    expected = _from_bytes(np.broadcast_to(b, tuple(out) + (dt.dtype.itemsize,)), dt.dtype)
+    b = mb.as_bytes(x).reshape(tuple(placed) + (dt.dtype.itemsize,))
+    expected = mb.from_bytes(np.broadcast_to(b, tuple(out) + (dt.dtype.itemsize,)),
+                             dt.dtype)
     _run(program_cache, "broadcast_in_dim", _broadcast(out, dims), [x], expected, dt,
          f"broadcast_in_dim({_name(dt, shape)}, shape={list(out)}, "
          f"broadcast_dimensions={list(dims)})")
@@ -155,7 +147,7 @@ def test_reverse(program_cache, dt, data):
     dims = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1),
                                   label="dimensions")))
     x = _operand(data, dt, shape, "x")
-    expected = _from_bytes(np.flip(_bytes(x), dims), dt.dtype)
+    expected = mb.from_bytes(np.flip(mb.as_bytes(x), dims), dt.dtype)
     _run(program_cache, "reverse", _reverse(dims), [x], expected, dt,
          f"reverse({_name(dt, shape)}, dimensions={list(dims)})")
 
@@ -174,24 +166,10 @@ def test_concatenate(program_cache, dt, data):
         size = data.draw(hh.axis_sizes(max(_budget() // n // rest, 1), min_size=1),
                          label=f"x{i} size along dimension")
         xs.append(_operand(data, dt, shape[:dim] + (size,) + shape[dim + 1:], f"x{i}"))
-    expected = _from_bytes(np.concatenate([_bytes(x) for x in xs], axis=dim), dt.dtype)
+    expected = mb.from_bytes(np.concatenate([mb.as_bytes(x) for x in xs], axis=dim),
+                             dt.dtype)
     _run(program_cache, "concatenate", _concatenate(dim), xs, expected, dt,
          f"concatenate({', '.join(_name(dt, x.shape) for x in xs)}, dimension={dim})")
-
-
-def pad_reference(x: np.ndarray, value: np.ndarray,
-                  config: tuple[tuple[int, int, int], ...]) -> np.ndarray:
-    """StableHLO ``pad`` of ``x`` with the 0-d ``value`` and ``(low, high, interior)``
-    per axis (negative low/high remove elements), moving raw bytes only."""
-    b, v = _bytes(x), _bytes(value)
-    grown = tuple(max(lo, 0) + max(hi, 0) + d + max(d - 1, 0) * i
-                  for d, (lo, hi, i) in zip(x.shape, config))
-    out = np.empty(grown + (x.dtype.itemsize,), np.uint8)
-    out[...] = v
-    out[tuple(slice(max(lo, 0), max(lo, 0) + d + max(d - 1, 0) * i, i + 1)
-              for d, (lo, hi, i) in zip(x.shape, config))] = b
-    crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for n, (lo, hi, _) in zip(grown, config))
-    return _from_bytes(out[crop], x.dtype)
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -210,7 +188,7 @@ def test_pad(program_cache, dt, data):
     config = tuple(config)
     x = _operand(data, dt, shape, "x")
     value = _operand(data, dt, (), "padding value")
-    expected = pad_reference(x, value, config)
+    expected = mb.pad(x, value, config)
     _run(program_cache, "pad", _pad(config), [x, value], expected, dt,
          f"pad({_name(dt, shape)}, {value!r}, (low, high, interior)={list(config)})")
 
@@ -227,7 +205,7 @@ def test_slice(program_cache, dt, data):
         strides.append(data.draw(st.integers(1, 5), label="stride"))
     x = _operand(data, dt, shape, "x")
     cut = tuple(slice(s, e, k) for s, e, k in zip(start, limit, strides))
-    expected = _from_bytes(_bytes(x)[cut], dt.dtype)
+    expected = mb.from_bytes(mb.as_bytes(x)[cut], dt.dtype)
     key = tuple(start), tuple(limit), tuple(strides)
     _run(program_cache, "slice", _slice(*key), [x], expected, dt,
          f"slice({_name(dt, shape)}, start={start}, limit={limit}, strides={strides})")
@@ -249,7 +227,8 @@ def test_reshape(program_cache, dt, data):
     new = data.draw(st.sampled_from([(size,), (a, size // a), (a, b, size // a // b)]),
                     label="new shape")
     x = _operand(data, dt, shape, "x")
-    expected = _from_bytes(_bytes(x).reshape(new + (dt.dtype.itemsize,)), dt.dtype)
+    expected = mb.from_bytes(mb.as_bytes(x).reshape(new + (dt.dtype.itemsize,)),
+                             dt.dtype)
     _run(program_cache, "reshape", _reshape(new), [x], expected, dt,
          f"reshape({_name(dt, shape)}, new_sizes={list(new)})")
 
