@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax import lax
 
@@ -38,6 +38,9 @@ from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
+#: Half the active profile's examples (``ci``: 4): every example compiles a new program
+#: (about 50 ms on XLA:CPU) and the area has 8 ops x 25 dtypes.
+HALF = settings(max_examples=max(settings.default.max_examples // 2, 1))
 
 
 def _budget() -> int:
@@ -105,6 +108,7 @@ def _copy(x):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_transpose(program_cache, dt, data):
     shape = data.draw(hh.grid_shapes(_budget()), label="shape")
@@ -118,6 +122,7 @@ def test_transpose(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_broadcast_in_dim(program_cache, dt, data):
     """A 1-d or 2-d operand into a 2-d or 3-d result: new axes, and operand axes of
@@ -141,6 +146,7 @@ def test_broadcast_in_dim(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_reverse(program_cache, dt, data):
     shape = data.draw(hh.grid_shapes(_budget()), label="shape")
@@ -153,6 +159,7 @@ def test_reverse(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_concatenate(program_cache, dt, data):
     """Two or three operands whose sizes along the dimension differ (drawn by
@@ -173,6 +180,7 @@ def test_concatenate(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_pad(program_cache, dt, data):
     """Edge padding from -2 to 9 (negative: cropping) and interior padding 0 to 2 per
@@ -194,6 +202,7 @@ def test_pad(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_slice(program_cache, dt, data):
     """Start, limit and stride (1 to 5) drawn per axis; never empty."""
@@ -217,6 +226,7 @@ def _divisors(n: int) -> list[int]:
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_reshape(program_cache, dt, data):
     """Into another 1-d, 2-d or 3-d factorization of the element count (row-major)."""
@@ -234,6 +244,7 @@ def test_reshape(program_cache, dt, data):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
+@HALF
 @given(data=st.data())
 def test_copy(program_cache, dt, data):
     shape = data.draw(hh.grid_shapes(_budget()), label="shape")
