@@ -164,6 +164,41 @@ def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
                                          call=f"{call} on {device}")
 
 
+@pytest.mark.parametrize("distribution, dtype", RNG_CASES, ids=[f"{d}-{t}" for d, t in RNG_CASES])
+@given(data=st.data())
+def test_rng_in_replicated_program(program_cache, distribution: str, dtype: str, data) -> None:
+    """``rng`` in one replicated SPMD program over every local device (as ``jax.jit`` runs
+    it on a replicated mesh): each device's result is a valid sample of the distribution
+    (the checks of :func:`test_rng`). The spec leaves the values implementation-defined
+    ("they may or may not be deterministic"), so the replicas need not agree, but no device
+    may return a constant (zeros) instead of a draw."""
+    dt = dh.BY_NAME[dtype]
+    if distribution == "UNIFORM":
+        a = data.draw(st.integers(-50, 50), label="a")
+        b = a + data.draw(st.integers(2, 40), label="b - a")
+    else:
+        a = data.draw(st.integers(-50, 50), label="mu")
+        b = data.draw(st.integers(1, 20), label="sigma")
+    args = [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+    shape = (64, 64)
+    call = f"rng({distribution}) -> {dtype}{list(shape)} with {a}, {b}, replicated"
+    outs, text = programs.run_everywhere(program_cache, f"stablehlo_ops_rng_{distribution}",
+                                         gaps_text.rng(*args, shape, distribution), args, dt,
+                                         call)
+    problems = []
+    for device, got in outs:  # every device checked, so the message names all bad ones
+        try:
+            rng_and_ids.check_rng_sample(got, distribution, a, b, shape, dt.dtype,
+                                         call=f"{call} on {device}")
+        except AssertionError as err:
+            problems.append(f"{str(err).splitlines()[0]}, {np.unique(got).size} distinct "
+                            f"values, first {got.reshape(-1)[0]!r}")
+    with reproduction(call, program=text, inputs=args):
+        if problems:
+            raise AssertionError(f"{len(problems)} of {len(outs)} devices returned no valid "
+                                 f"draw:\n" + "\n".join(problems))
+
+
 
 @pytest.mark.capability("multi_device")
 @pytest.mark.parametrize("dtype", ["int32"], ids=lambda d: f"collective_broadcast-{d}")

@@ -11,17 +11,18 @@ def run_suite(pytester):
     """Run the installed conformance suite in a child pytest against a registered backend:
     a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's conftest.
 
-    Returns (RunResult, report dict).
+    ``devices``: ``--cpu-devices`` of the child. Returns (RunResult, report dict).
     """
     from tests.mutants.runner import CONFTEST
 
     pytester.makeconftest(CONFTEST)
 
-    def run(platform: str, *select: str, expect_platform: str | None = "cpu"):
+    def run(platform: str, *select: str, expect_platform: str | None = "cpu", devices: int = 2):
         out = pytester.path / "report"
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
         result = pytester.runpytest_subprocess(
-            "--pyargs", "conformance", f"--platform={platform}", "--cpu-devices=2", *expect,
+            "--pyargs", "conformance", f"--platform={platform}", f"--cpu-devices={devices}",
+            *expect,
             "--profile=none",
             f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \

@@ -54,10 +54,25 @@ def _comparable_bits(a: np.ndarray) -> np.ndarray:
     return a.copy(order="C").view(dh.uint_view_dtype(a.dtype))
 
 
-def _mismatch_lines(mask: np.ndarray, out: np.ndarray, expected: np.ndarray) -> str:
+def _hex(bits: np.ndarray) -> str:
+    """``bits`` (one element's comparable bits: a scalar, or a complex's (real, imag)
+    pair) as zero-padded hex, ``0x7fc00001`` or ``(0x3f800000, 0x7fa00000)``."""
+    flat = np.asarray(bits).reshape(-1)
+    digits = flat.dtype.itemsize * 2
+    text = [f"0x{int(b):0{digits}x}" for b in flat]
+    return text[0] if len(text) == 1 else f"({', '.join(text)})"
+
+
+def _mismatch_lines(mask: np.ndarray, out: np.ndarray, expected: np.ndarray,
+                    bits: tuple[np.ndarray, np.ndarray] | None = None) -> str:
+    """One line per mismatching element (the first few): index, both values and, with
+    ``bits`` (the comparable bits of out and expected), both bit patterns in hex."""
     idx = np.argwhere(mask)
     lines = [f"  at {tuple(int(i) for i in ix)}: out={out[tuple(ix)]!r}, "
-             f"expected={expected[tuple(ix)]!r}" for ix in idx[:_MAX_REPORTED]]
+             f"expected={expected[tuple(ix)]!r}"
+             + (f" (bits {_hex(bits[0][tuple(ix)])} vs {_hex(bits[1][tuple(ix)])})"
+                if bits is not None else "")
+             for ix in idx[:_MAX_REPORTED]]
     more = f"\n  ... and {len(idx) - _MAX_REPORTED} more" if len(idx) > _MAX_REPORTED else ""
     return "\n".join(lines) + more
 
@@ -96,7 +111,7 @@ def assert_bitwise_equal(out: Any, expected: np.ndarray, *, call: str,
         return
     raise compared(AssertionError(f"out differs from expected in {int(mask.sum())} of "
                                   f"{out.size} elements (bitwise) [{call}]\n"
-                                  f"{_mismatch_lines(mask, out, expected)}"),
+                                  f"{_mismatch_lines(mask, out, expected, (got, want))}"),
                    out, expected, "assert_bitwise_equal", nan_payloads=nan_payloads)
 
 

@@ -45,3 +45,30 @@ def reduce_precision(x: np.ndarray, exponent_bits: int, mantissa_bits: int) -> n
         u = np.where(unbiased > top, inf, np.where(unbiased < 1 - top, sign, u))
     out = u.astype(uint).view(x.dtype)
     return np.where(np.isfinite(x), out, x).astype(x.dtype)
+
+
+def exact_ties(x: np.ndarray, mantissa_bits: int, odd: np.ndarray) -> np.ndarray:
+    """``x`` (float16, bfloat16, float32 or float64) with every element made an exact
+    rounding tie for ``mantissa_bits``: the dropped mantissa bits become ``10...0``
+    (exactly halfway between two values with ``mantissa_bits`` bits), and the lowest kept
+    bit is 1 where ``odd`` (a bool array broadcastable to ``x``: ties to even round up
+    there) and 0 elsewhere (they round down). Sign and exponent are kept; NaN and
+    infinities pass through. Raises TypeError for another dtype, ValueError unless
+    0 <= mantissa_bits < the dtype's mantissa width (no tie exists otherwise)."""
+    x = np.asarray(x)
+    if x.dtype.name not in ("float16", "bfloat16", "float32", "float64"):
+        raise TypeError(f"exact_ties: argument 'x' must be float16, bfloat16, float32 or "
+                        f"float64, got {x.dtype.name}")
+    nmant = int(ml_dtypes.finfo(x.dtype).nmant)
+    if not 0 <= mantissa_bits < nmant:
+        raise ValueError(f"exact_ties: need 0 <= mantissa_bits < {nmant} for {x.dtype.name}, "
+                         f"got {mantissa_bits}")
+    uint = np.dtype(f"u{x.dtype.itemsize}")
+    u = np.ascontiguousarray(x).view(uint).astype(np.uint64)
+    one, shift = np.uint64(1), np.uint64(nmant - mantissa_bits)
+    lsb = (one << shift) if mantissa_bits else np.uint64(0)  # no kept bit: only the even case
+    dropped = (one << shift) - one
+    u = (u & ~(dropped | lsb)) | (one << (shift - one))
+    u = np.where(np.asarray(odd, bool), u | lsb, u)
+    out = u.astype(uint).view(x.dtype)
+    return np.where(np.isfinite(x), out, x).astype(x.dtype)

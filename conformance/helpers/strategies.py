@@ -156,6 +156,117 @@ def bit_patterns(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy) -> st
     return hnp.arrays(raw, shape).map(lambda a: a.view(dt.dtype))
 
 
+def grid_shapes(budget: int, *, min_dims: int = 2, max_dims: int = 3,
+                min_side: int = 1) -> st.SearchStrategy[tuple[int, ...]]:
+    """Non-square shapes of ``min_dims..max_dims`` axes, each axis drawn by
+    ``axis_sizes`` (so one below, at and one above tile and block widths) within what
+    is left of ``budget`` elements; a shape whose axes all came out equal gets one
+    added to its last axis (still within the budget, or one taken from it).
+    Raises ValueError on bad bounds."""
+    if not 1 <= min_dims <= max_dims or min_side < 1 or budget < min_side ** max_dims + 1:
+        raise ValueError(f"grid_shapes: need 1 <= min_dims <= max_dims, min_side >= 1 and "
+                         f"budget > min_side**max_dims; got {min_dims}, {max_dims}, "
+                         f"{min_side}, {budget}")
+
+    @st.composite
+    def build(draw) -> tuple[int, ...]:
+        ndim = draw(st.integers(min_dims, max_dims), label="ndim")
+        order = draw(st.permutations(range(ndim)), label="axis order")
+        shape = [min_side] * ndim
+        for i, axis in enumerate(order):  # the first drawn axes may take most of the budget
+            rest = int(np.prod([shape[a] for a in order[i + 1:]], dtype=np.int64))
+            others = int(np.prod([shape[a] for a in order[:i]], dtype=np.int64))
+            shape[axis] = draw(axis_sizes(max(budget // (others * rest), min_side),
+                                          min_size=min_side), label="side")
+        if ndim > 1 and len(set(shape)) == 1:
+            grown = shape[:-1] + [shape[-1] + 1]
+            shape = grown if np.prod(grown) <= budget else shape[:-1] + [max(shape[-1] - 1,
+                                                                             min_side)]
+            if len(set(shape)) == 1:  # min_side**ndim: grow the last axis anyway
+                shape[-1] += 1
+        return tuple(shape)
+    return build()
+
+
+def special_bit_patterns(dt: dh.DType) -> np.ndarray:
+    """Bit patterns of ``dt`` that data movement must keep (a 1-d array of ``dt``).
+
+    Floats (complex: as either component): both zeros, the smallest and largest
+    subnormal, the smallest normal, the largest finite value and every pattern of an
+    all-ones exponent with mantissa 0, 1, the top bit, the top bit plus 1 and all ones,
+    of both signs (infinities, quiet and signaling NaNs with payloads, or the top binade
+    where a format has no infinities). Integers: 0, 1, -1 (all ones), min and max.
+    bool: False, True. 4-bit types: all 16 codes; 8-bit floats: all 256 codes.
+    """
+    dt = _check_dtype(dt, "special_bit_patterns")
+    if dt.kind == "bool":
+        return np.array([False, True])
+    if dh.is_subbyte(dt.dtype):
+        return np.arange(16, dtype=np.uint8).view(dt.dtype) if dt.kind == "float" else \
+            np.arange(-8 if dt.kind == "int" else 0, 8 if dt.kind == "int" else 16,
+                      dtype=np.int8).astype(dt.dtype)
+    if dt.kind in ("int", "uint"):
+        info = ml_dtypes.iinfo(dt.dtype)
+        return np.unique(np.array([0, 1, info.max, info.min] + ([-1] if dt.kind == "int"
+                                                                 else []), dtype=dt.dtype))
+    real = dh.real_dtype(dt)
+    if real.itemsize == 1:  # fp8: all 256 codes
+        return np.arange(256, dtype=np.uint8).view(dt.dtype)
+    width, nmant = real.itemsize * 8, int(ml_dtypes.finfo(real).nmant)
+    exp_ones = ((1 << (width - 1 - nmant)) - 1) << nmant
+    top = 1 << (nmant - 1)
+    low = [0, 1, (1 << nmant) - 1, 1 << nmant, exp_ones - 1]
+    high = [exp_ones | m for m in (0, 1, top, top | 1, (1 << nmant) - 1)]
+    bits = np.array(sorted({c for m in low + high for c in (m, m | 1 << (width - 1))}),
+                    dtype=dh.uint_view_dtype(real))
+    return _complex_pairs(bits.view(real), dt.dtype) if dt.kind == "complex" else \
+        bits.view(dt.dtype)
+
+
+def _complex_pairs(parts: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Complex values with each of ``parts`` as the real part (imaginary: the next part)
+    and as the imaginary part, bits untouched (no arithmetic)."""
+    out = np.empty(2 * parts.size, dtype)
+    pairs = out.view(parts.dtype).reshape(-1, 2)
+    pairs[:parts.size, 0], pairs[:parts.size, 1] = parts, np.roll(parts, 1)
+    pairs[parts.size:, 0], pairs[parts.size:, 1] = np.roll(parts, 2), parts
+    return out
+
+
+def seeded_bit_patterns(dt: dh.DType, shape: tuple[int, ...]) -> st.SearchStrategy:
+    """Arrays of ``dt`` with arbitrary valid bit patterns, fast to draw at any size.
+
+    The bulk is random bits from a drawn seed (bool: 0/1; 4-bit types: their 16 codes;
+    complex: both components), and every pattern of :func:`special_bit_patterns` (NaN
+    payloads, subnormals, both zeros...) is written at drawn positions when the array
+    has room (first and last element included), so no example misses them.
+    """
+    dt = _check_dtype(dt, "seeded_bit_patterns")
+    size = int(np.prod(shape, dtype=np.int64))
+    specials = special_bit_patterns(dt)
+
+    @st.composite
+    def build(draw):
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
+        if dt.kind == "bool":
+            flat = rng.integers(0, 2, size).astype(np.bool_)
+        elif dh.is_subbyte(dt.dtype):
+            codes = rng.integers(0, 16, size).astype(np.uint8)
+            flat = codes.view(dt.dtype) if dt.kind == "float" else \
+                (codes.astype(np.int8) - (8 if dt.kind == "int" else 0)).astype(dt.dtype)
+        else:
+            flat = rng.integers(0, 256, size * dt.dtype.itemsize, dtype=np.uint8).view(dt.dtype)
+        if size:
+            ends = sorted({0, size - 1})
+            inner = rng.choice(np.arange(1, size - 1), min(max(size - 2, 0),
+                                                           specials.size - len(ends)),
+                               replace=False) if size > 2 else np.zeros(0, np.int64)
+            where = np.concatenate([ends, inner]).astype(np.int64)
+            flat[where] = specials[rng.permutation(specials.size)[:where.size]]
+        return flat.reshape(shape)
+    return build()
+
+
 def finite_arrays(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy, *,
                   min_value: float | None = None,
                   max_value: float | None = None) -> st.SearchStrategy:

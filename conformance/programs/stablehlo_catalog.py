@@ -88,16 +88,33 @@ def _arrays(n: int, *, low: float = -1e3, high: float = 1e3, shapes=SHAPES,
     return draw
 
 
+def _with_ties(data: Any, x: np.ndarray, mantissa: int) -> np.ndarray:
+    """``x`` with drawn elements (at least one, and two where ``x`` has room: the first
+    an even tie, the second an odd one) made exact rounding ties for ``mantissa`` bits
+    (``float_formats.exact_ties``); unchanged when ``x``'s dtype has no more bits."""
+    if x.size == 0 or ml_dtypes.finfo(x.dtype).nmant <= mantissa:
+        return x
+    where = data.draw(st.lists(st.integers(0, x.size - 1), min_size=min(2, x.size),
+                               max_size=x.size, unique=True), label="tie positions")
+    odd = data.draw(st.lists(st.booleans(), min_size=len(where), max_size=len(where)),
+                    label="odd ties")
+    odd[:2] = [False, True][:len(odd[:2])]
+    flat = x.reshape(-1).copy()
+    flat[where] = float_formats.exact_ties(flat[where], mantissa, np.array(odd))
+    return flat.reshape(x.shape)
+
+
 def _reduce_precision(exponent: int, mantissa: int) -> OpCase:
     wider = [d for d in FLOATS if ml_dtypes.finfo(dh.BY_NAME[d].dtype).nmant >= mantissa]
 
     def inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
         """Values in the dtype's range, scaled by a drawn power of two so that the format's
-        overflow, normal and underflow (subnormal of the format: flushed) ranges all occur."""
+        overflow, normal and underflow (subnormal of the format: flushed) ranges all occur;
+        drawn elements are exact ties of ``mantissa`` bits, even and odd (``_with_ties``)."""
         bound = min(3e5, float(ml_dtypes.finfo(dt.dtype).max) / 2)
         x = _arrays(1, low=-bound, high=bound)(data, dt)[0]
         scale = 2.0 ** data.draw(st.integers(-40, 0), label="log2 scale")
-        return [(x.astype(np.float64) * scale).astype(dt.dtype)]
+        return [_with_ties(data, (x.astype(np.float64) * scale).astype(dt.dtype), mantissa)]
     return OpCase("reduce_precision", f"e{exponent}m{mantissa}", tuple(wider), inputs,
                   lambda args: (lambda x: lax.reduce_precision(x, exponent, mantissa)),
                   lambda args: [float_formats.reduce_precision(args[0], exponent, mantissa)])

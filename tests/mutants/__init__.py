@@ -12,7 +12,7 @@ them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 from __future__ import annotations
 
 from tests.mutants import (client_api, hlo, host_paths, legacy_io, legacy_seed,  # noqa: F401
-                           optional_features, outputs, placement, stablehlo_ops,
+                           moved_bits, optional_features, outputs, placement, stablehlo_ops,
                            transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
