@@ -168,7 +168,8 @@ def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
 @given(data=st.data())
 def test_rng_in_replicated_program(program_cache, distribution: str, dtype: str, data) -> None:
     """``rng`` in one replicated SPMD program over every local device (as ``jax.jit`` runs
-    it on a replicated mesh): each device's result is a valid sample of the distribution
+    it on a replicated mesh, with the replicated sharding annotations jax's lowering
+    writes): each device's result is a valid sample of the distribution
     (the checks of :func:`test_rng`). The spec leaves the values implementation-defined
     ("they may or may not be deterministic"), so the replicas need not agree, but no device
     may return a constant (zeros) instead of a draw."""
@@ -183,7 +184,8 @@ def test_rng_in_replicated_program(program_cache, distribution: str, dtype: str,
     shape = (64, 64)
     call = f"rng({distribution}) -> {dtype}{list(shape)} with {a}, {b}, replicated"
     outs, text = programs.run_everywhere(program_cache, f"stablehlo_ops_rng_{distribution}",
-                                         gaps_text.rng(*args, shape, distribution), args, dt,
+                                         gaps_text.rng(*args, shape, distribution,
+                                                       replicated=True), args, dt,
                                          call)
     problems = []
     for device, got in outs:  # every device checked, so the message names all bad ones

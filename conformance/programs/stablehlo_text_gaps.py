@@ -120,16 +120,27 @@ def async_all_reduce(x: np.ndarray) -> str:
         f"    return %1 : {t}"))
 
 
-def rng(a: np.ndarray, b: np.ndarray, shape: Sequence[int], distribution: str) -> str:
+def rng(a: np.ndarray, b: np.ndarray, shape: Sequence[int], distribution: str, *,
+        replicated: bool = False) -> str:
     """``rng`` of ``shape`` with ``distribution`` (``UNIFORM``: [a, b); ``NORMAL``: mean
     ``a``, standard deviation ``b``); ``a``, ``b`` 0-d arrays of the result dtype.
-    Raises ValueError for another distribution."""
+    ``replicated``: the arguments and the result carry ``mhlo.sharding = "{replicated}"``
+    (what jax's lowering states for a replicated SPMD program: without it XLA's SPMD
+    partitioner may place an unannotated ``rng`` on device 0 alone, and the other
+    partitions' results are then not defined). Raises ValueError for another distribution."""
     if distribution not in ("UNIFORM", "NORMAL"):
         raise ValueError(f"distribution: expected 'UNIFORM' or 'NORMAL', got {distribution!r}")
     ts, to = tensor((), a.dtype), tensor(shape, a.dtype)
-    return module([a, b], [to], _i64(shape, "s") + (
+    text = module([a, b], [to], _i64(shape, "s") + (
         f"    %0 = stablehlo.rng %arg0, %arg1, %s, distribution = {distribution} : "
         f"({ts}, {ts}, tensor<{len(shape)}xi64>) -> {to}\n    return %0 : {to}"))
+    if not replicated:
+        return text
+    rep = ' {mhlo.sharding = "{replicated}"}'
+    head = f"@main(%arg0: {ts}, %arg1: {ts}) -> ({to})"
+    if head not in text:
+        raise AssertionError(f"rng: unexpected signature in {text.splitlines()[1]!r}")
+    return text.replace(head, f"@main(%arg0: {ts}{rep}, %arg1: {ts}{rep}) -> ({to}{rep})", 1)
 
 
 def dynamic_conv_1d(x: np.ndarray, w: np.ndarray, padding: tuple[int, int]) -> str:
