@@ -155,7 +155,7 @@ def scoreboard_command(ns: argparse.Namespace) -> int:
         else:
             print(table, end="")
         if ns.html:
-            ns.html.write_text(scoreboard.render_html(rows), encoding="utf-8")
+            ns.html.write_text(scoreboard.render_html(rows, ns.html.parent), encoding="utf-8")
     except (scoreboard.ScoreboardError, OSError) as err:
         print(f"pjrt-conformance scoreboard: {err}", file=sys.stderr)
         return EXIT_USAGE

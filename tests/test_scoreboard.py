@@ -6,11 +6,14 @@ import copy
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conformance.certification import attempt, bundle, profiles, report, scoreboard
 from tests.bundle_helpers import HEADER
+
+ROOT = Path(__file__).resolve().parent.parent
 
 LIB = "/venv/lib/python3.11/site-packages/lammps_jax_pjrt_cpu/pjrt_c_api_cpu_plugin.so"
 
@@ -137,3 +140,30 @@ def test_no_bundles_is_a_usage_error(tmp_path, make):
     proc = _cli(str(make(tmp_path)))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_cells_are_coloured_by_pass_rate_and_never_round_to_all():
+    from conformance.certification.scoreboard import Row
+    r = Row(backend="cpu / built-in", source="x",
+            areas={"dead": (0, 18), "almost": (206, 207), "half": (9, 18), "all": (5, 5)})
+    assert [r.band(a) for a in ("dead", "almost", "half", "all", "absent")] == \
+        ["low", "high", "mid", "full", "none"]
+    assert r.rate("almost") == "206/207 (99.5%)" and r.rate("dead") == "0/18 (0%)"
+
+
+def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
+    import json as _json
+    import shutil as _shutil
+    from conformance.certification import scoreboard as sb
+    src = sorted((ROOT / "reports" / "cpu").glob("*/report.json"))[-1].parent
+    for release in ("0.10.2", "0.12.0.1"):
+        dst = tmp_path / "reports" / "cpu" / f"r{release}"
+        _shutil.copytree(src, dst)
+        doc = _json.loads((dst / "report.json").read_text())
+        doc["environment"]["jaxlib"] = release
+        (dst / "report.json").write_text(_json.dumps(doc))
+    rows = sb.collect(tmp_path / "reports")
+    assert [r.jaxlib for r in rows] == ["0.10.2", "0.12.0.1"]  # release order
+    assert all(r.profile.startswith("v") or " v" in r.profile for r in rows)
+    page = sb.render_html(rows, tmp_path / "reports")
+    assert 'href="cpu/r0.10.2/report.html"' in page and 'href="cpu/r0.12.0.1/report.html"' in page
