@@ -144,54 +144,50 @@ def set_attribute(name: str, make: Callable[[Any, Any], Any]) -> Callable[[Any],
 
 
 def constant(values: np.ndarray, like: Any, before: Any) -> Any:
-    """A new ``stablehlo.constant`` of ``values`` (reshaped to ``like``'s shape, in its
-    element type), inserted before operation ``before``; returns its result."""
+    """A new ``stablehlo.constant`` of ``values`` (one value: a splat; else reshaped to
+    ``like``'s shape) in the element type of the tensor type ``like`` (bool, integer or,
+    splat only, float), inserted before operation ``before``; returns its result. Raises
+    ValueError for a non-splat float constant."""
     from jaxlib.mlir import ir
 
     tensor = ir.RankedTensorType(like)
     etype = tensor.element_type
     values = np.asarray(values)
-    if ir.IntegerType.isinstance(etype) and ir.IntegerType(etype).width == 1:
-        attr = ir.DenseElementsAttr.get_splat(tensor, ir.BoolAttr.get(bool(values.flat[0])))\
-            if values.size == 1 else ir.DenseElementsAttr.get(
-                np.packbits(values.astype(bool).reshape(-1), bitorder="little"), type=tensor)
-    elif ir.IntegerType.isinstance(etype) or ir.IndexType.isinstance(etype):
-        width = 64 if ir.IndexType.isinstance(etype) else ir.IntegerType(etype).width
-        attr = ir.DenseElementsAttr.get_splat(tensor, ir.IntegerAttr.get(etype, int(
-            values.flat[0]))) if values.size == 1 else ir.DenseElementsAttr.get(
-            values.astype(f"i{max(width, 8) // 8}").reshape(tensor.shape), type=tensor)
+    if values.size == 1:
+        if isinstance(etype, ir.IntegerType) and etype.width == 1:
+            element = ir.BoolAttr.get(bool(values.flat[0]))
+        elif isinstance(etype, (ir.IntegerType, ir.IndexType)):
+            element = ir.IntegerAttr.get(etype, int(values.flat[0]))
+        else:
+            element = ir.FloatAttr.get(etype, float(values.flat[0]))
+        attr = ir.DenseElementsAttr.get_splat(tensor, element)
+    elif isinstance(etype, ir.IntegerType) and etype.width in (8, 16, 32, 64):
+        attr = ir.DenseElementsAttr.get(
+            values.astype(f"int{etype.width}").reshape(tensor.shape), type=etype)
     else:
-        attr = ir.DenseElementsAttr.get_splat(tensor, ir.FloatAttr.get(etype, float(
-            values.flat[0]))) if values.size == 1 else None
-        if attr is None:
-            raise ValueError(f"argument 'values': only splat float constants, got "
-                             f"{values.size} values for {tensor}")
+        raise ValueError(f"argument 'values': {values.size} values for {tensor}: only splats "
+                         f"and 8- to 64-bit integer tensors")
     op = ir.Operation.create("stablehlo.constant", results=[tensor],
                              attributes={"value": attr}, ip=ir.InsertionPoint(before))
     return op.results[0]
 
 
 def constant_value(value: Any) -> np.ndarray | None:
-    """The elements of ``value`` when a ``stablehlo.constant`` defines it (float and
-    integer element types; integers as int64, floats as float64), else None."""
+    """The elements of ``value`` when a ``stablehlo.constant`` defines it (integer
+    elements as int64, float elements as float64), else None."""
     from jaxlib.mlir import ir
 
     owner = value.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
         return None
-    attr = ir.DenseElementsAttr(owner.attributes["value"])
+    attr = owner.attributes["value"]
+    if not isinstance(attr, (ir.DenseIntElementsAttr, ir.DenseFPElementsAttr)):
+        return None
     shape = ir.ShapedType(attr.type).shape
-    if ir.DenseIntElementsAttr.isinstance(attr):
-        ints = ir.DenseIntElementsAttr(attr)
-        if attr.is_splat:
-            return np.full(shape, ir.IntegerAttr(attr.get_splat_value()).value, np.int64)
-        return np.array([ints[i] for i in range(len(ints))], np.int64).reshape(shape)
-    if ir.DenseFPElementsAttr.isinstance(attr):
-        floats = ir.DenseFPElementsAttr(attr)
-        if attr.is_splat:
-            return np.full(shape, ir.FloatAttr(attr.get_splat_value()).value, np.float64)
-        return np.array([floats[i] for i in range(len(floats))], np.float64).reshape(shape)
-    return None
+    dtype = np.int64 if isinstance(attr, ir.DenseIntElementsAttr) else np.float64
+    if attr.is_splat:
+        return np.full(shape, attr.get_splat_value().value, dtype)
+    return np.array(attr).astype(dtype).reshape(shape)
 
 
 def body_ops(op: Any) -> list[Any]:
