@@ -1,7 +1,8 @@
 """``python -m tests.mutants``: run the mutant catalog (or some of it) and print the score.
 
-Exit code 0 when the score reaches ``--min-score`` and the healthy control is clean,
-1 otherwise, 2 for bad arguments.
+Exit code 0 when the score reaches ``--min-score``, the healthy control is clean and no
+rewriting mutant was a no-op (its rewrite changed no program: printed on stderr as
+``ERROR NoOpRewrite: mutant NAME ...``), 1 otherwise, 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -54,8 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     print(score.report(outcomes, controls))
     if args.json:
         args.json.write_text(json.dumps(score.as_json(outcomes, controls), indent=1))
+    no_ops = [o.error for o in outcomes
+              if o.error and o.error.startswith(("NoOpRewrite", "RewriteError"))]
+    for error in no_ops:
+        print(f"ERROR {error[:500]}", file=sys.stderr)
     ok = score.overall(outcomes) >= args.min_score and not score.control_failures(controls)
-    return 0 if ok else 1
+    return 0 if ok and not no_ops else 1
 
 
 if __name__ == "__main__":

@@ -126,16 +126,33 @@ def adjusting_puts(adjust: Callable[..., tuple], doc: str) -> type:
     return AdjustsPuts
 
 
-def rewriting(rewrite: Callable[[str], str], doc: str) -> type:
-    """A Client class that compiles ``rewrite(program text)`` instead of the program."""
+def rewriting(name: str, mutation: Any, doc: str) -> type:
+    """A Client class that compiles ``program`` rewritten by ``mutation`` (a
+    :class:`tests.mutants.rewrite.Mutation`) instead of it, for mutant ``name``. Each
+    compile is logged (:mod:`tests.mutants.rewrite_log`); a rewrite that selects
+    operations but changes nothing raises :class:`~tests.mutants.rewrite.NoOpRewrite`
+    (logged, so the runner reports the mutant as an error, not as killed)."""
+    from tests.mutants import rewrite, rewrite_log
+
     class RewritesPrograms(Client):
         def compile_and_load(self, computation, executable_devices, compile_options=None,
                              *args, **kwargs):
-            text = program_text(computation)
-            changed = rewrite(text)
-            return super().compile_and_load(computation if changed == text else changed,
+            program = program_name(computation)
+            try:
+                changed = rewrite.apply(computation, mutation, name)
+            except rewrite.NoOpRewrite as err:
+                rewrite_log.record(name, program, rewrite_log.NO_OP, str(err))
+                raise
+            except Exception as err:
+                rewrite_log.record(name, program, rewrite_log.FAILED,
+                                   f"{type(err).__name__}: {err}")
+                raise
+            rewrite_log.record(name, program, rewrite_log.SKIPPED if changed is None
+                               else rewrite_log.CHANGED)
+            return super().compile_and_load(computation if changed is None else changed,
                                             executable_devices, compile_options, *args, **kwargs)
     RewritesPrograms.__doc__ = doc
+    RewritesPrograms.mutation = mutation
     return RewritesPrograms
 
 

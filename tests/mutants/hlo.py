@@ -8,63 +8,114 @@ the wrong way (always, or only on exact ties).
 
 from __future__ import annotations
 
-import functools
-import re
+from typing import Any
 
+import numpy as np
+
+from tests.mutants import rewrite as rw
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
 
 
-def _swap(old: str, new: str, text: str) -> str:
-    return re.sub(rf"\b{re.escape(old)}\b(?!_)", new, text)
+def _swap(old: str, new: str) -> rw.Mutation:
+    """Every ``old`` op (at any depth, reduction bodies included) recreated as ``new``."""
+    return rw.Mutation(rw.named(old), rw.rename(new))
 
 
-def _reduce_inits(applies: str, text: str, value: str) -> str:
-    """Every constant that is the init of a ``reduce ... applies <applies>`` set to ``value``."""
-    names = re.findall(rf"stablehlo\.reduce\(%\w+ init: (%\w+)\) applies stablehlo\.{applies}\b",
-                       text)
-    for name in set(names):
-        text = re.sub(rf"({re.escape(name)} = stablehlo\.constant dense<)[^>]*(> : tensor<\w*?"
-                      rf"(\w+)>)", lambda m: m.group(1) + _literal(value, m.group(3)) + m.group(2),
-                      text)
-    return text
+def _compare(old: str, new: str) -> rw.Mutation:
+    """Every ``stablehlo.compare`` with direction ``old`` compares with ``new``."""
+    return rw.Mutation(lambda op: op.name == "stablehlo.compare" and
+                       rw.comparison_direction(op) == old, rw.set_comparison_direction(new))
 
 
-def _literal(value: str, etype: str) -> str:
-    if etype.startswith(("f", "bf")):
-        return f"{float(value):e}"
-    return "true" if etype == "i1" and value != "0" else str(int(float(value)))
+def _reduces_with(applies: str):
+    """A select of ``stablehlo.reduce`` ops whose body is one ``applies`` op and with an
+    init that is a constant."""
+    def select(op):
+        if op.name != "stablehlo.reduce":
+            return False
+        body = rw.body_ops(op)
+        inits = list(op.operands)[len(op.operands) // 2:]
+        return (len(body) == 1 and body[0].name == applies and
+                any(rw.constant_value(v) is not None for v in inits))
+    return select
 
 
-_CONVERT = re.compile(r"^(\s*)(%\w+) = stablehlo\.convert (%[\w#]+) : \(tensor<((?:\d+x)*)f32>\)"
-                      r" -> tensor<((?:\d+x)*)bf16>$", re.M)
+def _reduce_inits(applies: str, value: float) -> rw.Mutation:
+    """Every constant init of a ``reduce`` whose body is one ``applies`` op set to
+    ``value``."""
+    def edit(op):
+        n = len(op.operands) // 2
+        for i in range(n, 2 * n):
+            init = op.operands[i]
+            if rw.constant_value(init) is not None:
+                op.operands[i] = rw.constant(np.array(value), init.type, op)
+    return rw.Mutation(_reduces_with(applies), edit)
 
 
-def _bf16_rounding(bias: int | None, text: str) -> str:
+def _is_convert(op: Any, source: str, result: str) -> bool:
+    if op.name != "stablehlo.convert":
+        return False
+    return (str(_element_type(op.operands[0].type)) == source and
+            str(_element_type(op.results[0].type)) == result)
+
+
+def _element_type(t: Any) -> Any:
+    from jaxlib.mlir import ir
+
+    return ir.ShapedType(t).element_type
+
+
+def _bits_op(name: str, operand: Any, result_type: Any, before: Any) -> Any:
+    from jaxlib.mlir import ir
+
+    operands = operand if isinstance(operand, list) else [operand]
+    return ir.Operation.create(name, results=[result_type], operands=operands,
+                               ip=ir.InsertionPoint(before)).results[0]
+
+
+def masked_bits(value: Any, mask: int, bias: int | None, before: Any) -> Any:
+    """``value`` (a float32 tensor) bitcast to int32, plus ``bias`` (None: nothing),
+    AND ``mask``, bitcast back: new ops inserted before operation ``before``."""
+    from jaxlib.mlir import ir
+
+    f32 = ir.RankedTensorType(value.type)
+    i32 = ir.RankedTensorType.get(f32.shape, ir.IntegerType.get_signless(32))
+    bits = _bits_op("stablehlo.bitcast_convert", value, i32, before)
+    if bias is not None:
+        bits = _bits_op("stablehlo.add", [bits, rw.constant(np.array(bias), i32, before)],
+                        i32, before)
+    bits = _bits_op("stablehlo.and", [bits, rw.constant(np.array(mask), i32, before)], i32,
+                    before)
+    return _bits_op("stablehlo.bitcast_convert", bits, f32, before)
+
+
+def _bf16_rounding(bias: int | None) -> rw.Mutation:
     """f32->bf16 converts that truncate (``bias`` None) or add ``bias`` to the bit pattern
     before truncating (0x8000: round half away from zero, wrong only on exact ties)."""
-    count = iter(range(10**6))
-
-    def repl(m):
-        pad, out, src, shape = m.group(1), m.group(2), m.group(3), m.group(4)
-        n, i32, f32 = next(count), f"tensor<{shape}i32>", f"tensor<{shape}f32>"
-        lines = [f"%mb{n} = stablehlo.bitcast_convert {src} : ({f32}) -> {i32}"]
-        if bias is not None:
-            lines += [f"%mc{n} = stablehlo.constant dense<{bias}> : {i32}",
-                      f"%mb{n}x = stablehlo.add %mb{n}, %mc{n} : {i32}"]
-        last = f"%mb{n}x" if bias is not None else f"%mb{n}"
-        lines += [f"%mm{n} = stablehlo.constant dense<-65536> : {i32}",
-                  f"%ma{n} = stablehlo.and {last}, %mm{n} : {i32}",
-                  f"%mf{n} = stablehlo.bitcast_convert %ma{n} : ({i32}) -> {f32}",
-                  f"{out} = stablehlo.convert %mf{n} : ({f32}) -> tensor<{shape}bf16>"]
-        return "\n".join(pad + line for line in lines)
-    return _CONVERT.sub(repl, text)
+    def edit(op):
+        op.operands[0] = masked_bits(op.operands[0], -65536, bias, op)
+    return rw.Mutation(lambda op: _is_convert(op, "f32", "bf16"), edit)
 
 
-def _nudge_one(text: str) -> str:
-    """Float constants 1.0 become 1 + 2**-10 (an approximation constant off)."""
-    return re.sub(r"dense<1\.000000e\+00> : tensor<((?:\d+x)*)(f32|f64)>",
-                  r"dense<1.0009765625> : tensor<\1\2>", text)
+NUDGED_ONE = 1.0009765625
+
+
+def _splat_one(op: Any) -> bool:
+    if op.name != "stablehlo.constant":
+        return False
+    if str(_element_type(op.results[0].type)) not in ("f32", "f64"):
+        return False
+    values = rw.constant_value(op.results[0])
+    return values is not None and values.size > 0 and bool(np.all(values == 1.0))
+
+
+def _nudge_one() -> rw.Mutation:
+    """Float32/64 constants whose every element is 1.0 become 1 + 2**-10 (an
+    approximation constant off)."""
+    def edit(op):
+        rw.replace_results(op, [rw.constant(np.array(NUDGED_ONE), op.results[0].type, op)])
+    return rw.Mutation(_splat_one, edit)
 
 
 ELEMENTWISE = "test_kernels_elementwise"
@@ -98,28 +149,35 @@ def _register():
          "test_kernels_reduce: test_arg_reduction_picks_the_first_of_ties and int32"),
     ]
     for name, old, new, targets in swaps:
-        add(name, "hlo", rewriting(functools.partial(_swap, old, new),
-                                   f"Every {old} compiles as {new}."), targets)
+        if old.startswith("compare "):
+            mutation = _compare(old.split()[1], new.split()[1])
+        elif old.startswith("applies "):
+            mutation = rw.Mutation(rw.inside(("stablehlo.reduce",), rw.named(old.split()[1])),
+                                   rw.rename(new.split()[1]))
+        else:
+            mutation = _swap(old, new)
+        add(name, "hlo", rewriting(name, mutation, f"Every {old} compiles as {new}."), targets)
     add("hlo-sum-init-one", "hlo",
-        rewriting(functools.partial(_reduce_inits, "add", value="1"),
+        rewriting("hlo-sum-init-one", _reduce_inits("stablehlo.add", 1),
                   "Sum reductions start from 1 instead of 0."),
         "test_kernels_reduce: test_reduce and sum-int32")
     add("hlo-max-init-zero", "hlo",
-        rewriting(functools.partial(_reduce_inits, "maximum", value="0"),
+        rewriting("hlo-max-init-zero", _reduce_inits("stablehlo.maximum", 0),
                   "Max reductions start from 0 instead of the lowest value (wrong only when "
                   "every input is negative)."),
         "test_kernels_reduce: test_reduce and (max-float32 or max-int32)")
     add("hlo-bf16-convert-truncates", "hlo",
-        rewriting(functools.partial(_bf16_rounding, None),
+        rewriting("hlo-bf16-convert-truncates", _bf16_rounding(None),
                   "float32->bfloat16 converts truncate (round toward zero)."),
         "test_kernels_convert: test_convert and float32-to-bf16")
     add("hlo-bf16-convert-ties-away", "hlo",
-        rewriting(functools.partial(_bf16_rounding, 0x8000),
+        rewriting("hlo-bf16-convert-ties-away", _bf16_rounding(0x8000),
                   "float32->bfloat16 converts round half away from zero (wrong only on exact "
                   "ties)."),
         "test_kernels_convert: test_convert and float32-to-bf16")
     add("hlo-constant-one-nudged", "hlo",
-        rewriting(_nudge_one, "Float constants 1.0 compile as 1 + 2**-10."),
+        rewriting("hlo-constant-one-nudged", _nudge_one(),
+                  "Float constants 1.0 compile as 1 + 2**-10."),
         f"{ELEMENTWISE}: test_float_accuracy_in_ulp and float32")
 
 

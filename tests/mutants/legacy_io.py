@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
+from tests.mutants import rewrite as rw
 from tests.mutants.base import adjusting_puts, transforming
 from tests.mutants.catalog import add
 
@@ -78,21 +77,30 @@ def _copy_keeping_memory_kind(arrays, device_lists, shardings, semantics):
     return xc.batched_copy_array_to_devices_with_sharding(arrays, device_lists, kept, semantics)
 
 
-def _singleton_groups(match):
-    ids = [int(v) for v in re.findall(r"\d+", match.group(1))]
-    groups = ", ".join(f"[{i}]" for i in ids)
-    return f"replica_groups = dense<[{groups}]> : tensor<{len(ids)}x1xi64>"
+ALL_REDUCE_ALONE = rw.Mutation(rw.named("stablehlo.all_reduce"), rw.forward_operands)
+ALIASING = "tf.aliasing_output"
 
 
-def _all_reduce_alone(text):
-    if "stablehlo.all_reduce" not in text:
-        return text
-    return re.sub(r"replica_groups = dense<(\[\[.*?\]\])> : tensor<\d+x\d+xi64>",
-                  _singleton_groups, text)
+def _aliases(op) -> bool:
+    if op.name != "func.func" or "arg_attrs" not in op.attributes:
+        return False
+    return any(ALIASING in d for d in _arg_attrs(op))
 
 
-def _drop_aliasing(text):
-    return re.sub(r",?\s*tf\.aliasing_output = \d+ : i32", "", text)
+def _arg_attrs(op) -> list:
+    from jaxlib.mlir import ir
+
+    return [ir.DictAttr(a) for a in ir.ArrayAttr(op.attributes["arg_attrs"])]
+
+
+def _drop_aliasing(op) -> None:
+    """Every argument's ``tf.aliasing_output`` attribute removed."""
+    from jaxlib.mlir import ir
+
+    named = [[d[i] for i in range(len(d))] for d in _arg_attrs(op)]
+    kept = [ir.DictAttr.get({a.name: a.attr for a in attrs if a.name != ALIASING})
+            for attrs in named]
+    op.attributes["arg_attrs"] = ir.ArrayAttr.get(kept)
 
 
 def _register():
@@ -125,10 +133,12 @@ def _register():
     for name, kind, targets, doc, api in api_only:
         add(name, kind, Client, targets, doc=doc, api=api)
     add("broken-all-reduce", "transfer",
-        rewriting(_all_reduce_alone, "all_reduce programs run with every device alone."),
+        rewriting("broken-all-reduce", ALL_REDUCE_ALONE,
+                  "all_reduce programs run with every device alone."),
         "test_collectives: test_collective and all_reduce")
     add("broken-aliasing", "transfer",
-        rewriting(_drop_aliasing, "Programs lose their input/output aliasing: donated inputs "
+        rewriting("broken-aliasing", rw.Mutation(_aliases, _drop_aliasing),
+                  "Programs lose their input/output aliasing: donated inputs "
                                   "survive execution."),
         "test_copy_semantics: test_donation_through_input_output_aliasing")
 

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests.mutants import rewrite_log
 from tests.mutants.catalog import CATALOG, Mutant, Target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,17 +68,21 @@ def command(platform: str, targets: Iterable[Target], devices: int, report_dir: 
 
 
 def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
-        fast: bool = False, timeout: float = 900, env: dict[str, str] | None = None
-        ) -> Outcome:
+        fast: bool = False, timeout: float = 900, env: dict[str, str] | None = None,
+        rewrites: bool = False) -> Outcome:
     """Run ``platform`` over ``targets`` in a child pytest (``env`` added to its
-    environment) and classify its results."""
+    environment) and classify its results. ``rewrites``: the platform rewrites programs;
+    when its rewrite changed no program (or raised NoOpRewrite) the outcome is an error
+    naming it, never a kill or a plain survivor."""
     targets = list(targets)
     areas = tuple(dict.fromkeys(t.area for t in targets))
     with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
         report = Path(tmp) / "report"
         (Path(tmp) / "conftest.py").write_text(CONFTEST)  # child processes run it too
+        log = Path(tmp) / "rewrites.jsonl"
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {})}
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {}),
+            rewrite_log.ENV: str(log)}
         start = time.monotonic()
         try:
             proc = subprocess.run(command(platform, targets, devices, report, fast), cwd=tmp,
@@ -88,6 +93,11 @@ def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
         seconds = time.monotonic() - start
         path = report / "report.json"
         doc = json.loads(path.read_text()) if path.exists() else None
+        no_op = rewrite_log.problem(log, platform) if rewrites else None
+    if no_op:
+        statuses = Counter(r["status"] for r in (doc or {}).get("results", []))
+        return Outcome(platform, kind, areas, [], dict(statuses), proc.returncode, seconds,
+                       error=no_op)
     if doc is None or not doc.get("results"):
         tail = (proc.stdout + proc.stderr)[-1500:]
         return Outcome(platform, kind, areas, [], {}, proc.returncode, seconds,
@@ -100,7 +110,10 @@ def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
 
 def against(outcome: Outcome, baseline: set[str]) -> Outcome:
     """``outcome`` with ``killed_areas`` recomputed: the targeted areas of its failing
-    tests that are not in ``baseline`` (the tests failing on the healthy control)."""
+    tests that are not in ``baseline`` (the tests failing on the healthy control); none
+    for an outcome with an error."""
+    if outcome.error:
+        return dataclasses.replace(outcome, killed_areas=[])
     killed = {_area(n) for n in outcome.failing if n not in baseline} & set(outcome.areas)
     return dataclasses.replace(outcome, killed_areas=sorted(killed))
 
@@ -113,7 +126,12 @@ def _area(nodeid: str) -> str:
 def run_mutant(mutant: Mutant, *, fast: bool = False, timeout: float = 900) -> Outcome:
     """Run one mutant against its targets."""
     return run(mutant.name, mutant.kind, mutant.targets, mutant.devices, fast=fast,
-               timeout=timeout, env=mutant.env)
+               timeout=timeout, env=mutant.env, rewrites=rewrites(mutant))
+
+
+def rewrites(mutant: Mutant) -> bool:
+    """True for a mutant whose client rewrites programs (made by ``base.rewriting``)."""
+    return getattr(mutant.client, "mutation", None) is not None
 
 
 def run_controls(mutants: Iterable[Mutant], *, timeout: float = 1800) -> list[Outcome]:

@@ -9,104 +9,144 @@ operands, dynamic_pad's low padding at the high end).
 
 from __future__ import annotations
 
-import functools
-import re
+from typing import Any
 
+import numpy as np
+
+from tests.mutants import rewrite as rw
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
+from tests.mutants.hlo import masked_bits
 
 AREA = "test_stablehlo_ops"
-_REDUCE_PRECISION = re.compile(
-    r"^(\s*)(%\w+) = stablehlo\.reduce_precision (%\w+), format = e(\d+)m(\d+) : "
-    r"tensor<((?:\d+x)*)f32>$", re.M)
 
 
-def _truncating_reduce_precision(text: str) -> str:
+def _ir() -> Any:
+    from jaxlib.mlir import ir
+
+    return ir
+
+
+def _f32_reduce_precision(op: Any) -> bool:
+    return (op.name == "stablehlo.reduce_precision" and
+            str(_ir().ShapedType(op.results[0].type).element_type) == "f32")
+
+
+def _truncating_reduce_precision(op: Any) -> None:
     """f32 reduce_precision that clears the dropped mantissa bits (round toward zero;
     exponent range unchanged)."""
-    count = iter(range(10**6))
-
-    def repl(m):
-        pad, out, src, mantissa, shape = (m.group(1), m.group(2), m.group(3), int(m.group(5)),
-                                          m.group(6))
-        n, i32, f32 = next(count), f"tensor<{shape}i32>", f"tensor<{shape}f32>"
-        mask = -(1 << (23 - mantissa))
-        return "\n".join(pad + line for line in [
-            f"%rb{n} = stablehlo.bitcast_convert {src} : ({f32}) -> {i32}",
-            f"%rm{n} = stablehlo.constant dense<{mask}> : {i32}",
-            f"%ra{n} = stablehlo.and %rb{n}, %rm{n} : {i32}",
-            f"{out} = stablehlo.bitcast_convert %ra{n} : ({i32}) -> {f32}"])
-    return _REDUCE_PRECISION.sub(repl, text)
+    mantissa = _ir().IntegerAttr(op.attributes["mantissa_bits"]).value
+    rw.replace_results(op, [masked_bits(op.operands[0], -(1 << (23 - mantissa)), None, op)])
 
 
-def _reverse_one_dimension_less(text: str) -> str:
-    """``reverse`` of dims [0, ..., k] reverses [0, ..., k-1] only."""
-    return re.sub(r"(stablehlo\.reverse %\w+, dims = \[[\d, ]*?)(, \d+)\]", r"\1]", text)
+def _dimensions(op: Any) -> list[int]:
+    return list(_ir().DenseI64ArrayAttr(op.attributes["dimensions"]))
 
 
-def _sub(pattern: str, new: str, text: str) -> str:
-    return re.sub(pattern, new, text)
+def _one_dimension_less(op: Any, old: Any) -> Any:
+    """``reverse`` of dims [d0, ..., dk] reverses [d0, ..., dk-1] only."""
+    return _ir().DenseI64ArrayAttr.get(_dimensions(op)[:-1])
 
 
-def _low_padding_as_high(text: str) -> str:
-    """``dynamic_pad`` with constant ``%lo``/``%hi`` operands: dimension 0's low padding
-    moved to its high padding."""
-    m = re.search(r"%lo = stablehlo\.constant dense<\[(\d+), (\d+)\]>", text)
-    h = re.search(r"%hi = stablehlo\.constant dense<\[(\d+), (\d+)\]>", text)
-    if not (m and h):
-        return text
-    low, high = int(m.group(1)), int(h.group(1))
-    text = text.replace(m.group(0), f"%lo = stablehlo.constant dense<[0, {m.group(2)}]>")
-    return text.replace(h.group(0), f"%hi = stablehlo.constant dense<[{low + high}, "
-                                    f"{h.group(2)}]>")
+def _epsilon_plus_ten(op: Any, old: Any) -> Any:
+    ir = _ir()
+    return ir.FloatAttr.get(ir.FloatAttr(old).type, ir.FloatAttr(old).value + 10)
+
+
+def _f32_epsilon(op: Any) -> bool:
+    return (op.name.startswith("stablehlo.batch_norm_") and "epsilon" in op.attributes and
+            str(_ir().FloatAttr(op.attributes["epsilon"]).type) == "f32")
+
+
+def _lower(op: Any) -> bool:
+    return op.name == "stablehlo.cholesky" and "lower" in op.attributes and \
+        _ir().BoolAttr(op.attributes["lower"]).value
+
+
+def _two_distinct_operands(op: Any) -> bool:
+    return len(op.operands) == 2 and op.operands[0] != op.operands[1]
+
+
+def _read_first_twice(op: Any) -> None:
+    op.operands[1] = op.operands[0]
+
+
+def _state_not_advanced(op: Any) -> None:
+    """rng_bit_generator's output state replaced by its initial state."""
+    op.results[0].replace_all_uses_with(op.operands[0])
+
+
+def _swap_operands(op: Any) -> None:
+    first, second = op.operands[0], op.operands[1]
+    op.operands[0], op.operands[1] = second, first
+
+
+def _constant_padding(op: Any) -> bool:
+    return (op.name == "stablehlo.dynamic_pad" and
+            rw.constant_value(op.operands[2]) is not None and
+            rw.constant_value(op.operands[3]) is not None)
+
+
+def _low_padding_as_high(op: Any) -> None:
+    """``dynamic_pad`` with constant low/high operands: dimension 0's low padding moved
+    to its high padding."""
+    low, high = rw.constant_value(op.operands[2]), rw.constant_value(op.operands[3])
+    new_low, new_high = low.copy(), high.copy()
+    new_low[0], new_high[0] = 0, low[0] + high[0]
+    op.operands[2] = rw.constant(new_low, op.operands[2].type, op)
+    op.operands[3] = rw.constant(new_high, op.operands[3].type, op)
 
 
 def _register():
-    add("hlo-reduce-precision-toward-zero", "hlo",
-        rewriting(_truncating_reduce_precision,
-                  "float32 reduce_precision rounds toward zero (truncates the mantissa)."),
-        f"{AREA}: reduce_precision and float32")
-    add("hlo-reverse-one-dim-less", "hlo",
-        rewriting(_reverse_one_dimension_less,
-                  "reverse leaves its last listed dimension unreversed."),
-        f"{AREA}: reverse and float32")
-    add("hlo-batch-norm-wrong-epsilon", "hlo",
-        rewriting(functools.partial(_sub, r"epsilon = ([0-9.e+-]+) : f32",
-                                    r"epsilon = 1\1 : f32"),
-                  "batch_norm_* use a wrong epsilon (10.001 for 0.001: a 1 prefixed)."),
-        f"{AREA}: batch_norm and float32")
-    add("hlo-select-and-scatter-last-max", "hlo",
-        rewriting(functools.partial(_sub, r"comparison_direction GE>", "comparison_direction GT>"),
-                  "select_and_scatter selects with GT: the last of tied maxima."),
-        f"{AREA}: select_and_scatter and int8")
-    add("hlo-logistic-as-tanh", "hlo",
-        rewriting(functools.partial(_sub, r'"stablehlo\.logistic"', '"stablehlo.tanh"'),
-                  "logistic compiles as tanh."),
-        f"{AREA}: logistic and float32")
-    add("hlo-cholesky-upper", "hlo",
-        rewriting(functools.partial(_sub, r"\{lower = true\}", "{lower = false}"),
-                  "cholesky factors the upper triangle whatever ``lower`` says."),
-        f"{AREA}: cholesky and float32")
-    add("hlo-map-body-reads-first-twice", "hlo",
-        rewriting(functools.partial(
-            _sub, r'(%s = "stablehlo\.add")\(%a, %b\)', r'\1(%a, %a)'),
-                  "map bodies read their first operand twice (x + x instead of x + y)."),
-        f"{AREA}: map and int32")
-    add("hlo-rng-state-not-advanced", "hlo",
-        rewriting(functools.partial(_sub, r"return %output_state, %output",
-                                    "return %arg0, %output"),
-                  "rng_bit_generator returns its initial state as the new state (the "
-                  "counter never advances: every call repeats its bits)."),
-        f"{AREA}: test_rng_bit_generator and THREE_FRY and uint32")
+    mutations = [
+        ("hlo-reduce-precision-toward-zero",
+         rw.Mutation(_f32_reduce_precision, _truncating_reduce_precision),
+         "float32 reduce_precision rounds toward zero (truncates the mantissa).",
+         "reduce_precision and float32"),
+        ("hlo-reverse-one-dim-less",
+         rw.Mutation(lambda op: op.name == "stablehlo.reverse" and len(_dimensions(op)) > 1,
+                     rw.set_attribute("dimensions", _one_dimension_less)),
+         "reverse leaves its last listed dimension unreversed.", "reverse and float32"),
+        ("hlo-batch-norm-wrong-epsilon",
+         rw.Mutation(_f32_epsilon, rw.set_attribute("epsilon", _epsilon_plus_ten)),
+         "batch_norm_* use a wrong epsilon (10.001 for 0.001: 10 added).",
+         "batch_norm and float32"),
+        ("hlo-select-and-scatter-last-max",
+         rw.Mutation(rw.inside(("stablehlo.select_and_scatter",), lambda op: (
+             op.name == "stablehlo.compare" and rw.comparison_direction(op) == "GE")),
+                     rw.set_comparison_direction("GT")),
+         "select_and_scatter selects with GT: the last of tied maxima.",
+         "select_and_scatter and int8"),
+        ("hlo-logistic-as-tanh",
+         rw.Mutation(rw.named("stablehlo.logistic"), rw.rename("stablehlo.tanh")),
+         "logistic compiles as tanh.", "logistic and float32"),
+        ("hlo-cholesky-upper",
+         rw.Mutation(_lower, rw.set_attribute(
+             "lower", lambda op, old: _ir().BoolAttr.get(False))),
+         "cholesky factors the upper triangle whatever ``lower`` says.",
+         "cholesky and float32"),
+        ("hlo-map-body-reads-first-twice",
+         rw.Mutation(rw.inside(("stablehlo.map",), lambda op: (
+             op.name == "stablehlo.add" and _two_distinct_operands(op))), _read_first_twice),
+         "map bodies read their first operand twice (x + x instead of x + y).",
+         "map and int32"),
+        ("hlo-rng-state-not-advanced",
+         rw.Mutation(rw.named("stablehlo.rng_bit_generator"), _state_not_advanced),
+         "rng_bit_generator returns its initial state as the new state (the counter never "
+         "advances: every call repeats its bits).",
+         "test_rng_bit_generator and THREE_FRY and uint32"),
+        ("hlo-composite-operands-swapped",
+         rw.Mutation(lambda op: op.name == "stablehlo.composite" and
+                     _two_distinct_operands(op), _swap_operands),
+         "composite calls its decomposition with its two operands swapped.",
+         "composite and float32"),
+        ("hlo-dynamic-pad-low-as-high",
+         rw.Mutation(_constant_padding, _low_padding_as_high),
+         "dynamic_pad puts dimension 0's low padding at its high end (the shape is right, "
+         "the values shifted).", "dynamic_pad and int32"),
+    ]
+    for name, mutation, doc, select in mutations:
+        add(name, "hlo", rewriting(name, mutation, doc), f"{AREA}: {select}")
 
-    add("hlo-composite-operands-swapped", "hlo",
-        rewriting(functools.partial(_sub, r'(stablehlo\.composite "[\w.]+") (%\w+), (%\w+)',
-                                    r"\1 \3, \2"),
-                  "composite calls its decomposition with its two operands swapped."),
-        f"{AREA}: composite and float32")
-    add("hlo-dynamic-pad-low-as-high", "hlo",
-        rewriting(_low_padding_as_high, "dynamic_pad puts dimension 0's low padding at its "
-                  "high end (the shape is right, the values shifted)."),
-        f"{AREA}: dynamic_pad and int32")
 
 _register()

@@ -9,12 +9,12 @@ that reduce with the wrong op or permute nowhere.
 from __future__ import annotations
 
 import functools
-import re
 
 import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
+from tests.mutants import rewrite as rw
 from tests.mutants.base import adjusting_puts, rewriting, wrong_at, wrong_value
 from tests.mutants.catalog import add
 from tests.mutants.legacy_io import swap_semantics
@@ -118,17 +118,10 @@ def _rotated_data(arr, shh):
     return shh.put_sharded(host, arr.sharding)
 
 
-def _reduction_as_max(marker, text):
-    if marker not in text:
-        return text
-    return re.sub(r"\bstablehlo\.add\b", "stablehlo.maximum", text)
-
-
-def _permute_nowhere(text):
-    return re.sub(r"source_target_pairs = dense<[^>]*> : tensor<(\d+)x2xi64>",
-                  lambda m: "source_target_pairs = dense<[" + ", ".join(
-                      f"[{i}, {i}]" for i in range(int(m.group(1)))) + f"]> : tensor<"
-                  f"{m.group(1)}x2xi64>", text)
+def _reduction_as_max(collective: str) -> rw.Mutation:
+    """The ``stablehlo.add`` of every ``collective``'s reduction body as maximum."""
+    return rw.Mutation(rw.inside((collective,), rw.named("stablehlo.add")),
+                       rw.rename("stablehlo.maximum"))
 
 
 def _register():
@@ -184,15 +177,17 @@ def _register():
         doc="batched_device_put is wrong only over a two-dimensional mesh (4 devices).",
         api={"batched_device_put": _put_with(_two_dimensional_mesh)}, devices=4)
     add("coll-all-reduce-max", "transfer",
-        rewriting(functools.partial(_reduction_as_max, "stablehlo.all_reduce"),
+        rewriting("coll-all-reduce-max", _reduction_as_max("stablehlo.all_reduce"),
                   "all_reduce sums as max."),
         "test_collectives: test_collective and all_reduce")
     add("coll-reduce-scatter-max", "transfer",
-        rewriting(functools.partial(_reduction_as_max, "stablehlo.reduce_scatter"),
+        rewriting("coll-reduce-scatter-max", _reduction_as_max("stablehlo.reduce_scatter"),
                   "reduce_scatter sums as max."),
         "test_collectives: test_collective and reduce_scatter")
     add("coll-permute-nowhere", "transfer",
-        rewriting(_permute_nowhere, "collective_permute sends every shard to itself."),
+        rewriting("coll-permute-nowhere", rw.Mutation(rw.named("stablehlo.collective_permute"),
+                                                      rw.forward_operands),
+                  "collective_permute sends every shard to itself."),
         "test_collectives: test_collective and collective_permute")
 
 
