@@ -80,7 +80,9 @@ def test_plugin_verdict_and_attribution_split_when_present():
     doc = {"verdict": "not certified", "plugin_verdict": {"verdict": "certified"}}
     assert scoreboard._verdict(doc) == "certified"
     results = [{"status": "pass"}, {"status": "crash", "attribution": "framework"},
-               {"status": "fail_error", "attribution": "plugin"}, {"status": "skipped"}]
+               {"status": "fail_error", "attribution": "plugin"}, {"status": "skipped"},
+               {"status": "not_supported"}, {"status": "timeout"}]
+    # a skip or a gracefully unsupported feature is no failure: it is not "unattributed"
     assert scoreboard._split(results) == {"plugin": 1, "framework": 1, "suite": 0,
                                           "unattributed": 1}
     assert scoreboard._split([{"status": "crash"}]) is None

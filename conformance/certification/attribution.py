@@ -42,6 +42,9 @@ SHARED_WITH_XLA = "shared with XLA"
 #: above the PJRT C API (jaxlib's Python/nanobind layer, IFRT, the distributed runtime)
 #: or in the program jax lowered.
 FRAMEWORK_LAYERS = ("framework", "lowering")
+#: Statuses that are no failure and block nothing: they get no attribution (a skip or a
+#: gracefully unsupported feature is nobody's defect).
+NOT_FAILURES = ("pass", "skipped", "not_supported")
 #: Strength of each source kind: lower is stronger.
 LOWERING, CAPI, REFERENCE, CATALOG = -1, 0, 1, 2
 STRENGTH = {"lowering": LOWERING, "registration": CAPI, "capi": CAPI, "reference": REFERENCE,
@@ -136,10 +139,10 @@ def lowering_source(entries: dict[str, known_failures.Entry]) -> Source:
 
 
 def attribute(results: list[Any], sources: list[Source]) -> None:
-    """Set ``attribution``, ``evidence`` and ``defect`` of every result that is not a pass
-    (``results``: :class:`conformance.certification.records.Result`)."""
+    """Set ``attribution``, ``evidence`` and ``defect`` of every failure (a status not in
+    :data:`NOT_FAILURES`; ``results``: :class:`conformance.certification.records.Result`)."""
     for r in results:
-        if r.status == "pass":
+        if r.status in NOT_FAILURES:
             continue
         record = r.failure()
         r.attribution, r.evidence = decide(record, sources)

@@ -31,7 +31,7 @@ import jinja2
 import packaging.version
 
 from conformance.certification import verdict
-from conformance.certification import attempt, bundle
+from conformance.certification import attempt, attribution, bundle
 from conformance.certification import jsontext
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
@@ -120,8 +120,10 @@ def _verdict(doc: dict[str, Any]) -> str:
 
 
 def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
-    """Non-pass results per attribution; None when no result carries one."""
-    failing = [r for r in results if r.get("status") not in ("pass", "waived")]
+    """Failures (not pass, waived, skipped or not_supported) per attribution; None when
+    no result carries one."""
+    failing = [r for r in results
+               if r.get("status") not in (*attribution.NOT_FAILURES, "waived")]
     if not any("attribution" in r for r in results):
         return None
     counts = {a: 0 for a in ATTRIBUTIONS}
@@ -233,7 +235,7 @@ def render_markdown(rows: list[Row]) -> str:
         lines.append("| " + " | ".join([label, *map(_cell, values)]) + " |")
 
     line("plugin verdict", [r.problem or r.verdict for r in rows])
-    line("non-pass by attribution", [split_text(r.split) if not r.problem else "" for r in rows])
+    line("failures by attribution", [split_text(r.split) if not r.problem else "" for r in rows])
     line("tests", [str(r.tests or "") for r in rows])
     line("suite", [r.suite for r in rows])
     line("jaxlib", [r.jaxlib for r in rows])
