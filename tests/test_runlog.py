@@ -161,5 +161,5 @@ def test_committed_signed_bundles_still_verify_with_their_key():
     signed = sorted(p.parent for p in (ROOT / "reports").glob(f"*/*/{signing.SIGNATURE}"))
     assert signed, "no signed bundle committed"
     for path in signed:
-        check = bundle.verify(path, key=ROOT / "reports" / "signers.pub")
+        check = bundle.verify(path, allowed_signers=ROOT / "reports" / "allowed_signers")
         assert check.valid and check.signature.state == "verified", (path, check.problems)

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+r"""Standalone reproduction of a pjrt-conformance failure (pjrt-conformance 0.1.0).
+
+    test:    conformance/test_kernels_elementwise.py::test_float_special_values[atan2-float64]
+    status:  fail_wrong_result
+    backend: cpu cpu (jaxlib 0.10.2)
+    needs:   numpy, ml_dtypes, jax==0.10.2
+
+Runs with no pytest and no import of the conformance suite: `python3 THIS_FILE`.
+It embeds the drawn inputs, the program and the expected value the test computed,
+prints expected vs observed, and exits 1 while the defect is present, 0 when the
+backend is correct, 2 when a module it needs is missing; a crash of the backend
+ends it non-zero too (killed by a signal).
+"""
+import base64
+import json
+import sys
+
+try:
+    import ml_dtypes
+    import numpy as np
+except ImportError as missing:  # not the defect: this machine lacks what the script needs
+    print(f"cannot run this reproduction: {missing} (see needs: at the top of this file)",
+          file=sys.stderr)
+    sys.exit(2)
+
+DATA = json.loads(r'''{
+ "check": "execute",
+ "nodeid": "conformance/test_kernels_elementwise.py::test_float_special_values[atan2-float64]",
+ "via": "jax",
+ "library_path": null,
+ "client_options": {},
+ "platform": "cpu",
+ "devices": 8,
+ "program": "module @jit_atan2 attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n  func.func public @main(%arg0: tensor<324xf64>, %arg1: tensor<324xf64>) -> (tensor<324xf64> {jax.result_info = \"result\"}) {\n    %0 = stablehlo.atan2 %arg0, %arg1 : tensor<324xf64>\n    return %0 : tensor<324xf64>\n  }\n}\n",
+ "inputs": [
+  {
+   "dtype": "float64",
+   "shape": [
+    324
+   ],
+   "base64": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAAAAAAAAAAgAAAAAAAAACAAAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA8L8AAAAAAADwvwAAAAAAAPC/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAA4D8AAAAAAADgPwAAAAAAAOA/AAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAACEAAAAAAAAAIQAAAAAAAAAhAAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3AAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3AAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3AAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3AAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3AAAAAAAAAHcAAAAAAAAAdwAAAAAAAAB3A////////73/////////vf////////+9/////////73/////////vf////////+9/////////73/////////vf////////+9/////////73/////////vf////////+9/////////73/////////vf////////+9/////////73/////////vf////////+9/////////7//////////v/////////+//////////7//////////v/////////+//////////7//////////v/////////+//////////7//////////v/////////+//////////7//////////v/////////+//////////7//////////v/////////+//AAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAAAAAAAAEIAAAAAAAAAQgAAAAAAAABCAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAEAAAAAAAAAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAAAIABAAAAAAAAgAEAAAAAAACAAQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AQAAAAAA8D8BAAAAAADwPwEAAAAAAPA/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8H8AAAAAAADwfwAAAAAAAPB/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA8P8AAAAAAADw/wAAAAAAAPD/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/"
+  },
+  {
+   "dtype": "float64",
+   "shape": [
+    324
+   ],
+   "base64": "AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/"
+  }
+ ],
+ "expected": {
+  "dtype": "float64",
+  "shape": [
+   324
+  ],
+  "base64": "AAAAAAAAAAAYLURU+yEJQAAAAAAAAAAAGC1EVPshCUAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAAAAGC1EVPshCUAAAAAAAAAAABgtRFT7IQlAAAAAAAAAAAAYLURU+yEJQAAAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/AAAAAAAAAIAYLURU+yEJwAAAAAAAAACAGC1EVPshCcAAAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAACAGC1EVPshCcAAAAAAAAAAgBgtRFT7IQnAAAAAAAAAAIAYLURU+yEJwAAAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PxgtRFT7Iek/0iEzf3zZAkBEvuuS4bbxP0+7YQVnrN0/4Z4mo4+X1D+CxsMtRQkIQAAAAAAAAAAAGC1EVPshCUAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxctRFT7Iek/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5vxgtRFT7Iem/0iEzf3zZAsBEvuuS4bbxv0+7YQVnrN2/4Z4mo4+X1L+CxsMtRQkIwAAAAAAAAACAGC1EVPshCcAYLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxctRFT7Iem/AAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5P0+7YQVnrN0/rvWXc25sBUAYLURU+yHpP92ALPl1W88/3Zo8hJcjxT9w2ray9pQIQAAAAAAAAAAAGC1EVPshCUAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5P067YQVnrN0/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5P0S+65LhtvE/9k3OiopGAED9nB6VjDb1PxgtRFT7Iek/lWMG1urQ4j+T4+4KuvoGQAAAAAAAAAAAGC1EVPshCUAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5P0S+65LhtvE/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5P2CFemsX/PM/0NQNPd9H/j+9mbxjiH32P5v2gdILc+8/GC1EVPsh6T/qqoEZeP4FQAAAAAAAAAAAGC1EVPshCUAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5P2CFemsX/PM/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5v+xfQweP8Pa/RfpEoWdT+7/HhykR8gf4vw2amcF40/S/vSi/3vTa8r/SITN/fNkCwAEAAAAAAB2AGC1EVPshCcAYLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5v+xfQweP8Pa/AAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Iek/0iEzf3zZAkAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Iem/0iEzf3zZAsAYLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/AAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PwAAAAAAABAAGC1EVPshCUAAAAAAAAAgAAAAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAAAAGC1EVPshCUAYLURU+yHpP9IhM3982QJAFy1EVPsh+T8ZLURU+yH5PwAAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5vwAAAAAAABCAGC1EVPshCcAAAAAAAAAggAAAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAACAGC1EVPshCcAYLURU+yHpv9IhM3982QLAFy1EVPsh+b8ZLURU+yH5vwAAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PwEAAAAAAAAAGC1EVPshCUACAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAAAAGC1EVPshCUAAAAAAAAAAABgtRFT7IQlAGC1EVPsh6T/SITN/fNkCQAEAAAAAAAAAAAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5vwEAAAAAAACAGC1EVPshCcACAAAAAAAAgAAAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAACAGC1EVPshCcAAAAAAAAAAgBgtRFT7IQnAGC1EVPsh6b/SITN/fNkCwAEAAAAAAACAAAAAAAAAAIAYLURU+yEJwAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PxktRFT7Iek/0iEzf3zZAkBFvuuS4bbxP1G7YQVnrN0/4p4mo4+X1D+CxsMtRQkIQAAAAAAAAAAAGC1EVPshCUAYLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Iek/AAAAAAAAAAAYLURU+yEJQAAAAAAAAPh/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh+T8YLURU+yH5PxgtRFT7Ifk/GC1EVPsh6T/SITN/fNkCQAAAAAAAAPh/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh+b8YLURU+yH5vxgtRFT7Ifm/GC1EVPsh6b/SITN/fNkCwAAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/AAAAAAAA+H8AAAAAAAD4fwAAAAAAAPh/"
+ },
+ "assertion": "assert_ulp_close",
+ "options": {
+  "max_ulp": 8,
+  "atol": 0.0,
+  "signed_zeros": false
+ }
+}''')
+
+
+def decode(d):
+    dtype = np.dtype(getattr(ml_dtypes, d["dtype"], d["dtype"]))
+    raw = base64.b64decode(d["base64"])
+    return np.frombuffer(raw, dtype=dtype).reshape(tuple(d["shape"])).copy()
+
+
+def ordered(a):
+    """Float bits as integers ordered like the values (for ULP distances)."""
+    bits = a.view(f"u{a.dtype.itemsize}").astype(object)
+    sign = 1 << (8 * a.dtype.itemsize - 1)
+    return np.array([-(b & (sign - 1)) if b & sign else b for b in bits.ravel()],
+                    dtype=object).reshape(a.shape)
+
+
+def bad_elements(out, want, assertion, options):
+    """Mask of the elements of `out` that the test's assertion rejects."""
+    if out.dtype.kind == "c":
+        return (bad_elements(out.real.copy(), want.real.copy(), assertion, options)
+                | bad_elements(out.imag.copy(), want.imag.copy(), assertion, options))
+    if assertion == "assert_bitwise_equal":
+        nb = f"u{out.dtype.itemsize}"
+        bad = out.view(nb) != want.view(nb)
+        if not options.get("nan_payloads", True) and out.dtype.kind == "f":
+            bad &= ~(np.isnan(out.astype(np.float64)) & np.isnan(want.astype(np.float64)))
+        return bad
+    if out.dtype.kind not in "fV":
+        return out != want
+    g, w = out.astype(np.float64), want.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        nan = np.isnan(g) | np.isnan(w)
+        inf = np.isinf(g) | np.isinf(w)
+        if assertion == "assert_exact":
+            return np.where(nan, np.isnan(g) != np.isnan(w), g != w)
+        atol = options.get("atol", 0.0)
+        atol = decode(atol) if isinstance(atol, dict) else atol
+        if assertion == "assert_allclose":
+            close = np.abs(g - w) <= atol + options["rtol"] * np.abs(w)
+        else:  # assert_ulp_close
+            dist = np.abs(ordered(out) - ordered(want.astype(out.dtype))).astype(np.float64)
+            close = (dist <= options["max_ulp"]) | (np.abs(g - w) <= atol)
+            if options.get("signed_zeros"):
+                close &= np.where((g == 0) & (w == 0), np.signbit(g) == np.signbit(w), True)
+        return np.where(nan, np.isnan(g) != np.isnan(w), np.where(inf, g != w, ~close))
+
+
+def run_jax(program, inputs):
+    """Compile `program` (StableHLO text) with jax's client; run it on every device."""
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    if DATA["platform"] == "cpu":
+        jax.config.update("jax_num_cpu_devices", DATA["devices"])
+    from jax.extend import backend
+    from jaxlib import xla_client
+    client = backend.get_backend(DATA["platform"])
+    for dev in client.local_devices():
+        opts = backend.get_compile_options(num_replicas=1, num_partitions=1,
+                                           device_assignment=np.array([[dev.id]]))
+        exe = client.compile_and_load(program, xla_client.DeviceList((dev,)), opts)
+        outs = exe.execute([jax.device_put(a, dev) for a in inputs])
+        yield f"{dev.platform}:{dev.id}", np.asarray(outs[0])
+
+
+def pjrt_type(abi, dtype):
+    name = dtype.name
+    special = {"bool": "PRED", "bfloat16": "BF16"}
+    if name not in special:
+        for prefix, letter in (("uint", "U"), ("int", "S"), ("complex", "C"), ("float", "F")):
+            if name.startswith(prefix):
+                special[name] = letter + name[len(prefix):].replace("_", "").upper()
+                break
+    return int(getattr(abi, "PJRT_Buffer_Type_" + special[name]))
+
+
+def run_capi(program, inputs, out_dtype):
+    """The same through the plugin's PJRT C API (pypjrt), without jax."""
+    import pypjrt
+    plugin = pypjrt.Plugin(DATA["library_path"])
+    client = pypjrt.Client(plugin, options=DATA["client_options"] or None)
+    with client.devices() as devices:
+        for dev in devices:
+            da = b"\x08\x01\x10\x01\x1a\x02\x08" + bytes([dev.id])  # DeviceAssignmentProto
+            exe = client.compile(program, options=pypjrt.CompileOptions(device_assignment=da))
+            bufs = [client.buffer_from_host(bytearray(a.tobytes()) or bytearray(1),
+                                            pjrt_type(plugin.abi, a.dtype), list(a.shape), dev)
+                    for a in inputs]
+            (out,) = exe(*bufs)
+            size = int(np.prod(out.dimensions, dtype=np.int64)) * out_dtype.itemsize
+            raw = bytes(out.to_host(bytearray(size))) if size else b""
+            yield f"device {dev.id}", np.frombuffer(raw, out_dtype).reshape(out.dimensions)
+
+
+def roundtrip(inputs):
+    """Host -> device -> host of every input, through jax or the plugin's C API."""
+    if DATA["via"] != "capi":
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        for i, a in enumerate(inputs):
+            yield f"arg{i} round trip", np.asarray(jax.device_put(a)), a
+        return
+    import pypjrt
+    plugin = pypjrt.Plugin(DATA["library_path"])
+    client = pypjrt.Client(plugin, options=DATA["client_options"] or None)
+    with client.devices() as devices:
+        for i, a in enumerate(inputs):
+            buf = client.buffer_from_host(bytearray(a.tobytes()) or bytearray(1),
+                                          pjrt_type(plugin.abi, a.dtype), list(a.shape),
+                                          devices[0])
+            raw = bytes(buf.to_host(bytearray(a.nbytes))) if a.nbytes else b""
+            yield f"arg{i} round trip", np.frombuffer(raw, a.dtype).reshape(a.shape), a
+
+
+def compare(where, inputs, out, want, assertion, options):
+    """Print expected vs observed; True when `out` is wrong."""
+    if out.dtype != want.dtype or out.shape != want.shape:
+        print(f"{where}: observed {out.dtype}{list(out.shape)}, "
+              f"expected {want.dtype}{list(want.shape)}")
+        return True
+    bad = bad_elements(out, want, assertion, options)
+    idx = np.argwhere(bad)[:10]
+    print(f"{where}: {int(bad.sum())} of {want.size} elements wrong")
+    for i in map(tuple, idx):
+        args = ", ".join(repr(a[i]) if a.shape == want.shape else f"{a.dtype}{list(a.shape)}"
+                         for a in inputs)
+        where_at = [int(j) for j in i]
+        print(f"  at {where_at}: inputs ({args}) expected {want[i]!r} observed {out[i]!r}")
+    return bool(bad.any())
+
+
+def main():
+    check = DATA["check"]
+    if check == "lifetime":
+        import jax
+        x = jax.device_put(np.arange(4, dtype=np.float32))
+        x.delete()
+        call = DATA["method"]
+        print(f"calling x.{call}() on a deleted jax array (a crash here is the defect)",
+              flush=True)
+        try:
+            result = np.asarray(x) if call == "asarray" else getattr(x, call)()
+        except Exception as err:  # the correct behaviour: a Python error
+            print(f"x.{call}() on a deleted array raised {type(err).__name__}: correct")
+            return 0
+        print(f"x.{call}() on a deleted array returned {result!r} instead of raising")
+        return 1
+    inputs = [decode(a) for a in DATA["inputs"]]
+    failed = False
+    if check == "transfer":
+        for where, back, a in roundtrip(inputs):
+            failed |= compare(where, [a], back, a, "assert_bitwise_equal", {})
+        return 1 if failed else 0
+    want = decode(DATA["expected"])
+    runs = (run_capi(DATA["program"], inputs, want.dtype) if DATA["via"] == "capi"
+            else run_jax(DATA["program"], inputs))
+    for where, out in runs:
+        failed |= compare(where, inputs, out, want, DATA["assertion"], DATA["options"])
+    print("defect present" if failed else "correct")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except ImportError as err:  # not the defect: this machine lacks what the script needs
+        print(f"cannot run this reproduction: {err} (see needs: at the top of this file)",
+              file=sys.stderr)
+        sys.exit(2)
