@@ -11,6 +11,8 @@ platform declines cleanly at compile is ``not_supported``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -136,6 +138,18 @@ RNG_CASES = [("UNIFORM", "float32"), ("UNIFORM", "float64"), ("UNIFORM", "int32"
              ("NORMAL", "float32"), ("NORMAL", "float64")]
 
 
+def _rng_parameters(data: Any, distribution: str, dt: Any) -> tuple[int, int, list]:
+    """(a, b, [a, b] as 0-d arrays of ``dt``): UNIFORM's [a, b) with b - a in 2..40, or
+    NORMAL's mean a in -50..50 and standard deviation b in 1..20."""
+    if distribution == "UNIFORM":
+        a = data.draw(st.integers(-50, 50), label="a")
+        b = a + data.draw(st.integers(2, 40), label="b - a")
+    else:
+        a = data.draw(st.integers(-50, 50), label="mu")
+        b = data.draw(st.integers(1, 20), label="sigma")
+    return a, b, [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+
+
 @pytest.mark.parametrize("distribution, dtype", RNG_CASES, ids=[f"{d}-{t}" for d, t in RNG_CASES])
 @given(data=st.data())
 def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
@@ -144,18 +158,12 @@ def test_rng(program_cache, distribution: str, dtype: str, data) -> None:
     range; NORMAL values have mean ``mu`` and standard deviation ``sigma`` (6 sigma
     bounds of the sample statistics)."""
     dt = dh.BY_NAME[dtype]
-    if distribution == "UNIFORM":
-        a = data.draw(st.integers(-50, 50), label="a")
-        b = a + data.draw(st.integers(2, 40), label="b - a")
-    else:
-        a = data.draw(st.integers(-50, 50), label="mu")
-        b = data.draw(st.integers(1, 20), label="sigma")
-    args = [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+    a, b, args = _rng_parameters(data, distribution, dt)
     shape = (64, 64)
     call = f"rng({distribution}) -> {dtype}{list(shape)} with {a}, {b}"
     program = gaps_text.rng(*args, shape, distribution)
-    # One single-device program per device: in a replicated SPMD program XLA:CPU returns
-    # zeros on every device but the first (seen with jaxlib 0.10.2).
+    # One single-device program per device (the replicated SPMD program, annotated as
+    # jax lowers it, is test_rng_in_replicated_program).
     for device in program_cache.client.local_devices():
         (got,), text = program_cache.run(f"stablehlo_ops_rng_{distribution}", program, args,
                                          device)
@@ -174,13 +182,7 @@ def test_rng_in_replicated_program(program_cache, distribution: str, dtype: str,
     ("they may or may not be deterministic"), so the replicas need not agree, but no device
     may return a constant (zeros) instead of a draw."""
     dt = dh.BY_NAME[dtype]
-    if distribution == "UNIFORM":
-        a = data.draw(st.integers(-50, 50), label="a")
-        b = a + data.draw(st.integers(2, 40), label="b - a")
-    else:
-        a = data.draw(st.integers(-50, 50), label="mu")
-        b = data.draw(st.integers(1, 20), label="sigma")
-    args = [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+    a, b, args = _rng_parameters(data, distribution, dt)
     shape = (64, 64)
     call = f"rng({distribution}) -> {dtype}{list(shape)} with {a}, {b}, replicated"
     outs, text = programs.run_everywhere(program_cache, f"stablehlo_ops_rng_{distribution}",
