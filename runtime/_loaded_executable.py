@@ -41,6 +41,28 @@ class LoadedExecutable(FastExecute):
     def native(self) -> Any:
         return self.executable
 
+    # The seed's members, named here so that they are the class's (others: __getattr__).
+    @property
+    def client(self) -> Any:
+        """The jaxlib client the executable is loaded on (as jaxlib's)."""
+        return self.executable.client
+
+    def execute_sharded(self, arguments: Any, with_tokens: bool = False) -> Any:
+        """jaxlib's ``execute_sharded``: an ``ExecuteResults`` of one array per device."""
+        return self._execute_sharded(arguments, with_tokens=with_tokens)
+
+    def hlo_modules(self) -> list[Any]:
+        """The compiled ``HloModule``s."""
+        return self.executable.hlo_modules()
+
+    def get_output_memory_kinds(self) -> list[list[str]]:
+        """Memory kind of each output, per program."""
+        return self.executable.get_output_memory_kinds()
+
+    def get_compiled_memory_stats(self) -> Any:
+        """``CompiledMemoryStats`` (sizes in bytes) of the compiled program."""
+        return self.executable.get_compiled_memory_stats()
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("executable", "handlers", "single_device",
                                              "_execute_sharded"):
