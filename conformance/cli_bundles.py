@@ -137,6 +137,10 @@ def finalize_run(ns: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:   # a full disk: what was begun is rebuilt by the next finalize
+        print(f"pjrt-conformance finalize: {ns.bundle}: cannot write the bundle "
+              f"({err.strerror or err}); free space and run finalize again", file=sys.stderr)
+        return EXIT_USAGE
     print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
           f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
           f"pjrt-conformance verify {ns.bundle}")

@@ -159,3 +159,28 @@ def test_merge_writes_a_verified_bundle_or_nothing(written, tmp_path_factory, or
         assert (part / bundle.MANIFEST).read_bytes() == manifest
         _verified(part)
     assert where == "new" or not (parts[order[1]] / "nested").exists()
+
+
+def test_finalize_on_a_full_disk_is_one_line_and_a_second_finalize_completes(
+        written, tmp_path, capsys, monkeypatch):
+    """ENOSPC while finalize writes: exit 2, one line; the half-written bundle (no
+    manifest) is rebuilt by the next finalize once there is space."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in (results_log.LOG_FILE, results_log.RUN_FILE):
+        shutil.copyfile(written / "s1" / name, out / name)
+    real = Path.write_text
+
+    def full(self, *args, **kwargs):
+        if self.name == "report.html":
+            raise OSError(28, "No space left on device")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full)
+    capsys.readouterr()
+    assert cli.main(["finalize", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and len(err.splitlines()) == 1, err
+    monkeypatch.setattr(Path, "write_text", real)
+    assert cli.main(["finalize", str(out)]) == 0
+    _verified(out, "incomplete")
