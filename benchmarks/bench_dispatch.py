@@ -67,8 +67,8 @@ class Dispatch:
         "Reference: jax.jit dispatch of the same function on jax arrays.")
     track_ratio_jaxlib_execute_vs_jax_jit = pairing.make_ratio(
         "time_ref_jaxlib_execute", "time_ref_jax_jit",
-        "jaxlib's own Python execute (the runtime's default before the fast path); "
-        "reference: jax.jit dispatch of the same function on jax arrays.")
+        "Reference: jax.jit dispatch of the same function on jax arrays; timed: jaxlib's "
+        "own Python execute (the runtime's default before the fast path).")
 
     def time_block_until_ready_on_ready_array(self, nargs):
         self.ready.block_until_ready()

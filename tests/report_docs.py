@@ -4,6 +4,8 @@ engineers add (``attribution``, ``defect``, ``evidence``)."""
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 import conformance
@@ -68,7 +70,7 @@ def doc(*, attributed: bool = False) -> dict:
     """The report document of :func:`results` (no profile); ``attributed``: failures
     carry engineer "defects"' fields, and ``stack_findings`` is set."""
     rs = results()
-    d = report.build(rs, collected=len(rs), header=dict(HEADER))
+    d = report.build(rs, collected=len(rs), header=copy.deepcopy(HEADER))  # callers edit it
     if attributed:
         for i, f in enumerate(d["failures"]):
             f["attribution"] = "framework" if f["status"] == "crash" else "plugin"

@@ -25,6 +25,7 @@ import pytest
 
 from conformance import cli
 from conformance.certification import bundle
+from conformance.certification import runlog
 from conformance.session import results_log
 
 #: Small areas with passes, skips and known defects (as tests/test_shards_merge.py).
@@ -69,8 +70,11 @@ def test_complete_runs_verify(written):
 
 
 def _teardowns(out: Path) -> int:
-    log = out / results_log.LOG_FILE
-    return log.read_text().count('"when": "teardown"') if log.exists() else 0
+    """Teardown reports in the results log of ``out`` (plain, or packed by a finished
+    bundle)."""
+    log = runlog.locate(out)
+    return 0 if log is None else sum(
+        1 for r in runlog.records(log) if isinstance(r, dict) and r.get("when") == "teardown")
 
 
 @hypothesis.settings(max_examples=14, **_SETTINGS)
@@ -87,7 +91,9 @@ def test_finalize_after_a_death_at_any_byte_verifies(written, tmp_path_factory, 
     out = tmp_path_factory.mktemp("death") / "out"
     out.mkdir()
     run = written / "s1"
-    log = (run / results_log.LOG_FILE).read_bytes()
+    # the finished shard's log is packed (results.jsonl.xz): its lines, as the plain log
+    # of a run in progress held them
+    log = "".join(f"{line}\n" for line in runlog.read_lines(runlog.locate(run))).encode()
     (out / results_log.LOG_FILE).write_bytes(log[:int(cut * len(log))])
     state = json.loads((run / results_log.RUN_FILE).read_text())
     if facts != "as written":
@@ -167,8 +173,9 @@ def test_finalize_on_a_full_disk_is_one_line_and_a_second_finalize_completes(
     manifest) is rebuilt by the next finalize once there is space."""
     out = tmp_path / "out"
     out.mkdir()
-    for name in (results_log.LOG_FILE, results_log.RUN_FILE):
-        shutil.copyfile(written / "s1" / name, out / name)
+    log = runlog.locate(written / "s1")  # packed by the finished shard
+    shutil.copyfile(log, out / log.name)
+    shutil.copyfile(written / "s1" / results_log.RUN_FILE, out / results_log.RUN_FILE)
     real = Path.write_text
 
     def full(self, *args, **kwargs):
