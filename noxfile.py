@@ -5,7 +5,6 @@
     nox -s "release(0.10.2-py3.11)" -- tests        # one pair, the self-tests only
     nox -s "release(0.10.2-py3.11)" -- main -k test_registry   # extra pytest arguments
     nox -s mutation                     # the mutation score on every release (slow)
-    nox -s bisect                       # catalog bisect over the release sessions' venvs
 
 Each session installs ``jax==R jaxlib==R`` and this project (``.[test]``) into its own
 virtualenv under ``.nox/``. The main job writes its bundle to ``matrix/<R>-py<P>/``
@@ -51,7 +50,8 @@ def _pyenv_on_path() -> None:
         return
     extra = [str(d / "bin") for d in sorted(root.iterdir()) if (d / "bin" / "python").exists()]
     for py in sorted({p for p, _ in PAIRS}):
-        if shutil.which(f"python{py}") is None or "shims" in (shutil.which(f"python{py}") or ""):
+        found_on_path = shutil.which(f"python{py}")
+        if found_on_path is None or "shims" in found_on_path:  # a pyenv shim may refuse
             found = [b for b in extra if Path(b, f"python{py}").exists()]
             if found:
                 os.environ["PATH"] = found[-1] + os.pathsep + os.environ["PATH"]

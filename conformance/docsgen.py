@@ -23,9 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import packaging.version
-
 from conformance.certification import failure_view as view
+from conformance.certification import scoreboard
 from conformance.certification import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,13 +99,9 @@ def bundle_table(found: list[Bundle]) -> str:
 def cpu_section(found: list[Bundle]) -> str:
     """The README's numbers: the ``cpu/`` bundle of the newest jaxlib release (the newest
     stamp among that release's bundles): its counts and per-area table."""
-    def release(b: Bundle) -> tuple:
-        try:
-            return (1, packaging.version.Version(b.doc.get("environment", {}).get("jaxlib", "")))
-        except packaging.version.InvalidVersion:
-            return (0, packaging.version.Version("0"))
     cpus = [b for b in found if b.folder.startswith("cpu/")]  # newest stamp first
-    cpu = max(cpus, key=release, default=None)
+    cpu = max(cpus, default=None, key=lambda b: scoreboard.release_key(
+        str(b.doc.get("environment", {}).get("jaxlib", ""))))
     if cpu is None:
         return "No CPU bundle is committed.\n"
     d = cpu.doc

@@ -183,7 +183,7 @@ def collect(reports_dir: Path) -> list[Row]:
             if key not in newest or started > newest[key][0]:
                 newest[key] = (started, row)
     rows = [row for _, row in sorted(newest.values(),
-                                     key=lambda x: (x[1].backend, _release(x[1].jaxlib)))]
+                                     key=lambda x: (x[1].backend, release_key(x[1].jaxlib)))]
     rows += broken
     for path in sorted(root.glob("*/attempt.json")):
         if any(Path(r.source).parent == path.parent for r in rows):
@@ -204,7 +204,7 @@ def collect(reports_dir: Path) -> list[Row]:
     return rows
 
 
-def _release(text: str) -> tuple:
+def release_key(text: str) -> tuple:
     """A jaxlib version as a sort key (unparsable text sorts first)."""
     try:
         return (1, packaging.version.Version(text))

@@ -41,15 +41,19 @@ class Bundle:
     def total(self) -> int:
         return sum(t for _, t in self.areas.values())
 
+    def counts(self, area: str | None = None) -> tuple[int, int]:
+        """(passed, total) of ``area`` (all areas when None; (0, 0) when absent)."""
+        return self.areas.get(area, (0, 0)) if area else (self.passed, self.total)
+
     def share(self, area: str | None = None) -> str:
         """``rate`` as text that never rounds to 100% or 0% unless it is
         (:func:`conformance.certification.scoreboard.percent`); "" when absent."""
-        passed, total = self.areas.get(area, (0, 0)) if area else (self.passed, self.total)
+        passed, total = self.counts(area)
         return scoreboard.percent(passed, total) if total else ""
 
     def rate(self, area: str | None = None) -> float | None:
         """Pass rate in percent of ``area`` (all areas when None); None when absent."""
-        passed, total = self.areas.get(area, (0, 0)) if area else (self.passed, self.total)
+        passed, total = self.counts(area)
         return 100.0 * passed / total if total else None
 
 
