@@ -36,6 +36,7 @@ from conformance.helpers import moved_bytes as mb
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
+from conformance.programs import moves
 
 DTYPES = [capabilities.param(d) for d in dh.TRANSFER_DTYPES]
 #: Half the active profile's examples (``ci``: 4): every example compiles a new program
@@ -67,22 +68,8 @@ def _name(dt: dh.DType, shape: tuple[int, ...]) -> str:
     return f"{dt.name}{list(shape)}"
 
 
-# One jax function per signature (the program cache keys on the function).
-@functools.lru_cache(maxsize=None)
-def _transpose(perm: tuple[int, ...]):
-    return lambda x: lax.transpose(x, perm)
-
-
-@functools.lru_cache(maxsize=None)
-def _broadcast(shape: tuple[int, ...], dims: tuple[int, ...]):
-    return lambda x: lax.broadcast_in_dim(x, shape, dims)
-
-
-@functools.lru_cache(maxsize=None)
-def _reverse(dims: tuple[int, ...]):
-    return lambda x: lax.rev(x, dims)
-
-
+# One jax function per signature (the program cache keys on the function); transpose,
+# broadcast_in_dim and reverse are the ones every area's operands are moved with.
 @functools.lru_cache(maxsize=None)
 def _concatenate(dim: int):
     return lambda *xs: lax.concatenate(xs, dim)
@@ -117,7 +104,7 @@ def test_transpose(program_cache, dt, data):
                            label="permutation"))
     x = _operand(data, dt, shape, "x")
     expected = mb.from_bytes(np.transpose(mb.as_bytes(x), perm + (len(shape),)), dt.dtype)
-    _run(program_cache, "transpose", _transpose(perm), [x], expected, dt,
+    _run(program_cache, "transpose", moves.transpose(perm), [x], expected, dt,
          f"transpose({_name(dt, shape)}, permutation={list(perm)})")
 
 
@@ -140,7 +127,7 @@ def test_broadcast_in_dim(program_cache, dt, data):
     b = mb.as_bytes(x).reshape(tuple(placed) + (dt.dtype.itemsize,))
     expected = mb.from_bytes(np.broadcast_to(b, tuple(out) + (dt.dtype.itemsize,)),
                              dt.dtype)
-    _run(program_cache, "broadcast_in_dim", _broadcast(out, dims), [x], expected, dt,
+    _run(program_cache, "broadcast_in_dim", moves.broadcast_in_dim(out, dims), [x], expected, dt,
          f"broadcast_in_dim({_name(dt, shape)}, shape={list(out)}, "
          f"broadcast_dimensions={list(dims)})")
 
@@ -154,7 +141,7 @@ def test_reverse(program_cache, dt, data):
                                   label="dimensions")))
     x = _operand(data, dt, shape, "x")
     expected = mb.from_bytes(np.flip(mb.as_bytes(x), dims), dt.dtype)
-    _run(program_cache, "reverse", _reverse(dims), [x], expected, dt,
+    _run(program_cache, "reverse", moves.reverse(dims), [x], expected, dt,
          f"reverse({_name(dt, shape)}, dimensions={list(dims)})")
 
 

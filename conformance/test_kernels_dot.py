@@ -34,6 +34,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
+from conformance.programs import moves
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 
@@ -108,7 +109,9 @@ def _operand(data, dt: dh.DType, shape: tuple[int, ...], label: str) -> np.ndarr
                                       integral=integral), label=label)
 
 
-def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, data) -> None:
+def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, data
+               ) -> np.ndarray:
+    """Check one dot_general on every device; return its lhs operand."""
     a = _operand(data, dt, lhs_shape, "lhs")
     b = _operand(data, dt, rhs_shape, "rhs")
     acc = _accumulation(dt)
@@ -131,6 +134,7 @@ def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, da
         for device, out in outs:
             ph.assert_within_bound(out, expected, bound, bound_name="exact",
                                    call=f"{call} on {device}")
+    return a
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in DTYPES])
@@ -150,7 +154,9 @@ def test_dot_general_at_block_boundaries(program_cache, batch, m, k, n, dt, data
     """[batch..., M, K] x [batch..., K, N] (or N, K) at sizes pinned in every run."""
     lhs_shape, rhs_shape, dims, spec = dot_spec(list(batch), m, [k], n,
                                                 data.draw(st.booleans(), label="rhs K first"))
-    _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data)
+    lhs = _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data)
+    moves.check_moves(program_cache, lhs, dt, f"dot_general({dt.name}{list(lhs_shape)} x "
+                      f"{list(rhs_shape)})")  # the lhs moved on the device, bit for bit
 
 
 def conv_reference(x: np.ndarray, w: np.ndarray, strides: tuple[int, int],

@@ -28,6 +28,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
+from conformance.programs import moves
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 
@@ -88,11 +89,14 @@ def test_fft(program_cache, kind, dt, data):
     pytest.param("rfft", dh.BY_NAME["float32"], id="rfft-float32")])
 @given(data=st.data())
 def test_fft_of_lengths_with_large_prime_factors(program_cache, kind, dt, n, data):
-    """Every length of ``LARGE_LENGTHS`` in every run."""
-    _check_fft(program_cache, kind, dt, n, data)
+    """Every length of ``LARGE_LENGTHS`` in every run; the operand also moved on the
+    device (:mod:`conformance.programs.moves`) when above 1,024 elements."""
+    x = _check_fft(program_cache, kind, dt, n, data)
+    moves.check_moves(program_cache, x, dt, f"{kind}({dt.name}{list(x.shape)})")
 
 
-def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data) -> None:
+def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data) -> np.ndarray:
+    """Check one FFT on every device; return its operand."""
     if kind == "fftn":
         m = data.draw(st.sampled_from((1, 4, 5)), label="second length")
         shape, axes = (2, m, n), (1, 2)
@@ -119,6 +123,7 @@ def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data) -> None:
         for device, out in outs:
             expected = ref.astype(out.dtype) if out.dtype.kind == ref.dtype.kind else ref
             ph.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
+    return x
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.COMPLEX])

@@ -34,6 +34,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
 from conformance.programs import cache as programs
+from conformance.programs import moves
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 
@@ -184,6 +185,7 @@ def test_every_reduction_at_block_boundaries(program_cache, shape, axes, dt, dat
                 ph.assert_exact(outs[k][i][1].astype(np.int64), arg(x, axis=last),
                                 call=f"{where} ({arg.__name__})")
             _check_cumsum(outs[8][i][1], x, last, False, dt, f"{where} (cumsum)")
+    moves.check_moves(program_cache, x, dt, call)  # x moved on the device, bit for bit
 
 
 def _identity(name: str, dt: dh.DType):

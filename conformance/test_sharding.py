@@ -22,6 +22,7 @@ from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import lowering
+from conformance.programs import moves
 from conformance.programs import sharded as sp
 from runtime import xla_client
 
@@ -252,7 +253,8 @@ def runner(client, xc):
 @pytest.mark.parametrize("ndim", [1, 2, 3], ids=["1d-x", "2d-x-y", "3d-xy-z"])
 def test_one_mib_shards(client, xc, runner, ndim):
     """Shards of 1 MiB each: ``batched_device_put`` places them, an SPMD program
-    (``2 x + 1``) computes on them, and ``reorder_shards`` moves them intact."""
+    (``2 x + 1``) computes on them, ``reorder_shards`` moves them intact, and SPMD
+    transpose, broadcast_in_dim and reverse move arbitrary bits across them exactly."""
     devices = client.local_devices()
     mesh, spec, shape = shh.one_mib_shards(devices, ndim)
     mesh_shape = mesh.devices.shape
@@ -271,6 +273,18 @@ def test_one_mib_shards(client, xc, runner, ndim):
     dst = shh.reordered(sharding, devices[::-1], len(shape))
     moved = xc.reorder_shards(arr, dst, xc.ArrayCopySemantics.ALWAYS_COPY)
     ph.assert_bitwise_equal(np.asarray(moved), x, call=f"reorder_shards({call}, reversed)")
+    # Transpose, broadcast_in_dim and reverse of arbitrary float32 bits (NaN payloads,
+    # subnormals) as SPMD programs under the same sharding: every shard moves, bit for bit.
+    bits = np.random.default_rng(ndim).integers(0, 2**32, shape, np.uint32).view(np.float32)
+    entries = tuple(spec) + (None,) * (len(shape) - len(spec))
+    for move in moves.moves_of(shape):
+        out_sharding = NamedSharding(mesh, PartitionSpec(*move.result_spec(entries)))
+        what = f"execute_sharded({move.describe}, {call})"
+        got, problem, text, _ = runner.run(f"one_mib_{move.name}", move.fn, [bits], [sharding],
+                                           out_sharding, move.result_shape)
+        with reproduction(what, program=text, inputs=[bits]):
+            assert not problem, f"{problem} [{what}]"
+            ph.assert_bitwise_equal(got, move.expected(bits), call=what)
 
 
 @pytest.mark.parametrize("spec", [("x", None), (None, "x")], ids=["P(x,None)", "P(None,x)"])

@@ -156,6 +156,12 @@ BROKEN = [
      "expected=np.float32(nan) (bits 0x"),
     ("out-flush-subnormals", "test_data_movement and test_transpose and float32", 2,
      "bits 0x"),
+    # Every area's operands above 1,024 elements, moved on the device (programs/moves.py).
+    ("out-moved-bit-flip-last-device",
+     "test_every_reduction_at_block_boundaries and 65537 or test_one_mib_shards and 1d-x "
+     "or test_fft_of_lengths_with_large_prime_factors and rfft-float32-4099", 2, "bits 0x"),
+    ("out-moved-swap-remainder-rows", "test_dot_general_at_block_boundaries and 7x4097x9",
+     2, "(bitwise)"),
     ("out-rng-zeros-last-device", "test_rng_in_replicated_program and UNIFORM-float32", 1,
      "1 of 1 devices returned no valid draw"),
     ("out-reduce-precision-ties-away", "test_op and reduce_precision-e8m7-float32", 2,
@@ -164,7 +170,7 @@ BROKEN = [
 
 
 @pytest.mark.parametrize("mutant, select, devices, fragment", BROKEN,
-                         ids=[b[0] for b in BROKEN])
+                         ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN)])
 def test_check_fails_on_broken_backend_and_passes_on_healthy(run_suite, mutant, select, devices,
                                                              fragment):
     assert CATALOG[mutant].kind == "output"
@@ -177,3 +183,39 @@ def test_check_fails_on_broken_backend_and_passes_on_healthy(run_suite, mutant, 
     healthy, doc = run_suite("cpu", "-k", select, devices=devices)
     assert doc is not None and doc["results"], healthy.stdout.str()[-3000:]
     assert {r["status"] for r in doc["results"]} == {"pass"}, healthy.stdout.str()[-3000:]
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=hh.shapes(min_dims=1, max_dims=3, min_side=1))
+def test_moves_of_match_numpy_and_carry_the_sharding(shape):
+    """The byte references of transpose, broadcast_in_dim and reverse equal NumPy's own
+    ops on plain integers; the result PartitionSpec follows the moved dimensions."""
+    from conformance.programs import moves
+
+    x = np.arange(math.prod(shape), dtype=np.int32).reshape(shape)
+    spec = tuple(f"a{i}" for i in range(len(shape)))
+    got = {m.name: m for m in moves.moves_of(shape)}
+    assert set(got) == ({"transpose"} if len(shape) >= 2 else set()) | {
+        "broadcast_in_dim", "reverse"}
+    if "transpose" in got:
+        np.testing.assert_array_equal(got["transpose"].expected(x), x.T)
+        assert got["transpose"].result_spec(spec) == spec[::-1]
+    np.testing.assert_array_equal(got["broadcast_in_dim"].expected(x), np.stack([x, x]))
+    assert got["broadcast_in_dim"].result_spec(spec) == (None,) + spec
+    np.testing.assert_array_equal(got["reverse"].expected(x), np.flip(x))
+    for m in got.values():
+        assert m.expected(x).shape == m.result_shape
+
+
+def test_moves_reject_bad_arguments_and_leave_small_operands_alone():
+    from conformance.programs import moves
+
+    with pytest.raises(ValueError, match="'shape'"):
+        moves.moves_of(())
+    m = moves.moves_of((3, 4))[0]
+    with pytest.raises(ValueError, match="'x'"):
+        m.expected(np.zeros((4, 3), np.int32))
+    with pytest.raises(ValueError, match="'spec'"):
+        m.result_spec(("x",))
+    # At most MIN_ELEMENTS elements: the data_movement area's sizes, no program is run.
+    moves.check_moves(None, np.zeros(moves.MIN_ELEMENTS, np.float32), None, "c")

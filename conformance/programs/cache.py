@@ -123,14 +123,16 @@ class ProgramCache:
                      in_shardings: Sequence[Any], out_sharding: Any) -> tuple[Any, str]:
         """:meth:`load` of an SPMD program with explicit shardings, over the devices of
         ``in_shardings[0]`` in tile-assignment order. Keyed by ``name`` (not ``fn``:
-        sharded programs are built anew for each example), avals, shardings and devices."""
+        sharded programs are built anew for each example), avals, shardings and devices;
+        the module is named ``@jit_<name>``."""
         devices = lowering.device_assignment_of(in_shardings[0])
         avals = avals_of(args)
         key = (name, avals, tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
                                   for s in [*in_shardings, out_sharding]),
                tuple(d.id for d in devices))
         platform = client_platform(self.client)
-        return self._compiled(key, lambda: lower(fn, avals, platform, in_shardings=in_shardings,
+        return self._compiled(key, lambda: lower(fn, avals, platform, name=name,
+                                                 in_shardings=in_shardings,
                                                  out_shardings=out_sharding), devices)
 
     def get(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],

@@ -26,7 +26,10 @@ AREA = "test_data_movement"
 
 
 def _moved(site: Site) -> bool:
-    return site.program.startswith("data_movement_")
+    """A data-movement program: the data_movement area's, an area's operand moved on the
+    device (``conformance.programs.moves``: ``moves``) or the sharding area's SPMD moves
+    (``one_mib_transpose``, ...)."""
+    return (site.program.startswith(("data_movement_", "one_mib_")) or site.program == "moves")
 
 
 def flip_bit_last_device(site: Site, inputs, outputs):
