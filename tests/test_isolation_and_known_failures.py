@@ -60,3 +60,26 @@ def test_known_failures_reject_malformed(tmp_path, line, fragment):
     f.write_text(line + "\n")
     with pytest.raises(ValueError, match=f"k.txt:1: .*{fragment[:20]}"):
         known_failures.parse(f)
+
+
+@pytest.mark.parametrize("nodeid, path", [
+    ("conformance/test_x.py::test_y[a]", "/src/conformance/test_x.py"),
+    ("test_x.py::test_y[a]", "/venv/lib/site-packages/conformance/test_x.py"),
+    ("../venv/lib/site-packages/conformance/test_x.py::test_y[a]",
+     "/venv/lib/site-packages/conformance/test_x.py"),
+])
+def test_known_failures_apply_whatever_the_rootdir(nodeid, path):
+    """``pytest --pyargs conformance`` from another directory gives ids without the
+    package's directory: the entry (a package-relative id) still marks the test xfail."""
+    class Item:
+        def __init__(self):
+            self.nodeid, self.path, self.markers = nodeid, path, []
+
+        def add_marker(self, marker):
+            self.markers.append(marker)
+
+    entry = known_failures.Entry("conformance/test_x.py::test_y[*]", "*", "r", "s")
+    item, other = Item(), Item()
+    other.nodeid = nodeid.replace("test_y", "test_z")
+    known_failures.apply([item, other], [entry])
+    assert [m.name for m in item.markers] == ["xfail"] and other.markers == []

@@ -33,6 +33,7 @@ import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
 from runtime import versions
+from conformance.certification.provenance import package_nodeid
 
 _VERSIONS = {"jaxlib": versions.JAXLIB_VERSION, "jax": versions.JAX_VERSION}
 _FLAGS = {"platform": None, "plugin_library": ("yes", "no")}
@@ -139,8 +140,8 @@ def apply(items: list[pytest.Item], entries: list[Entry], platform: str | None =
     strict for a catalog defect with ``strict = false``, reached by some draws only).
     Counts nothing: :func:`match` does, where the results are merged."""
     active = [e for e in entries if e.applies(platform, plugin_library)]
-    for item in items:
-        entry = _first_match(active, item.nodeid)
+    for item in items:  # entries name package-relative ids, whatever the rootdir
+        entry = _first_match(active, package_nodeid(item.nodeid, str(item.path)))
         if entry is not None:
             strict = entry.defect.strict if entry.defect is not None else True
             item.add_marker(pytest.mark.xfail(reason=entry.label, strict=strict, run=True))
