@@ -9,6 +9,7 @@ and the working directory are the root that holds them), as a person runs it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,13 +24,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("runtime", "conformance")
 
 
-def lint_imports(root: Path) -> subprocess.CompletedProcess:
-    """``lint-imports`` with ``root``'s pyproject.toml over the packages under ``root``."""
-    env = dict(os.environ, PYTHONPATH=str(root))
-    return subprocess.run(
+def lint_imports(root: Path) -> tuple[int, str]:
+    """``lint-imports`` with ``root``'s pyproject.toml over the packages under ``root``:
+    its exit status and its output (stdout and stderr, terminal colours removed)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(root)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    result = subprocess.run(
         [sys.executable, "-c", "from importlinter.cli import lint_imports_command as c; c()",
          "--config", str(root / "pyproject.toml"), "--no-cache"],
         cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    return result.returncode, re.sub(r"\x1b\[[0-9;]*m", "", result.stdout + result.stderr)
 
 
 def contracts() -> list[dict]:
@@ -38,9 +42,8 @@ def contracts() -> list[dict]:
 
 
 def test_lint_imports_keeps_every_contract():
-    result = lint_imports(ROOT)
-    out = result.stdout + result.stderr
-    assert result.returncode == 0, out
+    returncode, out = lint_imports(ROOT)
+    assert returncode == 0, out
     assert f"Contracts: {len(contracts())} kept, 0 broken." in out, out
 
 
@@ -87,10 +90,9 @@ def test_a_planted_upward_import_breaks_the_contract(planted_copy, module, plant
     original = path.read_text()
     try:
         path.write_text(f"{original}\n{planted}  # planted\n")
-        result = lint_imports(planted_copy)
+        returncode, out = lint_imports(planted_copy)
     finally:
         path.write_text(original)
-    out = result.stdout + result.stderr
-    assert result.returncode == 1, out
+    assert returncode == 1, out
     assert "1 broken" in out and broken in out, out
     assert module.removesuffix(".py").replace("/", ".") in out, out
