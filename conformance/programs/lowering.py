@@ -15,8 +15,8 @@ from typing import Any
 import jax
 
 # Abstract values and sharding internals live a layer down (helpers use them too).
-from conformance.helpers.jax_shardings import (  # noqa: F401 (re-exported)
-    device_assignment_of, hlo_sharding_of, shaped_array)
+from conformance.helpers.jax_shardings import (
+    device_assignment_of, hlo_sharding_of, shaped_array)  # noqa: F401 (re-exported)
 
 
 def x64_context() -> contextlib.AbstractContextManager:

@@ -24,8 +24,8 @@ from conformance.helpers import strategies as hh
 from conformance.programs import stablehlo_catalog_gaps
 from conformance.programs import stablehlo_text as text
 # The case type, dtype lists and input draws the gap cases share (re-exported).
-from conformance.programs.stablehlo_case import (  # noqa: F401
-    ALL, APPROX, EXACT, FLOATS, FP8, NUMERIC, SHAPES, OpCase)
+from conformance.programs.stablehlo_case import (
+    ALL, APPROX, EXACT, FLOATS, FP8, NUMERIC, SHAPES, OpCase)  # noqa: F401
 from conformance.programs.stablehlo_case import arrays as _arrays
 
 #: SHAPES plus a last axis one past a block boundary (``helpers.strategies.BOUNDARY_SIZES``):
