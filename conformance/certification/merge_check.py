@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification import attribution
+from conformance.certification import coverage_records
 from conformance.certification import defect_catalog
 from conformance.certification import profiles
 from conformance.certification import records
@@ -154,7 +155,7 @@ def _coverage(docs: list[dict[str, Any]], results: list[dict[str, Any]],
                 for key in cell:
                     cell[key] += counts.get(key, 0)
     for entry in not_supported:
-        coverage.collect({}, declined, entry["nodeid"], [(
+        coverage_records.collect({}, declined, entry["nodeid"], [(
             records.OUTCOME_PROPERTY, {"status": "not_supported",
                                               "message": entry["message"]})])
     return coverage.section(matrix, declined)

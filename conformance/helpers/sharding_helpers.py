@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.programs import lowering
+from conformance.helpers import jax_shardings
 from runtime import xla_client
 
 AXIS_NAMES = ("x", "y", "z")
@@ -179,7 +179,7 @@ def put_sharded(x: np.ndarray, sharding: Any, *, xc: Any = xla_client, committed
         kwargs["host_buffer_semantics"] = semantics
     shards = [np.array(x[index[d]], copy=True, order="C") if copy_shards else x[index[d]]
               for d in devices]
-    return xc.batched_device_put(lowering.shaped_array(x.shape, x.dtype), sharding, shards,
+    return xc.batched_device_put(jax_shardings.shaped_array(x.shape, x.dtype), sharding, shards,
                                  devices, committed, force_copy, **kwargs)
 
 
@@ -187,10 +187,10 @@ def reordered(sharding: Any, order: list[Any], ndim: int) -> Any:
     """The sharding over devices ``order`` (a permutation of ``sharding``'s devices)
     under which every device keeps the shard index it has now: the destination
     that ``reorder_shards`` expects."""
-    old = lowering.hlo_sharding_of(sharding, ndim)
+    old = jax_shardings.hlo_sharding_of(sharding, ndim)
     if old.is_replicated():
         return xla_client.GSPMDSharding(order, old)
-    current = lowering.device_assignment_of(sharding)
+    current = jax_shardings.device_assignment_of(sharding)
     position = {d.id: i for i, d in enumerate(order)}
     proto = old.to_proto()
     proto.iota_reshape_dims = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from conformance.session.validate import OptionError
+from conformance.option_error import OptionError
 
 #: Environment variables of launchers jax detects (jax's own names): a launcher whose
 #: marker is set but whose other variables are missing is a usage error, not a silent

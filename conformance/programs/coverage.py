@@ -10,7 +10,8 @@ executed, compared]}}`` with 0/1 entries. *Compared* means the module was execut
 and the test then passed or failed on a comparison (``pass``, ``fail_wrong_result``):
 a skipped, ``not_supported`` or erroring test compared nothing.
 
-The controller adds the tests' entries (:func:`add`, counts of tests) and writes
+The controller adds the tests' entries (:func:`add`, counts of tests; read from the phase
+reports by :func:`conformance.certification.coverage_records.collect`) and writes
 ``coverage`` and ``coverage_gaps`` (:func:`section`) into report.json: the gaps are the
 spec ops (``stablehlo_spec_ops.json``) that no test compared, each with a reason.
 """
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.certification.records import OUTCOME_PROPERTY
 from conformance.programs import mlir_ops
 
 #: user_properties key of a test's coverage entry.
@@ -94,21 +94,6 @@ def add(matrix: dict[str, dict[str, dict[str, int]]],
                 dtype, {"compiled": 0, "executed": 0, "compared": 0})
             for key, flag in zip(("compiled", "executed", "compared"), flags):
                 cell[key] += int(bool(flag))
-
-
-def collect(matrix: dict[str, dict[str, dict[str, int]]], declined: dict[str, str],
-            nodeid: str, properties: list[tuple[str, Any]]) -> None:
-    """Controller side: add a phase report's coverage entry (its ``user_properties``) to
-    ``matrix``, and the op of a ``not_supported`` test of the generated op area
-    (``test_stablehlo_ops.py``, parameter ids ``<op>-<dtype>...``) to ``declined``."""
-    for key, value in properties:
-        if key == PROPERTY:
-            add(matrix, value)
-        elif (key == OUTCOME_PROPERTY and isinstance(value, dict)
-              and value.get("status") == "not_supported" and "test_stablehlo_ops" in nodeid
-              and "[" in nodeid):
-            op = nodeid.split("[", 1)[1].split("-", 1)[0]
-            declined.setdefault(op, str(value.get("message", "")))
 
 
 def gaps(matrix: dict[str, dict[str, dict[str, int]]],

@@ -1,4 +1,5 @@
-"""The suite's side of jax: lowering jax functions to StableHLO, abstract values, shardings.
+"""The suite's side of jax: lowering jax functions to StableHLO, abstract values, shardings
+(the last two from :mod:`conformance.helpers.jax_shardings`, re-exported here).
 
 The runtime under test never lowers anything; the suite writes its programs as
 jax functions and lowers them here for the platform under test. This is also
@@ -12,6 +13,10 @@ import contextlib
 from typing import Any
 
 import jax
+
+# Abstract values and sharding internals live a layer down (helpers use them too).
+from conformance.helpers.jax_shardings import (
+    device_assignment_of, hlo_sharding_of, shaped_array)  # noqa: F401 (re-exported)
 
 
 def x64_context() -> contextlib.AbstractContextManager:
@@ -43,19 +48,3 @@ def confine_jax_to_cpu() -> None:
     preallocated memory. No effect once jax's backends are initialized.
     """
     jax.config.update("jax_platforms", "cpu")
-
-
-def shaped_array(shape: tuple[int, ...], dtype: Any) -> Any:
-    """The abstract value (jax ``ShapedArray``) of an array of ``shape`` and ``dtype``: the
-    ``aval`` argument of the seed's ``batched_device_put``."""
-    return jax.core.ShapedArray(tuple(shape), dtype)
-
-
-def hlo_sharding_of(sharding: Any, ndim: int) -> Any:
-    """The ``HloSharding`` of a jax/jaxlib sharding for an array of rank ``ndim``."""
-    return sharding._to_xla_hlo_sharding(ndim)
-
-
-def device_assignment_of(sharding: Any) -> list[Any]:
-    """The devices of a jax/jaxlib sharding in its tile-assignment order."""
-    return list(sharding._device_assignment)

@@ -11,9 +11,6 @@ Test ids are ``<op>-<variant>-<dtype>``; the coverage gap list reads the op from
 
 from __future__ import annotations
 
-import dataclasses
-import sys
-from collections.abc import Callable
 from typing import Any
 
 import ml_dtypes
@@ -26,66 +23,18 @@ from conformance.helpers import float_formats
 from conformance.helpers import strategies as hh
 from conformance.programs import stablehlo_catalog_gaps
 from conformance.programs import stablehlo_text as text
+# The case type, dtype lists and input draws the gap cases share (re-exported).
+from conformance.programs.stablehlo_case import (
+    ALL, APPROX, EXACT, FLOATS, FP8, NUMERIC, SHAPES, OpCase)  # noqa: F401
+from conformance.programs.stablehlo_case import arrays as _arrays
 
-EXACT, APPROX = "exact", "approx"
-SHAPES = ((7,), (3, 5), (2, 3, 4))
 #: SHAPES plus a last axis one past a block boundary (``helpers.strategies.BOUNDARY_SIZES``):
 #: for the cheap data-movement ops, where a vector tail goes wrong.
 BOUNDARY_SHAPES = SHAPES + ((3, hh.BOUNDARY_SIZES[-7]),)
-ALL = [d.name for d in dh.TRANSFER_DTYPES]
-FLOATS = [d.name for d in dh.FLOATS]
-FP8 = [d.name for d in dh.FP8]
 FP = FLOATS + FP8
-NUMERIC = [d.name for d in dh.INTS + dh.UINTS] + FLOATS + [d.name for d in dh.COMPLEX]
 #: (exponent bits, mantissa bits) of reduce_precision: float16's, bfloat16's, fp8 e4m3's
 #: and e5m2's, and widths no dtype has.
 REDUCED_FORMATS = ((5, 10), (8, 7), (4, 3), (5, 2), (6, 4), (3, 1))
-
-
-@dataclasses.dataclass(frozen=True)
-class OpCase:
-    """One generated test: ``op`` (the spec name), ``variant``, ``dtypes`` (dtype names),
-    ``inputs(data, dt) -> [arrays]``, ``program(args) -> StableHLO text or a jax
-    function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
-    ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
-    ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
-    (applied to results and references before comparing: the part the spec defines),
-    ``optional`` (a platform may refuse the op at compile: ``not_supported``)."""
-
-    op: str
-    variant: str
-    dtypes: tuple[str, ...]
-    inputs: Callable[[Any, dh.DType], list[np.ndarray]]
-    program: Callable[[list[np.ndarray]], Any]
-    reference: Callable[[list[np.ndarray]], list[np.ndarray]]
-    tolerance: str = EXACT
-    rtol_factor: float = 1.0
-    outputs: int = 1
-    nan_payloads: bool = True
-    view: Callable[[np.ndarray], np.ndarray] = np.asarray
-    optional: bool = False
-
-    @property
-    def id(self) -> str:
-        return f"{self.op}-{self.variant}"
-
-
-def _arrays(n: int, *, low: float = -1e3, high: float = 1e3, shapes=SHAPES,
-            bits: bool = False):
-    """``inputs`` of ``n`` arrays of one drawn shape (bit patterns when ``bits``)."""
-    def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
-        shape = data.draw(st.sampled_from(shapes), label="shape")
-        if dt.kind == "float":  # within the dtype's range (fp8: +-448 and less)
-            top = float(ml_dtypes.finfo(dt.dtype).max) / 2
-            lo, hi = max(low, -top), min(high, top)
-        else:
-            lo, hi = low, high
-        strategy = hh.bit_patterns(dt, shape) if bits and dt.kind in ("float", "complex") \
-            else hh.finite_arrays(dt, shape, min_value=lo if dt.kind in ("float", "complex")
-                                  else None, max_value=hi if dt.kind in ("float", "complex")
-                                  else None)
-        return [data.draw(strategy, label=f"x{i}") for i in range(n)]
-    return draw
 
 
 def _with_ties(data: Any, x: np.ndarray, mantissa: int) -> np.ndarray:
@@ -280,4 +229,4 @@ def _cases() -> list[OpCase]:
     ]
 
 
-CASES: list[OpCase] = _cases() + stablehlo_catalog_gaps.cases(sys.modules[__name__])
+CASES: list[OpCase] = _cases() + stablehlo_catalog_gaps.cases()

@@ -1,4 +1,4 @@
-"""Catalog cases (:class:`stablehlo_catalog.OpCase`) for spec ops jax does not emit, as
+"""Catalog cases (:class:`stablehlo_case.OpCase`) for spec ops jax does not emit, as
 StableHLO text (:mod:`stablehlo_text_gaps`): the dynamic-shape ops with constant shape
 operands on static shapes (each must equal its static op, given by NumPy),
 ``get_dimension_size``, ``composite`` (equals its decomposition) and
@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import strategies as hh
+from conformance.programs import stablehlo_case as c
 from conformance.programs import stablehlo_text_gaps as gt
 
 #: dynamic_pad's (low, high, interior) padding of a 2-d operand.
@@ -87,27 +88,25 @@ def _int8_storage(data: Any, dt: dh.DType) -> list[np.ndarray]:
     return [data.draw(hh.finite_arrays(dh.BY_NAME["int8"], shape), label="q")]
 
 
-def cases(catalog: Any) -> list[Any]:
-    """The cases, built with ``catalog`` (:mod:`stablehlo_catalog`: ``OpCase``, dtype
-    lists, ``_arrays``)."""
-    c = catalog
+def cases() -> list[c.OpCase]:
+    """The cases (:class:`conformance.programs.stablehlo_case.OpCase`)."""
     iota_dtypes = tuple(c.NUMERIC + c.FP8)
     return [
-        c.OpCase("get_dimension_size", "first-last", tuple(c.ALL), c._arrays(1, bits=True),
+        c.OpCase("get_dimension_size", "first-last", tuple(c.ALL), c.arrays(1, bits=True),
                  lambda args: gt.get_dimension_size(args[0], _ends(args[0])),
                  lambda args: [np.array(args[0].shape[d], np.int32) for d in _ends(args[0])],
                  outputs=2),
-        c.OpCase("dynamic_iota", "last-dim", iota_dtypes, c._arrays(1),
+        c.OpCase("dynamic_iota", "last-dim", iota_dtypes, c.arrays(1),
                  lambda args: gt.dynamic_iota(args[0], args[0].ndim - 1),
                  lambda args: [np.broadcast_to(
                      np.arange(args[0].shape[-1]).astype(args[0].dtype), args[0].shape).copy()]),
-        c.OpCase("dynamic_broadcast_in_dim", "lead-2", tuple(c.ALL), c._arrays(1, bits=True),
+        c.OpCase("dynamic_broadcast_in_dim", "lead-2", tuple(c.ALL), c.arrays(1, bits=True),
                  lambda args: gt.dynamic_broadcast_in_dim(args[0], 2),
                  lambda args: [np.broadcast_to(args[0], (2, *args[0].shape)).copy()],
                  # XLA:CPU quiets/rewrites bf16 NaN payloads here (seen 2026-11): NaN
                  # stays NaN, its payload is not compared
                  nan_payloads=False),
-        c.OpCase("dynamic_reshape", "reversed-shape", tuple(c.ALL), c._arrays(1, bits=True),
+        c.OpCase("dynamic_reshape", "reversed-shape", tuple(c.ALL), c.arrays(1, bits=True),
                  lambda args: gt.dynamic_reshape(args[0], args[0].shape[::-1]),
                  lambda args: [args[0].reshape(args[0].shape[::-1])]),
         c.OpCase("dynamic_pad", "low-high-interior", tuple(c.NUMERIC + c.FP8 + ["bool"]),
@@ -115,11 +114,11 @@ def cases(catalog: Any) -> list[Any]:
                  lambda args: [pad_reference(*args, *PAD)]),
         c.OpCase("dynamic_gather", "rows", tuple(c.ALL), _gather_inputs,
                  lambda args: gt.dynamic_gather_rows(*args), lambda args: [args[0][args[1][:, 0]]]),
-        c.OpCase("composite", "add-multiply", tuple(c.FLOATS), c._arrays(2, low=-100, high=100),
+        c.OpCase("composite", "add-multiply", tuple(c.FLOATS), c.arrays(2, low=-100, high=100),
                  lambda args: gt.composite_add_multiply(*args), _composite_reference,
                  c.APPROX, 4.0),
         c.OpCase("async_start", "all_reduce-one-replica", tuple(c.NUMERIC),
-                 c._arrays(1), lambda args: gt.async_all_reduce(args[0]),
+                 c.arrays(1), lambda args: gt.async_all_reduce(args[0]),
                  # XLA:CPU reduces from a zero (-0.0 comes back +0.0): compared by value
                  lambda args: [args[0]], c.APPROX, 1.0),
         c.OpCase("dynamic_conv", "1d-padded", tuple(c.FLOATS), _conv_inputs,
@@ -127,7 +126,7 @@ def cases(catalog: Any) -> list[Any]:
                  lambda args: [conv_reference(*args, CONV_PADDING)], c.APPROX, 16.0,
                  optional=True),
         c.OpCase("uniform_quantize", "i8-round-trip", ("float32",),
-                 c._arrays(1, low=-80, high=80),
+                 c.arrays(1, low=-80, high=80),
                  lambda args: gt.uniform_round_trip(args[0], SCALE, ZERO_POINT),
                  lambda args: quantize_reference(args[0], SCALE, ZERO_POINT), outputs=2,
                  optional=True),

@@ -22,6 +22,7 @@ import pytest
 import conformance
 from conformance.certification import attribution
 from conformance.certification import bundle
+from conformance.certification import coverage_records
 from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 from conformance.certification import records
@@ -109,7 +110,8 @@ class Recorder:
         full = str(Path(self.config.rootpath, path))
         session_state.of(self.config).collector.add(
             report, repro_command=repro_command(self.config, full, report.nodeid))
-        coverage.collect(self.coverage, self.declined, report.nodeid, report.user_properties)
+        coverage_records.collect(self.coverage, self.declined, report.nodeid,
+                                 report.user_properties)
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """pytest-xdist: add a finished worker's platform facts and program counts."""

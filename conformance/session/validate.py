@@ -33,6 +33,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from conformance.option_error import OptionError  # below every layer: processes raise it too
+
 #: Free bytes the report directory's file system must have (a CPU bundle with its
 #: results.jsonl is about 15 MB while the run writes it).
 MIN_FREE_BYTES = 64 * 2**20
@@ -53,10 +55,6 @@ KNOWN_PLUGINS: dict[str, dict[str, tuple[type, int, int]]] = {
     "pjrt_c_api_cpu_plugin.so": {"cpu_device_count": (int, 1, MAX_CPU_DEVICES)},
 }
 _NAMED_VALUE_TYPES = "a string, a bool, an int, a float or a list of ints"
-
-
-class OptionError(ValueError):
-    """A bad option value: one line naming the option, the value and what is accepted."""
 
 
 def output_dir(path: Path | str, *, option: str = "--output", force: bool = False,
