@@ -25,13 +25,15 @@ from conformance.dashboard.errors import UsageError
 @dataclasses.dataclass(frozen=True)
 class Bundle:
     """One bundle: ``areas[area] = (passed, total)``; ``version`` names jaxlib, the
-    plugin's PJRT C API and the suite commit."""
+    plugin's PJRT C API and the suite commit; ``release`` is the jaxlib version ("" when
+    the bundle does not name it)."""
 
     backend: str
     path: Path
     started: datetime.datetime
     version: str
     areas: dict[str, tuple[int, int]]
+    release: str = ""
 
     @property
     def passed(self) -> int:
@@ -85,7 +87,8 @@ def read(path: Path) -> Bundle:
     if started.tzinfo is None:
         started = started.replace(tzinfo=datetime.timezone.utc)
     return Bundle(backend=backend_key(doc), path=Path(path), started=started,
-                  version=_version(doc), areas=dict(sorted(areas.items())))
+                  version=_version(doc), areas=dict(sorted(areas.items())),
+                  release=str(doc.get("environment", {}).get("jaxlib") or ""))
 
 
 def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
