@@ -275,3 +275,15 @@ def test_asv_site_is_linked_when_published(tmp_path):
     index = (out / "index.html").read_text()
     assert 'href="../asv-html/index.html"' in index
     assert dead_links(index, out) == [] and "asv preview" in index
+
+
+def test_conformance_changes_between_releases_are_listed():
+    day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
+    older = bundles.Bundle("cpu", Path("a"), day, "x", {"same": (3, 4), "moved": (4, 4)},
+                           release="0.10.2")
+    newer = bundles.Bundle("cpu", Path("b"), day, "x", {"same": (3, 4), "moved": (2, 4),
+                                                        "new": (0, 1)}, release="0.11.2")
+    changes = site.area_changes("cpu", site.newest_per_release([newer, older]))
+    assert [(a, b.release, c.release) for _, a, b, c in changes] == [
+        ("all areas", "0.10.2", "0.11.2"), ("moved", "0.10.2", "0.11.2")]
+    assert site.area_changes("cpu", [older]) == []

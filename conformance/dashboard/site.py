@@ -114,6 +114,19 @@ def _release_chart(per_release: list[bundles_mod.Bundle]
             _legend(series))
 
 
+def area_changes(backend: str, per_release: list[bundles_mod.Bundle]
+                 ) -> list[tuple[str, str, bundles_mod.Bundle, bundles_mod.Bundle]]:
+    """(backend, area, before, after) for every area whose pass rate differs between
+    consecutive releases of ``per_release`` (an area absent from one side is left out);
+    "all areas" first, then areas by name."""
+    out = []
+    for before, after in zip(per_release, per_release[1:]):
+        for area in [None, *sorted(set(before.areas) & set(after.areas))]:
+            if before.rate(area) != after.rate(area):
+                out.append((backend, area or "all areas", before, after))
+    return out
+
+
 def _anchor(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text)
 
@@ -157,7 +170,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     for backend, items in by_backend.items():
         svg, legend = _conformance_chart(items)
         per_release = newest_per_release(items)
-        rsvg, rlegend = _release_chart(per_release) if per_release else ("", [])
+        rsvg, rlegend = _release_chart(per_release) if len(per_release) > 1 else ("", [])
         backends.append(dict(name=backend, anchor="c-" + _anchor(backend), bundles=items,
                              svg=svg, legend=legend, per_release=per_release,
                              release_svg=rsvg, release_legend=rlegend,
@@ -166,6 +179,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     rbenches = sorted({c.benchmark.name for c in release_charts})
     toc = {
         "index.html": [("regressions", f"Regressions ({len(changes)})"),
+                       ("conformance-changes", "Conformance changes between releases"),
                        ("no-results", f"Benchmarks without results ({len(missing)})"),
                        ("asv-site", "asv's own site")],
         "releases.html": [(_anchor(n), n) for n in rbenches]
@@ -179,9 +193,12 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
         toc["limits.html"] = [(f"l-{i}", f.header["device"])
                               for i, f in enumerate(inputs.limits)]
     asv_machines = dict(machines=machines)
+    conformance_changes = [c for b in backends for c in area_changes(b["name"],
+                                                                      b["per_release"])]
     out = {
         "index.html": ("overview.html.j2", dict(
-            changes=changes, missing=missing, thresholds=inputs.thresholds,
+            changes=changes, missing=missing, conformance_changes=conformance_changes,
+            backends=backends, thresholds=inputs.thresholds,
             asv_links=_asv_links(inputs.asv_html, out_dir), site_toc=toc,
             releases=sorted({c for ch in release_charts for c in ch.categories},
                             key=release_key), **asv_machines)),
