@@ -287,3 +287,14 @@ def test_conformance_changes_between_releases_are_listed():
     assert [(a, b.release, c.release) for _, a, b, c in changes] == [
         ("all areas", "0.10.2", "0.11.2"), ("moved", "0.10.2", "0.11.2")]
     assert site.area_changes("cpu", [older]) == []
+
+
+def test_a_bundle_in_reports_and_in_matrix_is_shown_once(tmp_path):
+    src = next(p.parent for p in sorted((ROOT / "reports" / "cpu").glob("*/report.json")))
+    reports, matrix = tmp_path / "reports", tmp_path / "matrix"
+    shutil.copytree(src, reports / "cpu" / src.name)
+    shutil.copytree(src, matrix / "0.10.2-py3.11")
+    merged, broken = bundles.merge([bundles.collect(reports), bundles.collect(matrix)])
+    assert sum(len(v) for v in merged.values()) == 1 and broken == []
+    alone = [sum(len(v) for v in bundles.collect(d)[0].values()) for d in (reports, matrix)]
+    assert alone == [1, 1]  # each folder alone has it: merge removed the copy

@@ -113,3 +113,24 @@ def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
     for bundles in by_backend.values():
         bundles.sort(key=lambda b: b.started)
     return dict(sorted(by_backend.items())), broken
+
+
+def merge(collected: list[tuple[dict[str, list[Bundle]], list[Broken]]]
+          ) -> tuple[dict[str, list[Bundle]], list[Broken]]:
+    """One :func:`collect` result of several (e.g. ``reports/`` and the release
+    matrix's ``matrix/``): a bundle found twice (same backend, start time and
+    release: a matrix bundle copied under ``reports/``) is kept once, from the first
+    folder given."""
+    by_backend: dict[str, list[Bundle]] = {}
+    seen: set[tuple[str, datetime.datetime, str]] = set()
+    broken: list[Broken] = []
+    for found, bad in collected:
+        broken.extend(bad)
+        for backend, items in found.items():
+            for b in items:
+                if (b.backend, b.started, b.release) not in seen:
+                    seen.add((b.backend, b.started, b.release))
+                    by_backend.setdefault(backend, []).append(b)
+    for items in by_backend.values():
+        items.sort(key=lambda b: b.started)
+    return dict(sorted(by_backend.items())), broken
