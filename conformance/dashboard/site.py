@@ -193,6 +193,10 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
         toc["limits.html"] = [(f"l-{i}", f.header["device"])
                               for i, f in enumerate(inputs.limits)]
     asv_machines = dict(machines=machines)
+    newest: dict[str, datetime.datetime] = {}
+    for run in (r for d in inputs.results for r in d.runs):
+        newest[run.commit[:8]] = max(newest.get(run.commit[:8], run.date), run.date)
+    commits = sorted(newest, key=lambda c: (newest[c], c))
     conformance_changes = [c for b in backends for c in area_changes(b["name"],
                                                                       b["per_release"])]
     out = {
@@ -204,21 +208,22 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
                             key=release_key), **asv_machines)),
         "releases.html": ("releases.html.j2", dict(charts=release_charts, backends=backends,
                                                    **asv_machines)),
-        "commits.html": ("benchmarks.html.j2", dict(charts=chart_list, **asv_machines)),
+        "commits.html": ("benchmarks.html.j2", dict(charts=chart_list, commits=commits,
+                                                    **asv_machines)),
         "ratios.html": ("ratios.html.j2", dict(charts=ratios, release_charts=release_ratios,
                                                **asv_machines)),
         "versions.html": ("versions.html.j2", dict(groups=history.versions(chart_list),
                                                    **asv_machines)),
         "conformance.html": ("conformance.html.j2", dict(
             backends=backends, broken=broken, given=inputs.bundles is not None,
-            machines={})),
+            machines={}, sources=[])),
     }
     if inputs.limits:
         out["limits.html"] = ("limits.html.j2", dict(
-            files=inputs.limits, machines={f.header["device"]: {"platform": f.header["platform"]}
+            files=inputs.limits, sources=[], machines={f.header["device"]: {"platform": f.header["platform"]}
                                            for f in inputs.limits}))
     return {name: _ENV.get_template(f"dashboard/{tpl}").render(
-                page=name, toc=toc.get(name, []), **common, **ctx)
+                page=name, toc=toc.get(name, []), **{**common, **ctx})
             for name, (tpl, ctx) in out.items()}
 
 
