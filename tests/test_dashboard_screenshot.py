@@ -51,7 +51,7 @@ def test_charts_render_offline(tmp_path):
     shutil.copytree(BUNDLE, reports / BUNDLE.name)
     out = tmp_path / "site"
     site.write(_inputs(reports), out)
-    for page in ("commits.html", "ratios.html", "conformance.html"):
+    for page in ("commits.html", "releases.html", "ratios.html", "conformance.html"):
         img = _shot(tmp_path, out / page)
         assert img.size == (WIDTH, HEIGHT)
         # every page's first chart draws two series (two plugin eras; all areas + one)

@@ -220,8 +220,9 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     }
     if inputs.limits:
         out["limits.html"] = ("limits.html.j2", dict(
-            files=inputs.limits, sources=[], machines={f.header["device"]: {"platform": f.header["platform"]}
-                                           for f in inputs.limits}))
+            files=inputs.limits, sources=[],
+            machines={f.header["device"]: {"platform": f.header["platform"]}
+                      for f in inputs.limits}))
     return {name: _ENV.get_template(f"dashboard/{tpl}").render(
                 page=name, toc=toc.get(name, []), **{**common, **ctx})
             for name, (tpl, ctx) in out.items()}
