@@ -298,3 +298,22 @@ def test_a_bundle_in_reports_and_in_matrix_is_shown_once(tmp_path):
     assert sum(len(v) for v in merged.values()) == 1 and broken == []
     alone = [sum(len(v) for v in bundles.collect(d)[0].values()) for d in (reports, matrix)]
     assert alone == [1, 1]  # each folder alone has it: merge removed the copy
+
+
+def test_regression_list_on_the_commit_axis(tmp_path):
+    """The fixture's two commits; the newer one's value of one benchmark planted 4x."""
+    dst = tmp_path / "results"
+    shutil.copytree(FIXTURE, dst)
+    runs = sorted(asv_results.load(dst).runs, key=lambda r: r.date)
+    newer = json.loads(runs[-1].source.read_text())
+    name = sorted(newer["results"])[0]
+    older_doc = json.loads(runs[0].source.read_text())
+    newer["results"][name][0] = [4 * v for v in older_doc["results"][name][0]]
+    runs[-1].source.write_text(json.dumps(newer))
+    changes = regressions.find(history.build([asv_results.load(dst)]),
+                               {".*": regressions.DEFAULT_THRESHOLD})
+    planted = [c for c in changes if c.benchmark == name]
+    assert planted and all(c.up and c.axis == "commit" for c in planted)
+    assert {(c.before_at, c.after_at) for c in planted} == {
+        (runs[0].commit[:8], runs[-1].commit[:8])}
+    assert all(c.factor == pytest.approx(4.0) for c in planted)
