@@ -5,6 +5,7 @@
     nox -s "release(0.10.2-py3.11)" -- tests        # one pair, the self-tests only
     nox -s "release(0.10.2-py3.11)" -- main -k test_registry   # extra pytest arguments
     nox -s mutation                     # the mutation score on every release (slow)
+    nox -s dashboard                    # the offline dashboard of it all, in matrix/dashboard/
 
 Each session installs ``jax==R jaxlib==R`` and this project (``.[test]``) into its own
 virtualenv under ``.nox/``. The main job writes its bundle to ``matrix/<R>-py<P>/``
@@ -91,3 +92,14 @@ def mutation(session: nox.Session, jax: str) -> None:
     """The mutation score (``python -m tests.mutants``) on one release."""
     _install(session, jax)
     session.run("python", "-m", "tests.mutants", *session.posargs, chdir=str(ROOT))
+
+
+@nox.session(python=False)
+def dashboard(session: nox.Session) -> None:
+    """The offline dashboard of every release, into matrix/dashboard/.
+
+    ``pjrt-conformance dashboard`` of the environment nox runs in: every benchmark and
+    conformance area per jax release, from the asv results, the committed bundles
+    (``reports/``) and the matrix's own (``matrix/``, those not committed yet)."""
+    session.run("pjrt-conformance", "dashboard", "--out", str(ROOT / "matrix" / "dashboard"),
+                *session.posargs, success_codes=[0, 3])

@@ -50,12 +50,14 @@ def test_site_shows_every_benchmark_ratio_and_version(capsys, tmp_path, monkeypa
     assert res.returncode == 0, res.stderr
     index_json = json.loads((FIXTURE / "benchmarks.json").read_text())
     names = [n for n in index_json if n != "version"]
-    index = (out / "index.html").read_text()
+    index = (out / "commits.html").read_text()
     for name in names:
         assert f"<code>{name}</code>" in index
     runs = sorted(FIXTURE.glob("fixture-host/*-existing-*.json"))
-    assert index.count("<circle") == sum(
+    assert index.count("<title>") - 1 == sum(  # one tooltip per point, and the page title
         len(v[0]) for p in runs for v in json.loads(p.read_text())["results"].values())
+    assert all(f"commit {json.loads(p.read_text())['commit_hash'][:12]}" in index
+               for p in runs)  # the commit in the tooltips
     ratios = (out / "ratios.html").read_text()
     ratio_names = [n for n in names if index_json[n]["unit"] == "ratio"]
     assert ratio_names and all(n in ratios for n in ratio_names)
@@ -69,9 +71,11 @@ def test_site_shows_every_benchmark_ratio_and_version(capsys, tmp_path, monkeypa
     machine = json.loads((FIXTURE / "fixture-host" / "machine.json").read_text())
     for page in out.glob("*.html"):
         text = page.read_text()
-        assert machine["cpu"] in text and "Generated " in text
-        assert all(f'href="{p}"' in text for p in ("index.html", "ratios.html",
-                                                   "versions.html", "conformance.html"))
+        assert "Generated " in text
+        assert (machine["cpu"] in text) == (page.name != "conformance.html"), page.name
+        assert all(f'href="{p}"' in text for p in ("index.html", "ratios.html", "releases.html",
+                                                   "commits.html", "versions.html",
+                                                   "conformance.html"))
         assert site.external_references(text) == [], page.name
     assert not (out / "limits.html").exists()  # no limits files: no page
 
@@ -97,6 +101,10 @@ def test_limits_page_and_bad_limits_file(capsys, tmp_path):
     assert res.returncode == 0, res.stderr
     page = (out / "limits.html").read_text()
     assert "NVIDIA H100" in page and "link peak" in page and "0.860" in page
+    # the machine named over the limits is the device of the file, not the asv machine
+    asv_machine = json.loads((FIXTURE / "fixture-host" / "machine.json").read_text())
+    assert "Machine <b>NVIDIA H100</b>" in page and asv_machine["machine"] not in page
+    assert f"Machine <b>{asv_machine['machine']}</b>" in (out / "index.html").read_text()
     assert 'href="limits.html"' in (out / "index.html").read_text()
     bad = dict(LIMITS, rows=[dict(LIMITS["rows"][0], value="fast")])
     (limits / "h100.json").write_text(json.dumps(bad))
@@ -167,8 +175,8 @@ def test_offline_check_catches_network_references():
 def test_a_page_with_a_cdn_asset_is_not_written(capsys, tmp_path, monkeypatch):
     real = site.pages
 
-    def with_cdn(inputs):
-        out = real(inputs)
+    def with_cdn(inputs, out_dir=None):
+        out = real(inputs, out_dir)
         out["index.html"] = out["index.html"].replace(
             "</head>", '<script src="https://cdn.example.com/flot.js"></script></head>')
         return out
@@ -201,8 +209,8 @@ def test_history_series_per_environment_and_era(tmp_path):
 def test_chart_units_reference_and_empty_chart():
     import datetime
     day = datetime.datetime(2026, 11, 20, tzinfo=datetime.timezone.utc)
-    svg = charts.line_chart([("a", [(day, 2e-5)])], unit="seconds")
-    assert ">us<" in svg and charts.PALETTE[0] in svg
+    svg = charts.line_chart([("a", [(day, 2e-5, "commit abc")])], unit="seconds")
+    assert ">us<" in svg and charts.PALETTE[0] in svg and "(commit abc)</title>" in svg
     assert charts.fmt(1.5e-3, "seconds") == "1.5 ms" and charts.fmt(3 << 20, "bytes") == \
         "3 MiB"
     ratio = charts.line_chart([("a", [(day, 0.5)])], unit="ratio", reference=1.0)

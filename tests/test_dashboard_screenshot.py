@@ -51,7 +51,7 @@ def test_charts_render_offline(tmp_path):
     shutil.copytree(BUNDLE, reports / BUNDLE.name)
     out = tmp_path / "site"
     site.write(_inputs(reports), out)
-    for page in ("index.html", "ratios.html", "conformance.html"):
+    for page in ("commits.html", "releases.html", "ratios.html", "conformance.html"):
         img = _shot(tmp_path, out / page)
         assert img.size == (WIDTH, HEIGHT)
         # every page's first chart draws two series (two plugin eras; all areas + one)
@@ -74,6 +74,6 @@ def test_a_chart_without_points_fails_the_pixel_check(tmp_path, monkeypatch):
     monkeypatch.setattr(history.Chart, "legend", lambda self: [])
     out = tmp_path / "site"
     site.write(_inputs(), out)
-    assert "no data" in (out / "index.html").read_text()
-    img = _shot(tmp_path, out / "index.html")
+    assert "no data" in (out / "commits.html").read_text()
+    img = _shot(tmp_path, out / "commits.html")
     assert _count(img, charts.PALETTE[0]) == 0 and _count(img, charts.PALETTE[1]) == 0

@@ -48,7 +48,9 @@ class Benchmark:
 class Run:
     """One results file: the values of one commit in one environment on one machine.
     ``values[name]`` maps a parameter combination (repr strings, in ``param_names``
-    order) to the value in the benchmark's unit; failed/skipped cases are absent."""
+    order) to the value in the benchmark's unit; failed/skipped cases are absent.
+    ``release`` is the environment's jaxlib version (asv's ``requirements``, else the
+    pip freeze beside the file), None when neither names it."""
 
     machine: str
     commit: str
@@ -56,6 +58,7 @@ class Run:
     env: str
     source: Path
     values: dict[str, dict[tuple[str, ...], float]]
+    release: str | None = None
 
 
 @dataclasses.dataclass
@@ -127,6 +130,20 @@ def _env_label(doc: dict[str, Any], freeze: Path) -> str:
     return "installed: " + (", ".join(sorted(pins)) if pins else python)
 
 
+def _release(doc: dict[str, Any], freeze: Path) -> str | None:
+    """The jaxlib version of a results file's environment, or None."""
+    reqs = doc.get("requirements") or {}
+    if isinstance(reqs, dict):
+        for key in ("jaxlib", "req-jaxlib"):
+            if reqs.get(key):
+                return str(reqs[key])
+    if freeze.is_file():
+        for line in freeze.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("jaxlib=="):
+                return line.split("==", 1)[1].strip()
+    return None
+
+
 def _values(bench: Benchmark, entry: Any, columns: list[str], where: str
             ) -> dict[tuple[str, ...], float]:
     if not isinstance(entry, list) or len(entry) < 2:
@@ -166,7 +183,7 @@ def _run(path: Path, machine: str, benchmarks: dict[str, Benchmark]) -> Run:
     date = datetime.datetime.fromtimestamp(date_ms / 1000, tz=datetime.timezone.utc)
     freeze = path.with_name(f"{commit[:8]}-pip-freeze.txt")
     return Run(machine=machine, commit=commit, date=date, env=_env_label(doc, freeze),
-               source=path, values=values)
+               source=path, values=values, release=_release(doc, freeze))
 
 
 def load(root: Path) -> ResultsDir:

@@ -25,13 +25,15 @@ from conformance.dashboard.errors import UsageError
 @dataclasses.dataclass(frozen=True)
 class Bundle:
     """One bundle: ``areas[area] = (passed, total)``; ``version`` names jaxlib, the
-    plugin's PJRT C API and the suite commit."""
+    plugin's PJRT C API and the suite commit; ``release`` is the jaxlib version ("" when
+    the bundle does not name it)."""
 
     backend: str
     path: Path
     started: datetime.datetime
     version: str
     areas: dict[str, tuple[int, int]]
+    release: str = ""
 
     @property
     def passed(self) -> int:
@@ -85,7 +87,8 @@ def read(path: Path) -> Bundle:
     if started.tzinfo is None:
         started = started.replace(tzinfo=datetime.timezone.utc)
     return Bundle(backend=backend_key(doc), path=Path(path), started=started,
-                  version=_version(doc), areas=dict(sorted(areas.items())))
+                  version=_version(doc), areas=dict(sorted(areas.items())),
+                  release=str(doc.get("environment", {}).get("jaxlib") or ""))
 
 
 def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
@@ -109,4 +112,25 @@ def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
         by_backend.setdefault(bundle.backend, []).append(bundle)
     for bundles in by_backend.values():
         bundles.sort(key=lambda b: b.started)
+    return dict(sorted(by_backend.items())), broken
+
+
+def merge(collected: list[tuple[dict[str, list[Bundle]], list[Broken]]]
+          ) -> tuple[dict[str, list[Bundle]], list[Broken]]:
+    """One :func:`collect` result of several (e.g. ``reports/`` and the release
+    matrix's ``matrix/``): a bundle found twice (same backend, start time and
+    release: a matrix bundle copied under ``reports/``) is kept once, from the first
+    folder given."""
+    by_backend: dict[str, list[Bundle]] = {}
+    seen: set[tuple[str, datetime.datetime, str]] = set()
+    broken: list[Broken] = []
+    for found, bad in collected:
+        broken.extend(bad)
+        for backend, items in found.items():
+            for b in items:
+                if (b.backend, b.started, b.release) not in seen:
+                    seen.add((b.backend, b.started, b.release))
+                    by_backend.setdefault(backend, []).append(b)
+    for items in by_backend.values():
+        items.sort(key=lambda b: b.started)
     return dict(sorted(by_backend.items())), broken

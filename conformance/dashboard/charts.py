@@ -1,11 +1,17 @@
 """Inline SVG line charts of the dashboard (no script, no external asset).
 
-Series colours come from :data:`PALETTE` in order, so a screenshot test can look for
-them; the reference line (1.0 on ratio charts) is :data:`REFERENCE_COLOUR`, dashed.
+Series ``i`` is drawn in :func:`style` ``(i)``: a colour of :data:`PALETTE`, a marker of
+:data:`MARKERS` and a dash pattern, so that no two series of a chart look alike however
+many there are (the first ten differ by colour alone, as before). The reference line
+(1.0 on ratio charts) is :data:`REFERENCE_COLOUR`, dashed. The x axis is either time
+(points at ``datetime``\\ s) or categories in a given order (jax releases, commits).
+Every point carries an SVG ``<title>`` tooltip: series, value, x and an optional note
+(e.g. the commit).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 from collections.abc import Sequence
@@ -13,9 +19,32 @@ from html import escape
 
 PALETTE = ("#1f5fbf", "#e8710a", "#2e9e44", "#9334e6", "#c5221f", "#12a4af", "#b06000",
            "#d01884", "#5f6368", "#7cb342")
+MARKERS = ("circle", "square", "triangle", "diamond", "down", "cross")
 REFERENCE_COLOUR = "#444444"
 _TIME_STEPS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
 _BYTE_STEPS = ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB"), (1, "B"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Style:
+    """How one series is drawn: ``colour`` (#rrggbb), ``marker`` (one of
+    :data:`MARKERS`) and ``dash`` (an SVG stroke-dasharray, "" for a solid line)."""
+
+    colour: str
+    marker: str
+    dash: str
+
+
+def style(index: int) -> Style:
+    """The style of series number ``index`` (>= 0). Different indexes always give
+    different styles: colour cycles fastest, then marker, then the dash pattern
+    (solid, "4,3", "6,3", ...). Raises ValueError on a negative or non-int index."""
+    if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise ValueError(f"style: index must be an int >= 0, got {index!r}")
+    colour = PALETTE[index % len(PALETTE)]
+    marker = MARKERS[(index // len(PALETTE)) % len(MARKERS)]
+    k = index // (len(PALETTE) * len(MARKERS))
+    return Style(colour, marker, f"{2 * k + 2},3" if k else "")
 
 
 def scale(unit: str, values: Sequence[float]) -> tuple[float, str]:
@@ -45,18 +74,60 @@ def _ticks(top: float) -> list[float]:
     return [i * step for i in range(int(math.ceil(top / step)) + 1)]
 
 
-def line_chart(series: Sequence[tuple[str, Sequence[tuple[datetime.datetime, float]]]],
-               *, unit: str, reference: float | None = None, width: int = 560,
-               height: int = 220) -> str:
-    """An SVG chart: x = date (UTC), y = value in ``unit`` from 0; one polyline with
-    point markers per ``(label, [(date, value), ...])`` series, coloured from
-    :data:`PALETTE` in order (cycled); a dashed line at ``reference`` (e.g. 1.0 for a
-    ratio). ``width``/``height`` in CSS pixels. A chart without any point shows
-    "no data" and no series colour. Raises ValueError on a non-positive size or a
-    non-finite value."""
+def marker(kind: str, x: float, y: float, colour: str, title: str = "", r: float = 4) -> str:
+    """One SVG marker of ``kind`` (see :data:`MARKERS`) centred at (x, y), radius ``r``
+    px, with ``title`` as its tooltip. Raises ValueError on an unknown kind."""
+    tip = f"<title>{escape(title)}</title>" if title else ""
+    paint = f'fill="{colour}"'
+    if kind == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" {paint}>{tip}</circle>'
+    if kind == "square":
+        return (f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r}" height="{2 * r}" '
+                f'{paint}>{tip}</rect>')
+    shapes = {"triangle": [(0, -1.2), (1.1, 0.9), (-1.1, 0.9)],
+              "down": [(0, 1.2), (1.1, -0.9), (-1.1, -0.9)],
+              "diamond": [(0, -1.3), (1.2, 0), (0, 1.3), (-1.2, 0)],
+              "cross": [(-.4, -1.2), (.4, -1.2), (.4, -.4), (1.2, -.4), (1.2, .4), (.4, .4),
+                        (.4, 1.2), (-.4, 1.2), (-.4, .4), (-1.2, .4), (-1.2, -.4),
+                        (-.4, -.4)]}
+    if kind not in shapes:
+        raise ValueError(f"marker: kind must be one of {MARKERS}, got {kind!r}")
+    pts = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in shapes[kind])
+    return f'<polygon points="{pts}" {paint}>{tip}</polygon>'
+
+
+def swatch(s: Style) -> str:
+    """A small inline SVG (30x12 px) of style ``s``: its line and marker, for legends."""
+    dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
+    return (f'<svg class="swatch" width="30" height="12" viewBox="0 0 30 12" '
+            f'xmlns="http://www.w3.org/2000/svg"><line x1="0" x2="30" y1="6" y2="6" '
+            f'stroke="{s.colour}" stroke-width="2"{dash}/>'
+            f'{marker(s.marker, 15, 6, s.colour)}</svg>')
+
+
+def _point(p: Sequence) -> tuple[object, float, str]:
+    if len(p) not in (2, 3):
+        raise ValueError(f"line_chart: a point is (x, value) or (x, value, note), got {p!r}")
+    return p[0], p[1], (str(p[2]) if len(p) == 3 and p[2] else "")
+
+
+def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
+               reference: float | None = None, width: int = 560, height: int = 220,
+               categories: Sequence[str] | None = None) -> str:
+    """An SVG chart: y = value in ``unit`` from 0; one line with markers per
+    ``(label, [(x, value) or (x, value, note), ...])`` series, series ``i`` in
+    :func:`style` ``(i)``; a dashed line at ``reference`` (e.g. 1.0 for a ratio).
+
+    x: with ``categories`` None, each x is a ``datetime`` (UTC) on a time axis; else
+    each x is one of ``categories`` (str), placed evenly in that order and labelled
+    with it. Each point's tooltip names the series, value, x and note. ``width`` /
+    ``height`` in CSS pixels. A chart without any point shows "no data" and no series
+    colour. Raises ValueError on a non-positive size, a non-finite value, or an x
+    that is not one of ``categories``."""
     if width <= 0 or height <= 0:
         raise ValueError(f"width and height must be positive, got {width}x{height}")
-    values = [v for _, pts in series for _, v in pts]
+    series = [(name, [_point(p) for p in pts]) for name, pts in series]
+    values = [v for _, pts in series for _, v, _ in pts]
     if any(not math.isfinite(v) for v in values):
         raise ValueError("line_chart: every value must be finite")
     head = (f'<svg class="chart" role="img" width="{width}" height="{height}" '
@@ -67,47 +138,71 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple[datetime.datetime, flo
     div, label = scale(unit, values + ([reference] if reference else []))
     top = max(values + ([reference * 1.1] if reference else [])) / div or 1.0
     ticks = _ticks(top)
-    left, right, upper, lower = 56, 12, 10, 34
+    left, right, upper, lower = 56, 14, 10, 34
     pw, ph = width - left - right, height - upper - lower
-    stamps = [d.timestamp() for _, pts in series for d, _ in pts]
-    t0, t1 = min(stamps), max(stamps)
-    span = (t1 - t0) or 1.0
+    items = []
+    if categories is not None:
+        cats = list(categories)
+        where = {c: i for i, c in enumerate(cats)}
+        bad = [x for _, pts in series for x, _, _ in pts if x not in where]
+        if bad:
+            raise ValueError(f"line_chart: x {bad[0]!r} is not one of categories {cats}")
+        step = pw / max(len(cats), 1)
 
-    def x(d: datetime.datetime) -> float:
-        return left + (pw / 2 if t1 == t0 else pw * (d.timestamp() - t0) / span)
+        def x(at: object) -> float:
+            return left + step * (where[at] + 0.5)
+
+        def x_text(at: object) -> str:
+            return str(at)
+        every = max(1, math.ceil(len(cats) * 70 / pw))  # about 70 px per label
+        for i, cat in enumerate(cats):
+            if i % every == 0:
+                items.append(f'<text x="{x(cat):.1f}" y="{height - 18}" font-size="10" '
+                             f'text-anchor="middle">{escape(cat[:14])}</text>')
+    else:
+        stamps = [d.timestamp() for _, pts in series for d, _, _ in pts]
+        t0, t1 = min(stamps), max(stamps)
+        span = (t1 - t0) or 1.0
+
+        def x(at: object) -> float:
+            return left + (pw / 2 if t1 == t0 else pw * (at.timestamp() - t0) / span)
+
+        def x_text(at: object) -> str:
+            return f"{at:%Y-%m-%d %H:%M} UTC"
+        form = "%Y-%m-%d" if t1 - t0 >= 2 * 86400 else "%Y-%m-%d %H:%M"
+        ends = [(left, "start", t0), (left + pw, "end", t1)] if t1 > t0 else \
+            [(left + pw / 2, "middle", t0)]
+        for at, anchor, stamp in ends:
+            when = datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
+            items.append(f'<text x="{at:.1f}" y="{height - 18}" font-size="10" '
+                         f'text-anchor="{anchor}">{when.strftime(form)}</text>')
 
     def y(v: float) -> float:
         return upper + ph - ph * (v / div) / ticks[-1]
 
-    items = []
+    grid = []
     for t in ticks:
-        items.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(t * div):.1f}" '
-                     f'y2="{y(t * div):.1f}" stroke="#e4e4e4"/>'
-                     f'<text x="{left - 4}" y="{y(t * div) + 4:.1f}" font-size="10" '
-                     f'text-anchor="end">{t:g}</text>')
-    items.append(f'<text x="4" y="{upper + 8}" font-size="10">{escape(label)}</text>')
-    form = "%Y-%m-%d" if t1 - t0 >= 2 * 86400 else "%Y-%m-%d %H:%M"
-    ends = [(left, "start", t0), (left + pw, "end", t1)] if t1 > t0 else \
-        [(left + pw / 2, "middle", t0)]
-    for at, anchor, stamp in ends:
-        when = datetime.datetime.fromtimestamp(stamp, datetime.timezone.utc)
-        items.append(f'<text x="{at:.1f}" y="{height - 18}" font-size="10" '
-                     f'text-anchor="{anchor}">{when.strftime(form)}</text>')
+        grid.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(t * div):.1f}" '
+                    f'y2="{y(t * div):.1f}" stroke="#e4e4e4"/>'
+                    f'<text x="{left - 4}" y="{y(t * div) + 4:.1f}" font-size="10" '
+                    f'text-anchor="end">{t:g}</text>')
+    grid.append(f'<text x="4" y="{upper + 8}" font-size="10">{escape(label)}</text>')
+    items = grid + items
     if reference is not None:
         items.append(f'<line class="reference" x1="{left}" x2="{left + pw}" '
                      f'y1="{y(reference):.1f}" y2="{y(reference):.1f}" '
                      f'stroke="{REFERENCE_COLOUR}" stroke-dasharray="5,4"/>')
     for i, (name, pts) in enumerate(series):
-        colour = PALETTE[i % len(PALETTE)]
-        pts = sorted(pts)
-        coords = " ".join(f"{x(d):.1f},{y(v):.1f}" for d, v in pts)
+        s = style(i)
+        pts = sorted(pts, key=lambda p: x(p[0]))
         if len(pts) > 1:
-            items.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
-                         'stroke-width="2"/>')
-        for d, v in pts:
-            items.append(f'<circle cx="{x(d):.1f}" cy="{y(v):.1f}" r="4" fill="{colour}">'
-                         f'<title>{escape(name)}: {escape(fmt(v, unit))} '
-                         f'({d:%Y-%m-%d %H:%M} UTC)</title></circle>')
+            coords = " ".join(f"{x(at):.1f},{y(v):.1f}" for at, v, _ in pts)
+            dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
+            items.append(f'<polyline points="{coords}" fill="none" stroke="{s.colour}" '
+                         f'stroke-width="2"{dash}/>')
+        for at, v, note in pts:
+            tip = f"{name}: {fmt(v, unit)} at {x_text(at)}" + (f" ({note})" if note else "")
+            items.append(marker(s.marker, x(at), y(v), s.colour, tip))
     items.append(f'<rect x="{left}" y="{upper}" width="{pw}" height="{ph}" fill="none" '
                  'stroke="#999"/>')
     return head + "".join(items) + "</svg>"

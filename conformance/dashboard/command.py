@@ -1,11 +1,16 @@
 """``pjrt-conformance dashboard``: render the offline site.
 
-    pjrt-conformance dashboard [--asv-results DIR ...] [--bundles REPORTS_DIR]
-                               [--limits DIR] --out DIR
+    pjrt-conformance dashboard [--asv-results DIR ...] [--bundles REPORTS_DIR ...]
+                               [--limits DIR] [--asv-config FILE] [--asv-html DIR ...]
+                               --out DIR
 
 Defaults (used only when the option is not given, and only the paths that exist):
 ``--asv-results`` = ``.asv/results``, ``.asv/matrix-results``, ``benchmarks/results``;
-``--bundles`` = ``reports``; ``--limits`` = ``benchmarks/gpu``.
+``--bundles`` = ``reports``, ``matrix`` (the release matrix's bundles, noxfile.py;
+those holding a report.json); ``--limits`` = ``benchmarks/gpu``; ``--asv-config`` =
+``asv.conf.json`` (its ``regressions_thresholds`` set the regression list; asv's 5%
+without one); ``--asv-html`` = ``.asv/html``, ``.asv/matrix-html`` (asv's own site,
+``asv publish``: linked from the overview when it holds an index.html).
 
 Exit status: 0 written; 2 usage error (a path given that does not exist, no asv
 results at all); 3 malformed input (benchmarks.json, machine.json or a limits file
@@ -20,14 +25,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.dashboard import asv_results, bundles, limits, site
+from conformance.dashboard import asv_results, bundles, limits, regressions, site
 from conformance.dashboard.errors import MalformedInput, UsageError
 
 EXIT_OK, EXIT_USAGE, EXIT_MALFORMED = 0, 2, 3
 DEFAULT_RESULTS = (Path(".asv/results"), Path(".asv/matrix-results"),
                    Path("benchmarks/results"))
-DEFAULT_BUNDLES = Path("reports")
+DEFAULT_BUNDLES = (Path("reports"), Path("matrix"))
 DEFAULT_LIMITS = Path("benchmarks/gpu")
+DEFAULT_CONFIG = Path("asv.conf.json")
+DEFAULT_HTML = (Path(".asv/html"), Path(".asv/matrix-html"))
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -39,12 +46,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--asv-results", type=Path, action="append", metavar="DIR",
                    help="an asv results directory (repeatable; default: those of "
                         f"{', '.join(map(str, DEFAULT_RESULTS))} that exist)")
-    p.add_argument("--bundles", type=Path, metavar="REPORTS_DIR",
-                   help=f"the reports folder of conformance bundles (default: "
-                        f"{DEFAULT_BUNDLES} when it exists)")
+    p.add_argument("--bundles", type=Path, action="append", metavar="REPORTS_DIR",
+                   help="a folder of conformance bundles (repeatable; a bundle found "
+                        "twice is shown once; default: those of "
+                        f"{', '.join(map(str, DEFAULT_BUNDLES))} that exist)")
     p.add_argument("--limits", type=Path, metavar="DIR",
                    help=f"folder of device-limits JSON files (default: {DEFAULT_LIMITS} "
                         "when it exists)")
+    p.add_argument("--asv-config", type=Path, metavar="FILE",
+                   help="asv config whose regressions_thresholds set the regression "
+                        f"list (default: {DEFAULT_CONFIG} when it exists, else 5%%)")
+    p.add_argument("--asv-html", type=Path, action="append", metavar="DIR",
+                   help="asv's published site to link to (repeatable; default: those of "
+                        f"{', '.join(map(str, DEFAULT_HTML))} that exist)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="where the site goes (index.html and the other pages)")
 
@@ -58,11 +72,18 @@ def _inputs(ns: argparse.Namespace) -> site.Inputs:
     results = [asv_results.load(d) for d in dirs]
     if not any(r.runs for r in results):
         raise MalformedInput(f"no readable asv results file: {results[0].problems[0]}")
-    reports = ns.bundles or (DEFAULT_BUNDLES if DEFAULT_BUNDLES.is_dir() else None)
+    reports = ns.bundles or [d for d in DEFAULT_BUNDLES
+                             if d.is_dir() and next(d.glob("**/report.json"), None)]
     limits_dir = ns.limits or (DEFAULT_LIMITS if DEFAULT_LIMITS.is_dir() else None)
+    if ns.asv_config is not None and not ns.asv_config.is_file():
+        raise UsageError(f"{ns.asv_config}: no such asv config file")
+    config = ns.asv_config or (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
     return site.Inputs(results=results,
-                       bundles=bundles.collect(reports) if reports else None,
-                       limits=limits.load_dir(limits_dir) if limits_dir else None)
+                       bundles=bundles.merge([bundles.collect(d) for d in reports])
+                       if reports else None,
+                       limits=limits.load_dir(limits_dir) if limits_dir else None,
+                       thresholds=regressions.thresholds(config),
+                       asv_html=ns.asv_html or [d for d in DEFAULT_HTML if d.is_dir()])
 
 
 def run(ns: argparse.Namespace) -> int:

@@ -1,34 +1,46 @@
-"""From asv runs to what the dashboard shows: history charts and the versions view.
+"""From asv runs to what the dashboard shows: charts on two x axes and the versions view.
 
 A chart is one benchmark at one combination of its parameters other than ``backend``
-(the plugin era); its series are one per (machine when there are several,
-environment, ``backend`` value), each point the value at a commit date. The versions
-view is, for every benchmark and combination, the value at each series' newest
-commit side by side.
+(the plugin era), on one axis:
+
+- ``commit`` (:func:`build`): x = the commits in date order (asv's nightly history);
+  one series per (machine when there are several, environment, ``backend`` value).
+- ``release`` (:func:`by_release`): x = the jaxlib release of each run's environment
+  (the release matrix), sorted by :func:`conformance.certification.scoreboard.release_key`;
+  one series per (machine when there are several, ``backend`` value); the value of a
+  release is that of its newest run.
+
+Every point is ``(x, value, note)``; the note names the commit (and environment) for
+the tooltip. The versions view is, for every benchmark and combination, the value at
+each commit series' newest commit side by side.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
 from collections.abc import Iterable
 
+from conformance.certification.scoreboard import release_key
 from conformance.dashboard import charts
-from conformance.dashboard.asv_results import Benchmark, ResultsDir
+from conformance.dashboard.asv_results import Benchmark, ResultsDir, Run
 
 ERA_PARAM = "backend"
 RATIO_UNIT = "ratio"
-Point = tuple[datetime.datetime, float]
+AXES = ("commit", "release")
+Point = tuple[str, float, str]
 
 
 @dataclasses.dataclass
 class Chart:
-    """One chart: ``benchmark`` at parameters ``fixed`` (e.g. "nbytes=1024"), its
-    series as ``{label: [(date, value), ...]}`` in legend order."""
+    """One chart: ``benchmark`` at parameters ``fixed`` (e.g. "nbytes=1024") on
+    ``axis`` (one of :data:`AXES`), x in the order ``categories``; its series as
+    ``{label: [(x, value, note), ...]}`` in legend order."""
 
     benchmark: Benchmark
     fixed: str
     series: dict[str, list[Point]]
+    axis: str = "commit"
+    categories: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def is_ratio(self) -> bool:
@@ -36,21 +48,27 @@ class Chart:
 
     @property
     def anchor(self) -> str:
-        return "b-" + "".join(c if c.isalnum() else "-" for c in
-                              f"{self.benchmark.name}-{self.fixed}")
+        return f"{self.axis[0]}-" + "".join(c if c.isalnum() else "-" for c in
+                                            f"{self.benchmark.name}-{self.fixed}")
+
+    def ordered(self, label: str) -> list[Point]:
+        """The points of series ``label`` in x order."""
+        where = {c: i for i, c in enumerate(self.categories)}
+        return sorted(self.series[label], key=lambda p: where[p[0]])
 
     def svg(self) -> str:
         return charts.line_chart(list(self.series.items()), unit=self.benchmark.unit,
-                                 reference=1.0 if self.is_ratio else None)
+                                 reference=1.0 if self.is_ratio else None,
+                                 categories=self.categories)
 
-    def legend(self) -> list[tuple[str, str]]:
-        """(label, colour) of every series, in the colours the chart uses."""
-        return [(label, charts.PALETTE[i % len(charts.PALETTE)])
-                for i, label in enumerate(self.series)]
+    def legend(self) -> list[tuple[str, charts.Style]]:
+        """(label, style) of every series, in the styles the chart uses."""
+        return [(label, charts.style(i)) for i, label in enumerate(self.series)]
 
     def newest(self) -> dict[str, float]:
-        """The value at each series' newest commit date."""
-        return {label: max(pts)[1] for label, pts in self.series.items() if pts}
+        """The value at each series' last x (newest commit or release)."""
+        return {label: self.ordered(label)[-1][1] for label, pts in self.series.items()
+                if pts}
 
 
 def show(value: str) -> str:
@@ -71,18 +89,16 @@ def reference_of(bench: Benchmark) -> str:
     return method.split("_vs_", 1)[1].replace("_", " ") if "_vs_" in method else "not named"
 
 
-def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
-    """Every chart of the runs in ``dirs``, sorted by benchmark name then parameters.
-    Each run's parameters are named by its own directory's benchmarks.json; a
-    benchmark listed in more than one directory takes its first definition for unit
-    and title."""
-    dirs = list(dirs)
-    several = len({run.machine for d in dirs for run in d.runs}) > 1
+def _definitions(dirs: list[ResultsDir]) -> dict[str, Benchmark]:
     defs: dict[str, Benchmark] = {}
     for d in dirs:
         for name, bench in d.benchmarks.items():
             defs.setdefault(name, bench)
-    found: dict[tuple[str, str], dict[str, list[Point]]] = {}
+    return defs
+
+
+def _cases(dirs: list[ResultsDir]) -> Iterable[tuple[Run, str, str, str | None, float]]:
+    """(run, benchmark name, fixed parameters, era or None, value) of every value."""
     for d in dirs:
         for run in d.runs:
             for name, values in run.values.items():
@@ -91,14 +107,71 @@ def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
                     pairs = list(zip(bench.param_names, map(show, combo)))
                     era = dict(pairs).get(ERA_PARAM)
                     fixed = ", ".join(f"{k}={v}" for k, v in pairs if k != ERA_PARAM)
-                    label = " | ".join(
-                        ([run.machine] if several else []) + [run.env]
-                        + ([f"{ERA_PARAM} {era}"] if era is not None else []))
-                    points = found.setdefault((name, fixed), {}).setdefault(label, [])
-                    points.append((run.date, value))
-    return [Chart(benchmark=defs[name], fixed=fixed,
-                  series={k: sorted(v) for k, v in sorted(series.items())})
-            for (name, fixed), series in sorted(found.items())]
+                    yield run, name, fixed, era, value
+
+
+def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
+    """Every commit-axis chart of the runs in ``dirs``, sorted by benchmark name then
+    parameters; x = short commit hashes ordered by their newest run date. Each run's
+    parameters are named by its own directory's benchmarks.json; a benchmark listed
+    in more than one directory takes its first definition for unit and title."""
+    dirs = list(dirs)
+    several = len({run.machine for d in dirs for run in d.runs}) > 1
+    defs = _definitions(dirs)
+    found: dict[tuple[str, str], dict[str, list[Point]]] = {}
+    dates: dict[str, object] = {}
+    for run, name, fixed, era, value in _cases(dirs):
+        label = " | ".join(([run.machine] if several else []) + [run.env]
+                           + ([f"{ERA_PARAM} {era}"] if era is not None else []))
+        commit = run.commit[:8]
+        dates[commit] = max(dates.get(commit, run.date), run.date)
+        note = f"commit {run.commit[:12]}, {run.date:%Y-%m-%d %H:%M} UTC"
+        found.setdefault((name, fixed), {}).setdefault(label, []).append(
+            (commit, value, note))
+    order = sorted(dates, key=lambda c: (dates[c], c))
+    out = []
+    for (name, fixed), series in sorted(found.items()):
+        used = {p[0] for pts in series.values() for p in pts}
+        out.append(Chart(benchmark=defs[name], fixed=fixed, axis="commit",
+                         categories=[c for c in order if c in used],
+                         series={k: v for k, v in sorted(series.items())}))
+    return out
+
+
+def by_release(dirs: Iterable[ResultsDir]) -> list[Chart]:
+    """Every release-axis chart of the runs in ``dirs`` that name their jaxlib
+    (:attr:`Run.release`), sorted like :func:`build`; x = the releases of that chart,
+    oldest first. Of several runs of one release in a series the newest is kept; its
+    note names the commit and environment."""
+    dirs = list(dirs)
+    several = len({run.machine for d in dirs for run in d.runs}) > 1
+    defs = _definitions(dirs)
+    found: dict[tuple[str, str], dict[str, dict[str, tuple]]] = {}
+    for run, name, fixed, era, value in _cases(dirs):
+        if run.release is None:
+            continue
+        label = " | ".join(([run.machine] if several else [])
+                           + ([f"{ERA_PARAM} {era}"] if era is not None else ["all"]))
+        at = found.setdefault((name, fixed), {}).setdefault(label, {})
+        if run.release not in at or at[run.release][0] < run.date:
+            at[run.release] = (run.date, value,
+                               f"commit {run.commit[:12]}, {run.env}")
+    out = []
+    for (name, fixed), series in sorted(found.items()):
+        releases = sorted({r for pts in series.values() for r in pts}, key=release_key)
+        out.append(Chart(benchmark=defs[name], fixed=fixed, axis="release",
+                         categories=releases,
+                         series={label: [(r, v, note) for r, (_, v, note) in pts.items()]
+                                 for label, pts in sorted(series.items())}))
+    return out
+
+
+def without_results(dirs: Iterable[ResultsDir]) -> list[Benchmark]:
+    """The benchmarks that ``benchmarks.json`` lists but no run of ``dirs`` has a value
+    of (failed, skipped or never run), sorted by name."""
+    dirs = list(dirs)
+    measured = {name for d in dirs for run in d.runs for name, v in run.values.items() if v}
+    return [b for name, b in sorted(_definitions(dirs).items()) if name not in measured]
 
 
 def versions(chart_list: list[Chart]) -> list[tuple[Benchmark, list[str], list[Chart]]]:

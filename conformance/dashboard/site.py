@@ -1,17 +1,22 @@
 """Writing the dashboard's pages (jinja2 templates ``conformance/templates/dashboard/``).
 
-Pages: ``index.html`` (every benchmark's history), ``ratios.html`` (benchmarks of
-unit "ratio", with a line at 1.0 and the reference named), ``versions.html`` (the
-newest value of every environment / plugin era side by side), ``conformance.html``
-(pass rate per area of every bundle, per backend) and ``limits.html`` (only when
-device-limits files exist). Each page is checked by :func:`external_references`
-before it is written: a page that would load anything from the network is an error.
+Pages: ``index.html`` (the overview: table of contents, the regression list of
+:mod:`.regressions`, the benchmarks without results, where asv's own site is),
+``releases.html`` (every benchmark and every conformance area per jax release: the
+release matrix), ``commits.html`` (every benchmark per commit: asv's nightly history),
+``ratios.html`` (benchmarks of unit "ratio", with a line at 1.0 and the reference
+named), ``versions.html`` (the newest value of every environment / plugin era side by
+side), ``conformance.html`` (pass rate per area of every bundle, per backend, by date)
+and ``limits.html`` (only when device-limits files exist; its machine is the device
+the files name). Each page is checked by :func:`external_references` before it is
+written: a page that would load anything from the network is an error.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +24,8 @@ from typing import Any
 import jinja2
 
 from conformance.dashboard import bundles as bundles_mod
-from conformance.dashboard import charts, history
+from conformance.certification.scoreboard import release_key
+from conformance.dashboard import charts, history, regressions
 from conformance.dashboard.asv_results import ResultsDir
 from conformance.dashboard.limits import Limits
 
@@ -29,7 +35,6 @@ _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"
 _EXTERNAL = re.compile(r"""(?:\b(?:src|href|srcset|action|poster|data)\s*=\s*["']?\s*"""
                        r"""|url\(\s*["']?\s*|@import\s+["']?\s*)((?:https?:)?//[^\s"')>]*)""",
                        re.IGNORECASE)
-_MAX_AREA_SERIES = len(charts.PALETTE) - 1
 
 
 class OfflineViolation(RuntimeError):
@@ -45,61 +50,181 @@ def external_references(html: str) -> list[str]:
 
 @dataclasses.dataclass
 class Inputs:
-    """What a site is rendered from; ``bundles`` / ``limits`` None = not given."""
+    """What a site is rendered from; ``bundles`` / ``limits`` None = not given;
+    ``thresholds`` is asv's ``regressions_thresholds`` ({regex: fraction}); ``asv_html``
+    the folders of asv's own published site (``asv publish``) to link to."""
 
     results: list[ResultsDir]
     bundles: tuple[dict[str, list[bundles_mod.Bundle]], list[bundles_mod.Broken]] | None
     limits: list[Limits] | None
     generated: datetime.datetime = dataclasses.field(
         default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
+    thresholds: dict[str, float] = dataclasses.field(
+        default_factory=lambda: {".*": regressions.DEFAULT_THRESHOLD})
+    asv_html: list[Path] = dataclasses.field(default_factory=list)
+
+
+def _low_areas(rates: dict[str, list[float]]) -> list[str]:
+    """The areas below 100% somewhere, worst first (0.0 is a rate: every test failed)."""
+    worst = {a: min(r) for a, r in rates.items() if r}
+    return sorted((a for a in worst if worst[a] < 100.0), key=lambda a: (worst[a], a))
+
+
+def _legend(series: list[tuple[str, Any]]) -> list[tuple[str, charts.Style]]:
+    return [(name, charts.style(i)) for i, (name, _) in enumerate(series)]
 
 
 def _conformance_chart(backend_bundles: list[bundles_mod.Bundle]
-                       ) -> tuple[str, list[tuple[str, str]]]:
-    """Pass rate (%) over bundle dates: all areas, then the areas below 100% somewhere."""
-    series = [("all areas", [(b.started, b.rate()) for b in backend_bundles])]
+                       ) -> tuple[str, list[tuple[str, charts.Style]]]:
+    """Pass rate (%) over bundle dates: all areas, then every area below 100% in some
+    bundle, worst first."""
+    series = [("all areas", [(b.started, b.rate(), b.path.name) for b in backend_bundles])]
     areas = sorted({a for b in backend_bundles for a in b.areas})
-    def worst(area: str) -> float:  # 0.0 is a rate (every test failed), None is "absent"
-        rates = [r for r in (b.rate(area) for b in backend_bundles) if r is not None]
-        return min(rates, default=100.0)
-    low = sorted((a for a in areas if worst(a) < 100.0), key=worst)
-    for area in low[:_MAX_AREA_SERIES]:
-        series.append((area, [(b.started, b.rate(area)) for b in backend_bundles
+    rates = {a: [r for r in (b.rate(a) for b in backend_bundles) if r is not None]
+             for a in areas}
+    for area in _low_areas(rates):
+        series.append((area, [(b.started, b.rate(area), b.path.name) for b in backend_bundles
                               if b.rate(area) is not None]))
-    return charts.line_chart(series, unit="%", width=900, height=260), [
-        (name, charts.PALETTE[i % len(charts.PALETTE)]) for i, (name, _) in enumerate(series)]
+    return charts.line_chart(series, unit="%", width=900, height=260), _legend(series)
 
 
-def pages(inputs: Inputs) -> dict[str, str]:
-    """{file name: HTML} of the whole site."""
+def newest_per_release(backend_bundles: list[bundles_mod.Bundle]
+                       ) -> list[bundles_mod.Bundle]:
+    """The newest bundle of each jaxlib release (bundles without one left out), oldest
+    release first (:func:`~conformance.certification.scoreboard.release_key`)."""
+    newest: dict[str, bundles_mod.Bundle] = {}
+    for b in backend_bundles:
+        if b.release and (b.release not in newest or newest[b.release].started < b.started):
+            newest[b.release] = b
+    return [newest[r] for r in sorted(newest, key=release_key)]
+
+
+def _release_chart(per_release: list[bundles_mod.Bundle]
+                   ) -> tuple[str, list[tuple[str, charts.Style]]]:
+    """Pass rate (%) per jax release: all areas, then the areas below 100% somewhere."""
+    cats = [b.release for b in per_release]
+    series = [("all areas", [(b.release, b.rate(), b.path.name) for b in per_release])]
+    areas = sorted({a for b in per_release for a in b.areas})
+    rates = {a: [r for r in (b.rate(a) for b in per_release) if r is not None]
+             for a in areas}
+    for area in _low_areas(rates):
+        series.append((area, [(b.release, b.rate(area), b.path.name) for b in per_release
+                              if b.rate(area) is not None]))
+    return (charts.line_chart(series, unit="%", width=900, height=260, categories=cats),
+            _legend(series))
+
+
+def area_changes(backend: str, per_release: list[bundles_mod.Bundle]
+                 ) -> list[tuple[str, str, bundles_mod.Bundle, bundles_mod.Bundle]]:
+    """(backend, area, before, after) for every area whose pass rate differs between
+    consecutive releases of ``per_release`` (an area absent from one side is left out);
+    "all areas" first, then areas by name."""
+    out = []
+    for before, after in zip(per_release, per_release[1:]):
+        for area in [None, *sorted(set(before.areas) & set(after.areas))]:
+            if before.rate(area) != after.rate(area):
+                out.append((backend, area or "all areas", before, after))
+    return out
+
+
+def _anchor(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text)
+
+
+def _asv_links(dirs: list[Path], out_dir: Path | None) -> list[tuple[str, str]]:
+    """(href, folder) of each asv site folder holding index.html, relative to
+    ``out_dir`` (absolute file URI when None)."""
+    links = []
+    for d in dirs:
+        index = Path(d) / "index.html"
+        if index.is_file():
+            href = (os.path.relpath(index.resolve(), Path(out_dir).resolve()) if out_dir
+                    else index.resolve().as_uri())
+            links.append((href, str(d)))
+    return links
+
+
+def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
+    """{file name: HTML} of the whole site (``out_dir``: where it will be written, for
+    the relative links to asv's own site)."""
     chart_list = history.build(inputs.results)
+    release_charts = history.by_release(inputs.results)
     ratios = [c for c in chart_list if c.is_ratio]
-    nav = [("index.html", "Benchmarks"), ("ratios.html", "Ratios"),
+    release_ratios = [c for c in release_charts if c.is_ratio]
+    changes = regressions.find(release_charts + chart_list, inputs.thresholds)
+    missing = history.without_results(inputs.results)
+    nav = [("index.html", "Overview"), ("releases.html", "By jax release"),
+           ("commits.html", "By commit"), ("ratios.html", "Ratios"),
            ("versions.html", "Versions"), ("conformance.html", "Conformance")]
     if inputs.limits:
         nav.append(("limits.html", "Limits"))
     machines = {name: info for d in inputs.results for name, info in d.machines.items()}
     common: dict[str, Any] = dict(
-        nav=nav, machines=machines, generated=inputs.generated.strftime("%Y-%m-%d %H:%M UTC"),
+        nav=nav, generated=inputs.generated.strftime("%Y-%m-%d %H:%M UTC"),
         sources=[str(d.root) for d in inputs.results],
         problems=[p for d in inputs.results for p in d.problems],
-        fmt=charts.fmt, reference_of=history.reference_of)
+        fmt=charts.fmt, reference_of=history.reference_of, swatch=charts.swatch,
+        anchor=_anchor)
     backends: list[dict[str, Any]] = []
     by_backend, broken = inputs.bundles or ({}, [])
     for backend, items in by_backend.items():
         svg, legend = _conformance_chart(items)
-        backends.append(dict(name=backend, bundles=items, svg=svg, legend=legend,
+        per_release = newest_per_release(items)
+        rsvg, rlegend = _release_chart(per_release) if len(per_release) > 1 else ("", [])
+        backends.append(dict(name=backend, anchor="c-" + _anchor(backend), bundles=items,
+                             svg=svg, legend=legend, per_release=per_release,
+                             release_svg=rsvg, release_legend=rlegend,
                              areas=sorted({a for b in items for a in b.areas})))
-    out = {
-        "index.html": ("benchmarks.html.j2", dict(charts=chart_list)),
-        "ratios.html": ("ratios.html.j2", dict(charts=ratios)),
-        "versions.html": ("versions.html.j2", dict(groups=history.versions(chart_list))),
-        "conformance.html": ("conformance.html.j2", dict(
-            backends=backends, broken=broken, given=inputs.bundles is not None)),
+    benches = sorted({c.benchmark.name for c in chart_list})
+    rbenches = sorted({c.benchmark.name for c in release_charts})
+    toc = {
+        "index.html": [("regressions", f"Regressions ({len(changes)})"),
+                       ("conformance-changes", "Conformance changes between releases"),
+                       ("no-results", f"Benchmarks without results ({len(missing)})"),
+                       ("asv-site", "asv's own site")],
+        "releases.html": [(_anchor(n), n) for n in rbenches]
+        + [(b["anchor"], f"conformance: {b['name']}") for b in backends if b["per_release"]],
+        "commits.html": [(_anchor(n), n) for n in benches],
+        "ratios.html": [("by-release", "by jax release"), ("by-commit", "by commit")],
+        "versions.html": [(_anchor(n), n) for n in benches],
+        "conformance.html": [(b["anchor"], b["name"]) for b in backends],
     }
     if inputs.limits:
-        out["limits.html"] = ("limits.html.j2", dict(files=inputs.limits))
-    return {name: _ENV.get_template(f"dashboard/{tpl}").render(page=name, **common, **ctx)
+        toc["limits.html"] = [(f"l-{i}", f.header["device"])
+                              for i, f in enumerate(inputs.limits)]
+    asv_machines = dict(machines=machines)
+    newest: dict[str, datetime.datetime] = {}
+    for run in (r for d in inputs.results for r in d.runs):
+        newest[run.commit[:8]] = max(newest.get(run.commit[:8], run.date), run.date)
+    commits = sorted(newest, key=lambda c: (newest[c], c))
+    conformance_changes = [c for b in backends for c in area_changes(b["name"],
+                                                                      b["per_release"])]
+    out = {
+        "index.html": ("overview.html.j2", dict(
+            changes=changes, missing=missing, conformance_changes=conformance_changes,
+            backends=backends, thresholds=inputs.thresholds,
+            asv_links=_asv_links(inputs.asv_html, out_dir), site_toc=toc,
+            releases=sorted({c for ch in release_charts for c in ch.categories},
+                            key=release_key), **asv_machines)),
+        "releases.html": ("releases.html.j2", dict(charts=release_charts, backends=backends,
+                                                   **asv_machines)),
+        "commits.html": ("benchmarks.html.j2", dict(charts=chart_list, commits=commits,
+                                                    **asv_machines)),
+        "ratios.html": ("ratios.html.j2", dict(charts=ratios, release_charts=release_ratios,
+                                               **asv_machines)),
+        "versions.html": ("versions.html.j2", dict(groups=history.versions(chart_list),
+                                                   **asv_machines)),
+        "conformance.html": ("conformance.html.j2", dict(
+            backends=backends, broken=broken, given=inputs.bundles is not None,
+            machines={}, sources=[])),
+    }
+    if inputs.limits:
+        out["limits.html"] = ("limits.html.j2", dict(
+            files=inputs.limits, sources=[],
+            machines={f.header["device"]: {"platform": f.header["platform"]}
+                      for f in inputs.limits}))
+    return {name: _ENV.get_template(f"dashboard/{tpl}").render(
+                page=name, toc=toc.get(name, []), **{**common, **ctx})
             for name, (tpl, ctx) in out.items()}
 
 
@@ -107,7 +232,7 @@ def write(inputs: Inputs, out_dir: Path) -> list[Path]:
     """Render every page into ``out_dir`` (created) and return the paths written.
     Raises OfflineViolation, before writing anything, when a page references the
     network."""
-    rendered = pages(inputs)
+    rendered = pages(inputs, out_dir)
     for name, html in rendered.items():
         refs = external_references(html)
         if refs:

@@ -1,0 +1,108 @@
+"""The regression list: every change beyond asv's threshold between consecutive points.
+
+asv's ``regressions_thresholds`` (in ``asv.conf.json``) maps a regular expression over
+benchmark names to a relative threshold; where several match, the largest applies, and
+where none does (or the key is absent) asv's default :data:`DEFAULT_THRESHOLD` (5%).
+A change from ``before`` to ``after`` (consecutive points of one series of a chart, in
+x order: releases or commits) is listed when ``after > before * (1 + t)`` (up: slower
+for times, worse for ratios) or ``after < before / (1 + t)`` (down), as ``asv compare``
+counts a factor.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from conformance.dashboard.errors import MalformedInput
+from conformance.dashboard.history import Chart
+
+DEFAULT_THRESHOLD = 0.05
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    """One change: ``benchmark`` (name) at ``params`` in series ``series`` from x
+    ``before_at`` to ``after_at`` (releases or short commits, per ``axis``), values in
+    ``unit``; ``threshold`` is the relative threshold that applied."""
+
+    benchmark: str
+    params: str
+    series: str
+    axis: str
+    before_at: str
+    after_at: str
+    before: float
+    after: float
+    unit: str
+    threshold: float
+    anchor: str
+
+    @property
+    def factor(self) -> float:
+        """after / before (inf when before is 0)."""
+        return self.after / self.before if self.before else float("inf")
+
+    @property
+    def up(self) -> bool:
+        return self.after > self.before
+
+
+def thresholds(config: Path | None) -> dict[str, float]:
+    """``regressions_thresholds`` of the asv config file ``config`` ({regex: fraction});
+    ``{".*": DEFAULT_THRESHOLD}`` when ``config`` is None or has no such key. asv's
+    ``//`` comment lines are allowed. Raises MalformedInput when the file is not JSON,
+    or a threshold is not a number >= 0 or a key not a regular expression."""
+    if config is None:
+        return {".*": DEFAULT_THRESHOLD}
+    config = Path(config)
+    try:
+        text = config.read_text(encoding="utf-8")
+        doc = json.loads("\n".join(ln for ln in text.splitlines()
+                                   if not ln.lstrip().startswith("//")))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise MalformedInput(f"{config}: not a readable asv config "
+                             f"({' '.join(str(err).split())})") from err
+    table = doc.get("regressions_thresholds") if isinstance(doc, dict) else None
+    if table is None:
+        return {".*": DEFAULT_THRESHOLD}
+    if not isinstance(table, dict):
+        raise MalformedInput(f"{config}: key 'regressions_thresholds' is not an object")
+    for key, value in table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise MalformedInput(f"{config}: regressions_thresholds[{key!r}] is not a "
+                                 "number >= 0")
+        try:
+            re.compile(key)
+        except re.error as err:
+            raise MalformedInput(f"{config}: regressions_thresholds key {key!r} is not a "
+                                 f"regular expression ({err})") from err
+    return {k: float(v) for k, v in table.items()}
+
+
+def threshold_for(name: str, table: Mapping[str, float]) -> float:
+    """The threshold of benchmark ``name``: the largest of the entries of ``table`` whose
+    regex matches it (``re.search``), else :data:`DEFAULT_THRESHOLD`."""
+    matching = [t for pattern, t in table.items() if re.search(pattern, name)]
+    return max(matching) if matching else DEFAULT_THRESHOLD
+
+
+def find(chart_list: Iterable[Chart], table: Mapping[str, float]) -> list[Change]:
+    """Every change beyond its threshold between consecutive points of every series of
+    ``chart_list``, largest factor (either way) first."""
+    out = []
+    for chart in chart_list:
+        t = threshold_for(chart.benchmark.name, table)
+        for label in chart.series:
+            pts = chart.ordered(label)
+            for (x0, v0, _), (x1, v1, _) in zip(pts, pts[1:]):
+                if v1 > v0 * (1 + t) or v1 < v0 / (1 + t):
+                    out.append(Change(chart.benchmark.name, chart.fixed, label, chart.axis,
+                                      x0, x1, v0, v1, chart.benchmark.unit, t,
+                                      chart.anchor))
+    def size(c: Change) -> float:
+        return max(c.factor, 1 / c.factor) if c.factor else float("inf")
+    return sorted(out, key=lambda c: (-size(c), c.benchmark, c.params, c.series))
