@@ -62,6 +62,7 @@ from conformance.certification import catalog_bisect
 from conformance.certification import signing
 from conformance.certification import verdict
 from conformance.session import invocation
+from conformance.session import option_files
 from conformance.session import options
 from conformance.session import results_log
 from conformance.session import validate
@@ -190,6 +191,8 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
     ``output`` None: not this process's to write (a multi-host process other than 0)."""
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
+    option_files.check(lambda dest: getattr(ns, dest))
+    option_files.argument_files(ns.pytest_args)
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
@@ -273,6 +276,11 @@ def collected_profile(target: Path) -> int:
 
 def profile_command(ns: argparse.Namespace) -> int:
     if ns.write:
+        try:
+            validate.output_file(ns.write, option="--write")
+        except validate.OptionError as err:
+            print(f"pjrt-conformance profile: {err}", file=sys.stderr)
+            return EXIT_USAGE
         return EXIT_USAGE if collected_profile(ns.write) else 0
     try:
         shipped = profiles.load(ns.check)

@@ -80,6 +80,7 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import device_memory
+    from conformance.session import option_files
     from conformance.session import hypothesis_profiles
     from conformance.session import recording
     from conformance.session import results_log
@@ -96,6 +97,7 @@ def _configure_suite(config: pytest.Config) -> None:
                                        "(except crash, timeout, wrong result)")
     validate.numbers(cpu_devices=config.getoption("cpu_devices"),
                      num_processes=config.getoption("num_processes"))
+    option_files.check(config.getoption)
     plugin_options = _plugin_options(config)
     merging = not hasattr(config, "workerinput")
     if merging and config.getoption("report_dir"):
