@@ -142,3 +142,31 @@ def test_process_id_zero_alone_is_multihost_and_a_usage_error(tmp_path):
                     "--", "-k", "test_registry")
     _one_line_usage_error(rc, text, "--process-id and --process-count: both are needed")
     assert not out.exists()
+
+
+def test_a_foreign_conftest_defining_platform_is_one_usage_error(tmp_path):
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--platform', default='linux', help='their own option')\n")
+    (tmp_path / "test_theirs.py").write_text(
+        "def test_theirs(request):\n    assert request.config.getoption('platform')\n")
+    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0"]
+    proc = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 4 and "Traceback" not in text, text[-3000:]
+    assert "option --platform is defined twice" in text and \
+        "-p no:pjrt_conformance" in text, text[-3000:]
+    proc = subprocess.run(base + ["-p", "no:pjrt_conformance"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:]    # the workaround the message names
+
+
+def test_only_clashes_with_the_suites_own_options_are_explained():
+    from conformance.session import option_clash
+
+    assert option_clash.explain(ValueError("option names {'--platform'} already added"))
+    assert option_clash.explain(ValueError(
+        "option dest 'cpu_devices' already used by ['--cpu-devices']")).startswith(
+        "option --cpu-devices is defined twice")
+    assert option_clash.explain(ValueError("option dest 'theirs' already used")) is None
+    assert option_clash.explain(ValueError("something else")) is None

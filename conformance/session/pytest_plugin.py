@@ -57,6 +57,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     progress.add_options(group)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> Any:
+    """A project conftest.py that defines one of the suite's options (``--platform``) is
+    one usage error naming the clash and the workaround (:mod:`.option_clash`)."""
+    from conformance.session import option_clash
+
+    try:
+        return (yield)
+    except (ValueError, TypeError) as err:   # pytest's and argparse's errors
+        message = option_clash.explain(err)
+        if message is None:
+            raise
+        raise pytest.UsageError(message) from None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Configure the suite, only in a run that asks for it (:mod:`.activation`)."""
