@@ -92,6 +92,18 @@ def on_configure(config: pytest.Config, *, merging: bool) -> None:
     config.pluginmanager.register(_Restore(previous), "pjrt-conformance-sigterm")
 
 
+def stop(config: pytest.Config, why: str) -> None:
+    """Cancel the run from inside it (a full disk): as a SIGTERM does, the xdist workers
+    are killed and pytest stops with KeyboardInterrupt; :func:`cancelled_by` gives
+    ``why``. A second stop while the first is handled does nothing."""
+    got = config.stash.setdefault(_CANCELLED, [])
+    got.append(why)
+    if len(got) > 1:
+        return
+    kill_xdist_workers(config)
+    raise KeyboardInterrupt(f"cancelled: {why}")
+
+
 def kill_xdist_workers(config: pytest.Config) -> int:
     """SIGKILL the pytest-xdist workers of this controller now (a cancel must not wait
     for their tests, nor for xdist's 10 s shutdown); return how many. Reaches into
@@ -111,7 +123,7 @@ def kill_xdist_workers(config: pytest.Config) -> int:
 
 
 def cancelled_by(config: pytest.Config) -> str:
-    """The signal that first cancelled the run: 'SIGTERM', else 'SIGINT' (a
-    KeyboardInterrupt)."""
+    """What first cancelled the run: 'SIGTERM', the reason given to :func:`stop`, else
+    'SIGINT' (a KeyboardInterrupt)."""
     got = config.stash.get(_CANCELLED, [])
     return got[0] if got else "SIGINT"

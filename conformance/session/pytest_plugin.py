@@ -157,6 +157,10 @@ def _configure_suite(config: pytest.Config) -> None:
         results_log.note_platform(config, state.platform_info)
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
+    if merging:
+        from conformance.session import disk_full
+
+        config.pluginmanager.register(disk_full.Guard(config), "pjrt-conformance-disk-full")
     from conformance.session import suite_hooks
 
     config.pluginmanager.register(suite_hooks, "pjrt-conformance-suite")
