@@ -30,7 +30,9 @@ findings (framework and suite defects, with upstream links).
 Exit status of ``run``: 0 the plugin is certified, 1 not certified, 2 usage error (unknown
 platform, bad option, no report written; checked before the first test:
 :mod:`conformance.session.validate`), 4 incomplete (cancelled by SIGTERM/SIGINT: the
-finished results are written with verdict ``incomplete``). Every test runs in a
+finished results are written with verdict ``incomplete``), 5 the bundle could not be
+written (a full disk, :mod:`conformance.session.disk_full`; ``finalize`` builds it from
+the kept results log once space is free). Every test runs in a
 pytest-xdist worker (``-n 0`` means one), so a segfault is that test's ``crash``; a
 failing test runs once more (pytest-rerunfailures) and one that then passes is
 ``flaky``. ``finalize``: 0 an ``incomplete`` bundle was built from the
@@ -61,7 +63,9 @@ from conformance.dashboard import command as dashboard_command
 from conformance.certification import catalog_bisect
 from conformance.certification import signing
 from conformance.certification import verdict
+from conformance.session import disk_full
 from conformance.session import invocation
+from conformance.session import option_files
 from conformance.session import options
 from conformance.session import results_log
 from conformance.session import validate
@@ -70,12 +74,15 @@ from conformance.session import state as session_state
 from conformance.certification import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
+EXIT_WRITE_FAILED = disk_full.EXIT_WRITE_FAILED   # 5: the bundle could not be written
 #: pytest-rerunfailures: a timeout is not re-run (it would cost the whole timeout again).
 _RERUN = ["--reruns=1", "--rerun-except=Timeout"]
 EXIT_CODES = """exit status:
   run      0 the plugin is certified, 1 not certified (framework and suite findings
            alone never fail it), 2 usage error (bad option, unknown platform, bad data
-           file, no report written), 4 incomplete (the run was cancelled or interrupted)
+           file, no report written), 4 incomplete (the run was cancelled or interrupted),
+           5 the bundle could not be written (a full disk): the results log is kept;
+           'finalize' builds the bundle once space is free
   verify   0 intact and certified, 1 intact but not certified (or no profile),
            2 usage error, 3 not intact or malformed
   finalize 0 an incomplete bundle was built from a killed run's results.jsonl,
@@ -178,11 +185,14 @@ class _Written:
     """A pytest plugin that keeps the report document the session wrote (or None)."""
 
     doc: dict[str, Any] | None = None
+    write_error: str | None = None   # the run's files could not be written (a full disk)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         state = config.stash.get(session_state.KEY, None)
         if state is not None and state.written:
             self.doc = state.written[0]
+        if state is not None:
+            self.write_error = state.write_error
 
 
 def _validate(ns: argparse.Namespace, output: Path | None) -> None:
@@ -190,6 +200,8 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
     ``output`` None: not this process's to write (a multi-host process other than 0)."""
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
+    option_files.check(lambda dest: getattr(ns, dest))
+    option_files.argument_files(ns.pytest_args)
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
@@ -229,6 +241,9 @@ def run(ns: argparse.Namespace) -> int:
     written = _Written()
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     doc = written.doc
+    if doc is None and written.write_error:   # a full disk: the results log is kept
+        print(f"pjrt-conformance: no report written: {written.write_error}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     if doc is None:   # nothing to keep: the same command may run again
         results_log.discard_unstarted(output, remove_dir=not existed)
     if rc == pytest.ExitCode.INTERRUPTED and doc is None:
@@ -273,6 +288,11 @@ def collected_profile(target: Path) -> int:
 
 def profile_command(ns: argparse.Namespace) -> int:
     if ns.write:
+        try:
+            validate.output_file(ns.write, option="--write")
+        except validate.OptionError as err:
+            print(f"pjrt-conformance profile: {err}", file=sys.stderr)
+            return EXIT_USAGE
         return EXIT_USAGE if collected_profile(ns.write) else 0
     try:
         shipped = profiles.load(ns.check)

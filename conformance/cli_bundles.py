@@ -9,7 +9,9 @@ Exit status of ``verify``: 0 intact and certified against a shipped profile, 1
 intact but not certified (or no profile), 2 usage error (missing key file,
 ssh-keygen missing), 3 not intact, malformed or a bad signature. ``diff``: 0 no
 regression, 1 regressions (a new failure, a lost certification), 2 usage error
-(a path that does not exist), 3 malformed input. ``sign``: 0 signed, 2 usage
+(a path that does not exist), 3 malformed input or a bundle that ``verify`` finds not
+intact (a lone report.json, without its manifest, is compared unchecked); bundles of
+different platforms are compared with a warning. ``sign``: 0 signed, 2 usage
 error or ssh-keygen refused the key. Every error is one line, never a traceback.
 """
 
@@ -100,12 +102,23 @@ def verify(ns: argparse.Namespace) -> int:
 
 def diff_bundles(ns: argparse.Namespace) -> int:
     try:
-        changes = diff.compare(diff.load(ns.old), diff.load(ns.new))
+        old, new = diff.load(ns.old), diff.load(ns.new)
     except FileNotFoundError as err:
         return _usage("diff", err)
     except reportfile.MalformedReport as err:
         print(f"pjrt-conformance diff: malformed input: {err}", file=sys.stderr)
         return EXIT_INVALID
+    for path in (ns.old, ns.new):   # a tampered bundle is never compared as genuine
+        problems = diff.integrity(path)
+        if problems:
+            print(f"pjrt-conformance diff: {path}: not intact ({len(problems)} problem(s): "
+                  f"{problems[0]}); check it with: pjrt-conformance verify "
+                  f"{diff.bundle_dir(path)}", file=sys.stderr)
+            return EXIT_INVALID
+    warning = diff.platform_warning(old, new)
+    if warning:
+        print(f"pjrt-conformance diff: {warning}", file=sys.stderr)
+    changes = diff.compare(old, new)
     print(diff.render(changes), end="")
     if diff.regressed(changes):
         print(f"regressions: {len(changes['new_failures'])} new failure(s)"

@@ -51,7 +51,8 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 def wanted(ns: argparse.Namespace) -> bool:
     """The multi-host mode was asked for (``--multihost`` or one of its three flags)."""
-    return any(getattr(ns, k, None) not in (None, False) for k in FLAGS)
+    # ``not in (None, False)`` read --process-id 0 as absent (0 == False): a single-host run
+    return any(getattr(ns, k, None) is not None and getattr(ns, k) is not False for k in FLAGS)
 
 
 def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict[str, Any]:

@@ -17,7 +17,8 @@ format, package-relative test ids) from a real run's results log (``results.json
 packed ``results.jsonl.xz`` of a bundle, or the bundle directory): the shipped
 ``conformance/durations/cpu.json`` is regenerated with
 ``pjrt-conformance durations reports/cpu/<stamp>/results.jsonl --output
-conformance/durations/cpu.json``. Exit 0 written, 2 unreadable input or no test in it.
+conformance/durations/cpu.json``. Exit 0 written, 2 unreadable input, no test in it or an --output that
+cannot be written (a directory, a read-only place).
 """
 
 from __future__ import annotations
@@ -91,6 +92,11 @@ def merge(ns: argparse.Namespace) -> int:
 
 def durations(ns: argparse.Namespace) -> int:
     try:
+        if ns.output is not None:
+            validate.output_file(ns.output, option="--output")
+    except validate.OptionError as err:
+        return _fail("durations", err)
+    try:
         found = shards.durations_from_log(runlog.read_lines(runlog.resolve(ns.log)))
     except (OSError, ValueError) as err:
         return _fail("durations", f"{ns.log}: {err}")
@@ -102,7 +108,11 @@ def durations(ns: argparse.Namespace) -> int:
 
         print(json.dumps(found, indent=0))
     else:
-        shards.write_durations(found, ns.output)
+        try:
+            shards.write_durations(found, ns.output)
+        except OSError as err:
+            return _fail("durations", f"--output={ns.output}: cannot write it "
+                                      f"({err.strerror or err})")
         print(f"{ns.output}: durations of {len(found)} tests, {sum(found.values()):.0f} s "
               "in all")
     return EXIT_OK

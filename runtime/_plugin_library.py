@@ -75,6 +75,39 @@ def check_path(plugin_name: str, library_path: str | os.PathLike) -> str:
     return text
 
 
+#: ELF ``e_machine`` numbers of the architectures a plugin is commonly built for.
+ELF_MACHINES = {3: "x86 (i386)", 8: "MIPS", 20: "PowerPC", 21: "PowerPC64", 22: "s390",
+                40: "ARM (32-bit)", 62: "x86-64", 183: "AArch64", 243: "RISC-V",
+                258: "LoongArch"}
+
+
+def elf_target(path: str | os.PathLike) -> tuple[int, int, int] | None:
+    """``(e_machine, ELF class: 32 or 64, byte order: 'little'/'big' as 1/2)`` of the ELF
+    file ``path``, or None when it is not an ELF file (fewer than 20 bytes or no magic)."""
+    with open(path, "rb") as f:
+        head = f.read(20)
+    if len(head) < 20 or head[:4] != b"\x7fELF" or head[5] not in (1, 2):
+        return None
+    order = "little" if head[5] == 1 else "big"
+    return int.from_bytes(head[18:20], order), 32 if head[4] == 1 else 64, head[5]
+
+
+def check_architecture(plugin_name: str, path: str) -> None:
+    """PluginLoadError when ``path`` is an ELF file for another machine, class or byte
+    order than this Python (whose own ELF header is the reference): dlopen reports that
+    as "No such file or directory"."""
+    mine = elf_target(os.path.realpath(sys.executable))
+    theirs = elf_target(path)
+    if mine is None or theirs is None or mine == theirs:
+        return
+    def name(t: tuple[int, int, int]) -> str:
+        return (f"{ELF_MACHINES.get(t[0], f'e_machine {t[0]}')}, {t[1]}-bit, "
+                f"{'little' if t[2] == 1 else 'big'}-endian")
+    raise PluginLoadError(plugin_name, path, f"the library is built for another architecture "
+                          f"({name(theirs)}); this Python runs on {name(mine)}: use the "
+                          "plugin build for this machine")
+
+
 def sha256_of(path: str) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
@@ -87,11 +120,13 @@ def probe(plugin_name: str, library_path: str | os.PathLike) -> PluginLibrary:
     """Check the path and read the library's PJRT C API header in a child process.
 
     Raises PluginLoadError (naming plugin, path and cause) when the path is
-    missing, a directory or unreadable, the file is not a shared library, has no
+    missing, a directory or unreadable, the file is an ELF file of another architecture
+    (:func:`check_architecture`), is not a shared library, has no
     ``GetPjrtApi``, ``GetPjrtApi`` returns NULL or kills the child (signal), or
     the probe takes longer than ``HEADER_PROBE_TIMEOUT_S`` seconds.
     """
     path = check_path(plugin_name, library_path)
+    check_architecture(plugin_name, path)
     try:
         proc = subprocess.run([sys.executable, str(_HEADER_SCRIPT), path], capture_output=True,
                               text=True, timeout=HEADER_PROBE_TIMEOUT_S)

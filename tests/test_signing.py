@@ -61,7 +61,8 @@ def test_bundle_rewritten_to_pass_fails(signed, tmp_path, capsys):
     the old signature no longer covers the manifest."""
     forged = _copy(signed["path"], tmp_path / "forged")
     honest_pass = crafted(tmp_path, "pass")            # a consistent all-pass report
-    shutil.copy(honest_pass / "report.json", forged / "report.json")
+    for name in bundle.FILES:   # report.md/html rendered from it too (verify checks that)
+        shutil.copy(honest_pass / name, forged / name)
     rewrite(forged, lambda d: None)                    # re-hash every file
     assert bundle.verify(forged).problems == [
         f"{signing.SIGNATURE} does not match {bundle.MANIFEST}: Signature verification "

@@ -15,7 +15,10 @@ attribution must be backed by evidence ``verify`` can check:
 - a ``registration: ...`` evidence line whose text the result's failure message holds
   (the framework's own account of a target it could not give a plugin client).
 
-The stated ``stack_findings`` must equal those recomputed from the results.
+The stated ``stack_findings`` must equal those recomputed from the results, and every
+``failures[]`` entry must state what its ``results[]`` entry states (status,
+attribution, defect, evidence, tier, area): an attribution flipped only in
+``failures[]`` (what report.md and report.html show) was called intact.
 """
 
 from __future__ import annotations
@@ -83,9 +86,32 @@ def _backing(r: dict[str, Any], doc: dict[str, Any],
     return None
 
 
-def problems(doc: dict[str, Any]) -> list[str]:
-    """What is wrong with the attributions and stack findings of report ``doc``."""
+#: Fields a ``failures[]`` entry repeats from its ``results[]`` entry.
+REPEATED = ("status", "attribution", "defect", "evidence", "tier", "area", "test_id")
+
+
+def failure_problems(doc: dict[str, Any]) -> list[str]:
+    """``failures[]`` entries that are no result's, or state a repeated field
+    (:data:`REPEATED`) differently from their result."""
+    results = {r["nodeid"]: r for r in doc["results"]}
     found = []
+    for f in doc.get("failures", []):
+        r = results.get(f.get("nodeid"))
+        if r is None:
+            found.append(f"failures[] names {f.get('nodeid')!r}, which has no result")
+            continue
+        differ = [k for k in REPEATED if k in f and f[k] != r.get(k)]
+        if differ:
+            found.append(f"failures[] entry of {r['nodeid']} states {', '.join(differ)} "
+                         f"differently from its result ({differ[0]}: {f[differ[0]]!r} vs "
+                         f"{r.get(differ[0])!r})")
+    return found
+
+
+def problems(doc: dict[str, Any]) -> list[str]:
+    """What is wrong with the attributions and stack findings of report ``doc``
+    (:func:`failure_problems` included)."""
+    found = failure_problems(doc)
     catalog = {d.id: d for d in defect_catalog.load()}
     messages = {f["nodeid"]: f.get("message") or "" for f in doc.get("failures", [])}
     for r in doc["results"]:

@@ -30,6 +30,7 @@ from conformance.certification import runlog
 from conformance.certification import signing
 from conformance.certification import report_html
 from conformance.certification import report_md
+from conformance.certification import rendering_check
 from conformance.certification import repro
 from conformance.certification.waivers import WAIVABLE
 
@@ -251,6 +252,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     prof, profile_problems = _check_profile(doc)
     problems += profile_problems + _check_counts(doc, prof)
     problems += attribution_check.problems(doc)
+    problems += rendering_check.problems(path, doc)
     if doc.get("merge"):     # a merged bundle: its parts, re-checked (merge_check)
         problems += merge_check.verify_embedded(path, doc)
     verdict, reasons = certification.decide(

@@ -8,6 +8,8 @@ Sections: new failures (failing in NEW, not failing or absent in OLD), fixes
 (failing in OLD, present and not failing in NEW), other status changes, added
 and removed tests, and changed environment, platform, profile and verdict.
 :func:`regressed` decides the exit status of the command (1 on regressions).
+:func:`integrity` runs ``verify``'s checks on each input (a tampered bundle is refused)
+and :func:`platform_warning` says when the two reports are of different platforms.
 """
 
 from __future__ import annotations
@@ -27,6 +29,41 @@ def load(path: Path) -> dict[str, Any]:
     Raises FileNotFoundError when ``path`` does not exist, reportfile.MalformedReport
     (a ValueError) when it is not a report of the schema."""
     return reportfile.load(path)
+
+
+def bundle_dir(path: Path) -> Path | None:
+    """The bundle directory of a diff input (a directory, or a report.json next to its
+    MANIFEST.sha256), or None for a lone report.json that is no bundle's."""
+    from conformance.certification import signing
+
+    path = Path(path)
+    if path.is_dir():
+        return path
+    return path.parent if (path.parent / signing.MANIFEST).is_file() else None
+
+
+def integrity(path: Path) -> list[str]:
+    """``verify``'s problems of the bundle that diff input ``path`` belongs to (empty:
+    intact, or a lone report.json, which has no manifest to check)."""
+    from conformance.certification import bundle
+
+    where = bundle_dir(path)
+    return [] if where is None else bundle.verify(where).problems
+
+
+def platform_warning(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """A one-line warning when the reports are of different platforms (requested platform,
+    the client's platform name, or device kinds); None when they agree."""
+    def facts(doc: dict[str, Any]) -> tuple[Any, ...]:
+        p = doc["platform"]
+        return (doc.get("requested_platform"), p.get("name"), tuple(p.get("device_kinds") or ()))
+    a, b = facts(old), facts(new)
+    if a == b:
+        return None
+    return (f"warning: the bundles are of different platforms (OLD {a[0] or a[1]}: "
+            f"{a[1]}, {', '.join(a[2]) or 'no device kinds'}; NEW {b[0] or b[1]}: {b[1]}, "
+            f"{', '.join(b[2]) or 'no device kinds'}): the changes below compare two backends, "
+            "not two runs of one")
 
 
 def _flat(prefix: str, value: Any) -> dict[str, Any]:

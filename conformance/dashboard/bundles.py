@@ -6,7 +6,8 @@ results give area (:func:`conformance.certification.records.area_of`) and status
 Pass rate of an area = pass / all its results (skipped, not_supported and flaky count
 as not passing, as on the scoreboard). Backends are keyed as on the scoreboard
 (:func:`conformance.certification.scoreboard.backend_key`). A bundle that does not
-load is kept as a :class:`Broken` entry with the reason.
+load, or that ``verify`` finds not intact (a tampered bundle is never drawn as
+genuine), is kept as a :class:`Broken` entry with the reason.
 """
 
 from __future__ import annotations
@@ -76,8 +77,15 @@ def _version(doc: dict[str, Any]) -> str:
 
 def read(path: Path) -> Bundle:
     """The pass rates of the bundle directory ``path``. Raises MalformedReport
-    (a ValueError) or FileNotFoundError when it does not load."""
+    (a ValueError) or FileNotFoundError when it does not load or is not intact."""
+    from conformance.certification import bundle as bundle_check
+
     doc = reportfile.load(path)
+    problems = bundle_check.verify(Path(path)).problems
+    if problems:
+        raise reportfile.MalformedReport(f"not intact ({len(problems)} problem(s): "
+                                         f"{problems[0]}); check it with: pjrt-conformance "
+                                         f"verify {path}")
     areas: dict[str, tuple[int, int]] = {}
     for result in doc["results"]:
         area = records.area_of(result["nodeid"])

@@ -6,11 +6,13 @@
   so a SIGKILL or OOM kill of the controller takes the workers, and a worker's death
   takes its multi-process and isolation children, even though those run in their own
   process groups.
-- :func:`on_configure`: in the process that merges results, SIGTERM is handled like
-  SIGINT (a cancellation: the xdist workers are killed at once, pytest stops, the
-  finished results are written as an ``incomplete`` bundle); in xdist workers SIGTERM does nothing, so a cancel sent to
-  the whole process group ends the run through the controller, which stops them.
-  :func:`cancelled_by` says which signal cancelled the run.
+- :func:`on_configure`: in the process that merges results, SIGTERM and SIGINT cancel
+  the run (the xdist workers are killed at once, pytest stops, the finished results
+  are written as an ``incomplete`` bundle); a second SIGINT or SIGTERM while that
+  bundle is written prints one line (:data:`ALREADY_CANCELLING`) and is otherwise
+  ignored (a double Ctrl-C gave tracebacks and no bundle); in xdist workers SIGTERM
+  does nothing, so a cancel sent to the whole process group ends the run through the
+  controller, which stops them. :func:`cancelled_by` says which signal cancelled the run.
 """
 
 from __future__ import annotations
@@ -49,13 +51,20 @@ def _leave_to_the_controller(signum: int, frame: Any) -> None:
 
 
 class _Restore:
-    """Puts the SIGTERM handler back at the end of the session."""
+    """Puts the SIGTERM and SIGINT handlers back at the end of the session."""
 
-    def __init__(self, previous: Any):
+    def __init__(self, previous: dict[int, Any]):
         self.previous = previous
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        signal.signal(signal.SIGTERM, self.previous)
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+
+#: The one line a second cancel prints (the first one is already writing the bundle).
+ALREADY_CANCELLING = ("pjrt-conformance: already cancelling: writing the incomplete bundle "
+                      "of the finished results (SIGKILL stops at once; 'pjrt-conformance "
+                      "finalize DIR' then builds it)")
 
 
 def on_configure(config: pytest.Config, *, merging: bool) -> None:
@@ -70,12 +79,29 @@ def on_configure(config: pytest.Config, *, merging: bool) -> None:
         return
 
     def cancel(signum: int, frame: Any) -> None:
-        config.stash[_CANCELLED].append(signal.Signals(signum).name)
+        got = config.stash[_CANCELLED]
+        got.append(signal.Signals(signum).name)
+        if len(got) > 1:   # a second Ctrl-C must not break the writing of the bundle
+            if len(got) == 2:
+                print(f"\n{ALREADY_CANCELLING}", file=sys.stderr, flush=True)
+            return
         kill_xdist_workers(config)
         raise KeyboardInterrupt(f"cancelled by {signal.Signals(signum).name}")
 
-    previous = signal.signal(signal.SIGTERM, cancel)
+    previous = {s: signal.signal(s, cancel) for s in (signal.SIGTERM, signal.SIGINT)}
     config.pluginmanager.register(_Restore(previous), "pjrt-conformance-sigterm")
+
+
+def stop(config: pytest.Config, why: str) -> None:
+    """Cancel the run from inside it (a full disk): as a SIGTERM does, the xdist workers
+    are killed and pytest stops with KeyboardInterrupt; :func:`cancelled_by` gives
+    ``why``. A second stop while the first is handled does nothing."""
+    got = config.stash.setdefault(_CANCELLED, [])
+    got.append(why)
+    if len(got) > 1:
+        return
+    kill_xdist_workers(config)
+    raise KeyboardInterrupt(f"cancelled: {why}")
 
 
 def kill_xdist_workers(config: pytest.Config) -> int:
@@ -97,6 +123,7 @@ def kill_xdist_workers(config: pytest.Config) -> int:
 
 
 def cancelled_by(config: pytest.Config) -> str:
-    """The signal that cancelled the run: 'SIGTERM', else 'SIGINT' (a KeyboardInterrupt)."""
+    """What first cancelled the run: 'SIGTERM', the reason given to :func:`stop`, else
+    'SIGINT' (a KeyboardInterrupt)."""
     got = config.stash.get(_CANCELLED, [])
     return got[0] if got else "SIGINT"

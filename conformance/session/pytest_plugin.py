@@ -57,6 +57,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     progress.add_options(group)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser,
+                                  args: list[str]) -> Any:
+    """A project conftest.py that defines one of the suite's options (``--platform``) is
+    one usage error naming the clash and the workaround (:mod:`.option_clash`)."""
+    from conformance.session import option_clash
+
+    try:
+        return (yield)
+    except (ValueError, TypeError) as err:   # pytest's and argparse's errors
+        message = option_clash.explain(err)
+        if message is None:
+            raise
+        raise pytest.UsageError(message) from None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Configure the suite, only in a run that asks for it (:mod:`.activation`)."""
@@ -80,6 +96,7 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import device_memory
+    from conformance.session import option_files
     from conformance.session import hypothesis_profiles
     from conformance.session import recording
     from conformance.session import results_log
@@ -96,6 +113,7 @@ def _configure_suite(config: pytest.Config) -> None:
                                        "(except crash, timeout, wrong result)")
     validate.numbers(cpu_devices=config.getoption("cpu_devices"),
                      num_processes=config.getoption("num_processes"))
+    option_files.check(config.getoption)
     plugin_options = _plugin_options(config)
     merging = not hasattr(config, "workerinput")
     if merging and config.getoption("report_dir"):
@@ -139,6 +157,10 @@ def _configure_suite(config: pytest.Config) -> None:
         results_log.note_platform(config, state.platform_info)
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
+    if merging:
+        from conformance.session import disk_full
+
+        config.pluginmanager.register(disk_full.Guard(config), "pjrt-conformance-disk-full")
     from conformance.session import suite_hooks
 
     config.pluginmanager.register(suite_hooks, "pjrt-conformance-suite")

@@ -30,6 +30,7 @@ from conformance.certification import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
 from conformance.certification import verdict
+from conformance.session import disk_full
 from conformance.session import crash_location
 from conformance.session import evidence
 from conformance.session import outcomes
@@ -145,7 +146,10 @@ class Recorder:
         log = getattr(config, "_report_log_plugin", None)  # pytest-reportlog: its last line
         if log is not None:
             config.pluginmanager.unregister(log)
-            log.close()
+            try:
+                log.close()
+            except OSError as err:   # a full disk: the bundle below notes it too
+                disk_full.write_failed(config, Path(out), err)
         results = state.collector.finished_results() if interrupted else \
             list(state.collector.results.values())
         attribution.attribute(results, evidence.sources(config, results))
@@ -165,8 +169,12 @@ class Recorder:
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
         doc.update(sharding.section(config))
-        results_log.pack(Path(out))
-        state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
+        try:
+            results_log.pack(Path(out))
+            state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
+        except OSError as err:   # a full disk: one line; finalize builds it later
+            config.pluginmanager.get_plugin("terminalreporter").write_line(
+                f"pjrt-conformance: {disk_full.write_failed(config, Path(out), err)}")
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         """The verdict line, and known-failure entries that matched no test."""

@@ -44,6 +44,8 @@ class SessionState:
         self._client: Any = None
         self._cache: ProgramCache | None = None
         self.written: tuple[dict, Path] | None = None
+        #: One line when the run's own files could not be written (a full disk).
+        self.write_error: str | None = None
         self.profile: profiles.Profile | None = None
         self.declared: list[str] = []
         self.waivers: list[waivers.Waiver] = []

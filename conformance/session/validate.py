@@ -4,7 +4,7 @@ Every check raises :class:`OptionError` (a ValueError) with one line that names 
 option, what was given and what is accepted. ``pjrt-conformance run`` prints it and
 exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 
-- :func:`output_dir`: the report directory is absent or empty (an earlier bundle is
+- :func:`output_dir`: the report directory has a UTF-8 path, is absent or empty (an earlier bundle is
   replaced only with ``force``), not a file, writable, with at least
   :data:`MIN_FREE_BYTES` free on its file system;
 - :func:`plugin_options`: create options need ``--plugin-library``; values must be of
@@ -17,6 +17,8 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
   seconds), ``--cpu-devices`` (1..:data:`MAX_CPU_DEVICES`), ``--num-processes``
   (1..:data:`MAX_PROCESSES`).
 
+- :func:`output_file`: a file a command writes (``durations --output``, ``profile
+  --write``) is not a directory and can be written;
 - :func:`certification_files`: ``--profile``, ``--waivers`` (schema: unknown keys are
   errors) and ``--known-failures`` files, by their own parsers. The pytest plugin
   loads the same files before collection
@@ -63,10 +65,17 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
 
     Raises OptionError for a path that is a file, a non-empty directory (unless
     ``force`` and it holds only files of an earlier bundle, which are then removed),
-    a directory that cannot be created or written, or less than ``min_free_bytes``
-    bytes free.
+    a directory that cannot be created or written, a path that is not UTF-8 (the report
+    records it and pytest-xdist sends it to its workers as text), or less than
+    ``min_free_bytes`` bytes free.
     """
     out = Path(path)
+    try:
+        str(out).encode("utf-8")
+    except UnicodeEncodeError:
+        shown = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise OptionError(f"{option}={shown}: the path is not UTF-8 text; give a path of "
+                          "UTF-8 characters") from None
     if out.exists() and not out.is_dir():
         raise OptionError(f"{option}={out}: is a file; give a directory that is empty or "
                           "does not exist")
@@ -99,6 +108,25 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
     if free < min_free_bytes:
         raise OptionError(f"{option}={out}: only {free / 2**20:.1f} MiB free; a report needs "
                           f"at least {min_free_bytes / 2**20:.0f} MiB")
+    return out
+
+
+def output_file(path: Path | str, *, option: str) -> Path:
+    """Check that the file ``path`` (given to ``option``) can be written: not a directory,
+    in a directory that exists and is writable. A file that was absent stays absent.
+    Raises OptionError naming the option, the path and the cause."""
+    out = Path(path)
+    if out.is_dir():
+        raise OptionError(f"{option}={out}: is a directory; give a file path")
+    existed = out.exists()
+    try:
+        with open(out, "a", encoding="utf-8"):
+            pass
+    except OSError as err:
+        raise OptionError(f"{option}={out}: cannot write there ({err.strerror or err}); give "
+                          "a writable file path") from None
+    if not existed:
+        out.unlink()
     return out
 
 
