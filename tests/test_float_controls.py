@@ -2,6 +2,7 @@
 and expected results, and ``test_denormals_as_declared`` failing on a backend that does
 not compute as it declares, while jaxlib's CPU client passes with its own declaration."""
 
+import json
 import re
 
 import ml_dtypes
@@ -79,6 +80,8 @@ def test_declaring_preservation_fails_a_backend_that_flushes(run_suite):
                               "float32": "fail_wrong_result", "float64": "fail_wrong_result"}
     assert any("declared float32=preserve" in f["message"] for f in doc["failures"]), \
         [f["message"][:300] for f in doc["failures"]]
+    # the reproduction command carries the declaration the verdict depended on
+    assert all("--float-controls=ieee" in json.dumps(f) for f in doc["failures"])
 
 
 @pytest.mark.parametrize("mutant, failing, fragment", [
