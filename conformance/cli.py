@@ -2,7 +2,7 @@
 
     pjrt-conformance run --platform cpu [--output DIR] [--cpu-devices N] [-n WORKERS]
                          [--plugin-library PATH [--plugin-options JSON-or-FILE]]
-                         [--profile v8|FILE|none] [--declare CAPS] [--declare-file FILE]
+                         [--profile v9|FILE|none] [--declare CAPS] [--declare-file FILE]
                          [--waivers FILE] [--defects shipped|none|FILE]
                          [--reference-differential auto|off] [--sign-key PRIVKEY]
                          [--shard I/N [--shard-durations NAME-or-FILE]]

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from conformance.helpers.capabilities import not_supported, optional_feature
-from conformance.session import backend
 from conformance.programs import cache as programs
 from conformance.programs import catalog
 from runtime.xla_client import HostBufferSemantics
@@ -75,12 +74,6 @@ def test_default_memory_is_addressable(device):
     assert mem.kind in kinds, (
         f"default_memory().kind={mem.kind!r}, but should be one of addressable_memories() "
         f"{kinds} [{device}]")
-
-
-def test_describe_matches_client(client, backend_spec):
-    info = backend.describe(client, backend_spec)
-    assert info["device_count"] == client.device_count()
-    assert info["name"] == client.platform
 
 
 def _live_ids(items) -> set[int]:

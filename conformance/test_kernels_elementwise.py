@@ -6,8 +6,10 @@ once (one SPMD executable, replicated inputs):
 - IEEE-defined float ops (``+ - * / sqrt``, rounding, sign, min/max, compares)
   on every pair of special values (signed zeros, infinities, NaN, subnormals,
   the largest finite values) at 0 ULP. Platforms that flush subnormals (XLA's
-  CPU and GPU default to FTZ/DAZ) may return the flushed result; whether a
-  platform preserves subnormals is recorded by an informational test.
+  CPU and GPU default to FTZ/DAZ) may return the flushed result there; what
+  arithmetic does with subnormals is the backend's declared float controls
+  (``--float-controls``, :mod:`conformance.helpers.float_controls`), checked
+  on every device by ``test_denormals_as_declared``.
 - Transcendental ops at the special values and on Hypothesis-drawn values in
   their domain, within the ULP table of :mod:`conformance.helpers.ulp`.
 - Integer ops at the extremes of every integer type: two's complement
@@ -31,6 +33,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_controls as fc
 from conformance.helpers import strategies as hh
 from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
@@ -144,20 +147,32 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
                                 call=f"{call} on {device}")
 
 
-@pytest.mark.informational
+def _denormal_probes(dtype: np.dtype) -> dict[str, tuple[list[np.ndarray], bool]]:
+    """Programs whose only subnormal is their result (``ftz``: normal * 0.5) or their
+    input (``daz``: subnormal * 4, a normal result), each exact in IEEE 754: name ->
+    (arguments, whether the subnormal is the input)."""
+    tiny = float(ml_dtypes.finfo(dtype).tiny)
+    normal = np.array([tiny, -tiny, 1.5 * tiny, -1.5 * tiny], np.float64).astype(dtype)
+    sub = np.array([tiny / 2, -tiny / 2, 0.75 * tiny, -0.75 * tiny], np.float64).astype(dtype)
+    return {"ftz": ([normal, np.full(4, 0.5, dtype)], False),
+            "daz": ([sub, np.full(4, 4.0, dtype)], True)}
+
+
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in FLOATS])
-def test_subnormals_are_preserved(program_cache, dt):
-    """IEEE 754 keeps subnormal results; XLA flushes them by default (records FTZ)."""
-    tiny = ml_dtypes.finfo(dt.dtype).tiny
-    x = np.array([tiny, -tiny], dt.dtype)
-    half = np.array([0.5, 0.5], dt.dtype)
-    call = f"execute(multiply, {dt.name} smallest normal * 0.5)"
-    outs, program = programs.run_everywhere(program_cache, "multiply", lax.mul, [x, half], dt,
-                                            call)
-    with reproduction(call, program=program, inputs=[x, half]):
-        for device, out in outs:
-            ph.assert_ulp_close(out, (x * half).astype(dt.dtype), max_ulp=0, signed_zeros=True,
-                                call=f"{call} on {device}: subnormal flushed (FTZ)")
+def test_denormals_as_declared(program_cache, float_controls, dt):
+    """Arithmetic handles subnormals as the backend declares (``--float-controls``): a
+    subnormal result is kept (IEEE 754) or flushed to a zero of its sign (FTZ), a
+    subnormal input is used or read as zero (DAZ), the same on every device."""
+    declared = f"declared {dt.name}={float_controls.mode(dt.name)} [{float_controls.source}]"
+    for probe, (args, on_input) in _denormal_probes(dt.dtype).items():
+        exact = (args[0].astype(np.float64) * args[1].astype(np.float64)).astype(dt.dtype)
+        want = fc.expected(args[0], exact, float_controls, on_input)
+        call = f"execute(multiply, {dt.name} {probe} probe)"
+        outs, program = programs.run_everywhere(program_cache, f"denormals_{probe}", lax.mul,
+                                                args, dt, call)
+        with reproduction(call, program=program, inputs=args):
+            for device, out in outs:
+                ph.assert_bitwise_equal(out, want, call=f"{call} on {device}: {declared}")
 
 
 # -- integers ------------------------------------------------------------------------------

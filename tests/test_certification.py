@@ -111,7 +111,7 @@ def test_declared_capabilities_are_validated(tmp_path):
 
 
 def test_unknown_profile_is_an_error():
-    with pytest.raises(ValueError, match="unknown profile 'v99'; shipped: .*'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'"):
+    with pytest.raises(ValueError, match="unknown profile 'v99'; shipped: .*'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9'"):
         profiles.load("v99")
 
 

@@ -82,7 +82,7 @@ def test_a_control_with_failures_or_no_results_is_not_clean():
     assert score.control_failures([_outcome("cpu", ["x"], [])]) == []
     assert score.control_failures([_outcome("cpu", ["x"], ["x"], ["t.py::t"])]) == ["cpu: t.py::t"]
     assert score.control_failures([_outcome("cpu", ["x"], [], error="no results")])
-    known = "test_kernels_elementwise.py::test_subnormals_are_preserved[bfloat16]"  # FTZ, cpu
+    known = "test_kernels_elementwise.py::test_float_special_values[atan2-bfloat16]"  # cpu
     control = _outcome("cpu", ["kernels_elementwise"], [], [known, "t.py::t"])
     assert score.control_failures([control]) == ["cpu: t.py::t"]
     assert score.known_defects([control]) == [f"cpu: {known}"]

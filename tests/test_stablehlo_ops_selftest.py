@@ -108,6 +108,36 @@ def test_interpreter_agrees_with_numpy_and_a_wrong_reference_is_a_suite_defect()
     assert err.attribution == "suite"
 
 
+def test_the_device_is_judged_even_when_the_oracles_disagree():
+    """Oracles agree: a wrong device result fails. They disagree (a wrong NumPy reference):
+    a device matching either oracle leaves the suite's OracleDisagreement, a device
+    matching neither is still the device's wrong result, the disagreement reported too."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    module = programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
+    right, wrong_ref, garbage = x[::-1, ::-1], x[::-1], x + 100
+
+    def exact(got, want, call):
+        np.testing.assert_array_equal(got, want, err_msg=call)
+
+    def devices(*outs):
+        return [[(f"dev:{i}", o) for i, o in enumerate(outs)]]
+    interpreter.check_oracles(module, [x], [right], exact, call="rev",
+                              device_results=devices(right, right))
+    with pytest.raises(AssertionError, match="on dev:1"):
+        interpreter.check_oracles(module, [x], [right], exact, call="rev",
+                                  device_results=devices(right, garbage))
+    for agreeing in (right, wrong_ref):  # matches the interpreter, or the wrong NumPy
+        with pytest.raises(interpreter.OracleDisagreement, match="suite defect"):
+            interpreter.check_oracles(module, [x], [wrong_ref], exact, call="rev",
+                                      device_results=devices(agreeing, agreeing))
+    with pytest.raises(AssertionError, match="(?s)dev:1 matches neither oracle.*"
+                                             "oracles disagree, a suite defect") as info:
+        interpreter.check_oracles(module, [x], [wrong_ref], exact, call="rev",
+                                  device_results=devices(right, garbage))
+    assert not isinstance(info.value, interpreter.OracleDisagreement)
+    assert "dev:0" not in str(info.value).split("(and the oracles")[0]
+
+
 def test_interpreter_declines_what_it_cannot_evaluate():
     spd = np.eye(3, dtype=np.float32) * 2
     assert interpreter.evaluate(text.cholesky(spd), [spd]) is None  # would abort the process

@@ -7,10 +7,13 @@ float16/32/64) in and out; for other dtypes (bfloat16, fp8, int4, complex) and f
 ops the interpreter lacks, :func:`evaluate` returns None (no second opinion) and the
 check stands on the NumPy/SciPy reference alone.
 
-:func:`check_oracles` compares the interpreter with the NumPy reference first: when
-the two references disagree, that is a suite defect and raises
-:class:`OracleDisagreement` (not an ``AssertionError``: the status is ``fail_error``,
-with attribution ``suite``), never resolved in favour of either.
+:func:`check_oracles` compares the interpreter with the NumPy reference, and the
+platform's results with them. When the two references disagree the platform is still
+judged: a result that matches neither is the platform's wrong result (an
+``AssertionError`` that reports the disagreement too); a result that matches one of
+them leaves a suite defect, :class:`OracleDisagreement` (not an ``AssertionError``: the
+status is ``fail_error``, with attribution ``suite``), never resolved in favour of
+either.
 """
 
 from __future__ import annotations
@@ -91,24 +94,66 @@ def evaluate(module_text: str, args: Sequence[np.ndarray]) -> list[np.ndarray] |
 def check_oracles(module_text: str, args: Sequence[np.ndarray],
                   expected: Sequence[np.ndarray],
                   compare: Callable[[np.ndarray, np.ndarray, str], None], *,
-                  call: str) -> list[np.ndarray] | None:
-    """Evaluate ``module_text`` on ``args`` with the interpreter and check that it agrees
-    with the NumPy ``expected`` results through ``compare(result, expected, call)`` (the
-    same check the platform's results get; it raises AssertionError on a mismatch).
+                  call: str, device_results: Sequence[Sequence[tuple[Any, np.ndarray]]] = ()
+                  ) -> list[np.ndarray] | None:
+    """Evaluate ``module_text`` on ``args`` with the interpreter, check that it agrees with
+    the NumPy ``expected`` results, and check the platform's ``device_results`` (one list
+    of ``(device, host array)`` per result) against the oracles, each comparison through
+    ``compare(result, expected, call)`` (it raises AssertionError on a mismatch).
 
-    Returns the interpreter's results (None: no second opinion, see :func:`evaluate`).
-    Raises :class:`OracleDisagreement` when the interpreter and NumPy disagree."""
-    results = evaluate(module_text, args)
-    if results is None:
-        return None
+    When the oracles agree (or the interpreter gives no second opinion, see
+    :func:`evaluate`), every device result must match ``expected``: AssertionError
+    otherwise. When they disagree, the device is still judged: a device result that
+    matches neither oracle is the device's failure (AssertionError, which also reports
+    the disagreement); if every device result matches one of them, the disagreement is
+    the suite's: :class:`OracleDisagreement`.
+
+    Returns the interpreter's results (None: no second opinion)."""
+    try:
+        results = evaluate(module_text, args)
+        disagreement = None if results is None else _disagreement(results, expected,
+                                                                  compare, call)
+    except OracleDisagreement as err:  # the interpreter rejected the module
+        results, disagreement = None, f"{call}: {err}"
+    if disagreement is None:
+        for i, (per_device, want) in enumerate(zip(device_results, expected)):
+            for device, got in per_device:
+                compare(got, want, f"{call}: result {i} on {device}")
+        return results
+    oracles = [("NumPy", list(expected))]
+    if results is not None and len(results) == len(expected):
+        oracles.append(("interpreter", results))
+    wrong = []
+    for i, per_device in enumerate(device_results[:len(expected)]):
+        for device, got in per_device:
+            misses = []
+            for name, want in oracles:
+                try:
+                    compare(got, want[i], f"{call}: result {i} on {device} vs {name}")
+                except AssertionError as err:
+                    misses.append(str(err).splitlines()[0])
+                else:
+                    break
+            else:
+                wrong.append(f"result {i} on {device} matches neither oracle: "
+                             + "; ".join(misses))
+    if wrong:
+        raise AssertionError(f"{call}: " + "\n".join(wrong)
+                             + f"\n(and the oracles disagree, a suite defect: {disagreement})")
+    raise OracleDisagreement(disagreement)
+
+
+def _disagreement(results: Sequence[np.ndarray], expected: Sequence[np.ndarray],
+                  compare: Callable[[np.ndarray, np.ndarray, str], None],
+                  call: str) -> str | None:
+    """Why the interpreter's ``results`` disagree with NumPy's ``expected``, or None."""
     if len(results) != len(expected):
-        raise OracleDisagreement(f"{call}: interpreter returned {len(results)} results, "
-                                 f"the NumPy reference {len(expected)}")
+        return (f"{call}: interpreter returned {len(results)} results, the NumPy reference "
+                f"{len(expected)}")
     for i, (got, want) in enumerate(zip(results, expected)):
         try:
             compare(got, want, f"{call} [interpreter vs NumPy, result {i}]")
         except AssertionError as err:
-            raise OracleDisagreement(f"{call}: the StableHLO interpreter and the NumPy "
-                                     f"reference disagree on result {i} (a suite defect): "
-                                     f"{err}") from None
-    return results
+            return (f"{call}: the StableHLO interpreter and the NumPy reference disagree on "
+                    f"result {i} (a suite defect): {err}")
+    return None

@@ -1,5 +1,5 @@
 """Fixtures of the conformance suite: ``client``, ``platform``, ``backend_spec``,
-``program_cache``, ``num_processes``, ``two_devices`` and ``isolated``
+``program_cache``, ``num_processes``, ``two_devices``, ``float_controls`` and ``isolated``
 (``xc`` lives in :mod:`conformance.session.pytest_plugin`)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conformance.helpers import float_controls as fc
 from conformance.processes import isolation
 from conformance.programs.cache import ProgramCache
 from conformance.session import backend
@@ -45,6 +46,13 @@ def platform(request: pytest.FixtureRequest) -> str:
 def backend_spec(request: pytest.FixtureRequest) -> backend.BackendSpec:
     """The :class:`conformance.session.backend.BackendSpec` of the backend under test."""
     return session_state.of(request.config).spec
+
+
+@pytest.fixture(scope="session")
+def float_controls(request: pytest.FixtureRequest, client: Any) -> fc.FloatControls:
+    """The backend's declared denormal handling (``--float-controls``, see
+    :mod:`conformance.helpers.float_controls`)."""
+    return fc.for_client(fc.parse(request.config.getoption("float_controls")), client)
 
 
 @pytest.fixture(scope="session")

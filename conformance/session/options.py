@@ -38,6 +38,13 @@ SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
                        help="declared capabilities, comma-separated and repeatable: "
                             + ", ".join(profiles.CAPABILITIES))),
     ("--declare-file", dict(default=None, help="file of declared capabilities, one a line")),
+    ("--float-controls", dict(default="auto",
+                              help="declared denormal handling of arithmetic per float width "
+                                   "(Vulkan-style float controls): 'auto' (default: xla-cpu "
+                                   "for jaxlib's CPU client, else ieee), a preset ('ieee', "
+                                   "'xla-cpu') or dtype=mode pairs such as "
+                                   "'float32=ftz+daz,float64=preserve' (modes: preserve, ftz, "
+                                   "daz, ftz+daz)")),
     ("--waivers", dict(default=None, help="TOML file of waivers (test glob, issue URL, expiry "
                                           "date, reason)")),
     ("--known-failures", dict(action="append", default=[],

@@ -93,6 +93,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _configure_suite(config: pytest.Config) -> None:
+    from conformance.helpers import float_controls
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import device_memory
@@ -105,6 +106,7 @@ def _configure_suite(config: pytest.Config) -> None:
 
     try:
         hypothesis_profiles.register(explicit=config.getoption("hypothesis_profile", None))
+        float_controls.parse(config.getoption("float_controls"))
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")

@@ -60,6 +60,9 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
             plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
     if s.expect_platform:
         plugin += f" --expect-platform={s.expect_platform}"
+    declared = config.getoption("float_controls", "auto")
+    if declared and declared != "auto":  # a declaration the check depends on
+        plugin += f" --float-controls={shlex.quote(declared)}"
     return (f"pytest {target} --platform={s.platform} "
             f"--cpu-devices={s.cpu_devices} "
             f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")

@@ -1,8 +1,8 @@
 """Donating an array to reorder_shards / batched_copy_array_to_devices_with_sharding.
 
 Found by the PJRT conformance suite
-(conformance/test_copy_semantics.py::test_donate_input_deletes_the_input[reorder_shards],
-[batched_copy]). Standalone: jaxlib's copy bindings (jax._src.lib.xla_client, as jax
+(conformance/test_copy_semantics.py::test_donate_input_deletes_the_input[reorder_shards-is_deleted],
+[batched_copy-is_deleted]; [*-use_raises] crash the same). Standalone: jaxlib's copy bindings (jax._src.lib.xla_client, as jax
 uses them) and numpy; each call runs in a fresh child process.
 Exit status: 0 the defect is absent, 3 present, 4 the platform has fewer than 2 devices.
 

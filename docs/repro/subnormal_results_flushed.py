@@ -1,8 +1,9 @@
 """XLA:CPU flushes subnormal inputs and results to zero (FTZ/DAZ).
 
-Informational (IEEE 754 keeps subnormals; jax-ml/jax#37762, closed: XLA CPU's DAZ mode).
-Found by the PJRT conformance suite
-(conformance/test_kernels_elementwise.py::test_subnormals_are_preserved[float32]).
+Documented platform behaviour, not a defect (jax-ml/jax#37762, closed: XLA CPU's DAZ
+mode is intended): the suite's float-controls declaration ``xla-cpu``
+(conformance/helpers/float_controls.py) declares it, and
+conformance/test_kernels_elementwise.py::test_denormals_as_declared checks it.
 Standalone: plain jax and numpy. Exit status: 0 subnormals are kept, 3 flushed.
 
     python docs/repro/subnormal_results_flushed.py

@@ -63,12 +63,6 @@ class MisreportsPrograms(Client):
         return _Misreporting(super().compile_and_load(*args, **kwargs), self, "", _off_by_one)
 
 
-def _accept_every_version():
-    from runtime import plugin_support
-
-    plugin_support.check_plugin_version = lambda name, jaxlib, plugin: True
-
-
 class HidesLiveArrays(Client):
     """live_arrays and live_buffers always say nothing is alive."""
 
@@ -160,9 +154,6 @@ def _register():
     add("broken-live", "seed_api", HidesLiveArrays, "test_client: test_live_arrays")
     add("broken-programs", "seed_api", MisreportsPrograms,
         "test_executables: not serialize and not rejects")
-    add("broken-plugin-support", "seed_api", Client,
-        "test_plugin_support: test_check_plugin_version",
-        doc="check_plugin_version accepts every version.", setup=_accept_every_version)
     add("broken-validation", "seed_api", Client,
         "test_errors: test_distributed_topology_and_block",
         doc="jaxlib's own distributed, Gloo, topology and block functions: no argument checks.",

@@ -175,7 +175,7 @@ def _register():
     for name, pick, doc, targets in masks:
         add(name, "output", _masked(pick, doc), targets)
     for name, fn, area in [
-            ("out-flush-subnormals", flush_subnormals, f"{ew}: test_subnormals_are_preserved; "
+            ("out-flush-subnormals", flush_subnormals, f"{ew}: test_denormals_as_declared and float16; "
              "test_data_movement: test_transpose and float32"),
             ("out-nan-to-zero", nan_to_zero, f"{red}: propagate_nan"),
             ("out-clamp-infinities", clamp_infinities,

@@ -1,4 +1,6 @@
-"""Area plugin_support: plugin package versions and imports (seed 000 Plugin System)."""
+"""Self-tests of the project's own ``runtime.plugin_support`` (plugin package versions and
+imports, seed 000 Plugin System): moved out of the conformance areas, since they test no
+backend."""
 
 from __future__ import annotations
 

@@ -1,0 +1,131 @@
+"""Platform float behaviour as a declared property: denormal handling per float width.
+
+As Vulkan's float controls (``shaderDenormFlushToZeroFloat{16,32,64}`` /
+``shaderDenormPreserveFloat{16,32,64}``), a backend declares for each float dtype
+whether its *arithmetic* flushes subnormal results to a zero of the same sign
+(``ftz``), treats subnormal inputs as such zeros (``daz``), both (``ftz+daz``) or
+neither (``preserve``, IEEE 754). The suite checks that every device computes as
+declared. Data movement (copies, transfers, transpose, broadcast...) never flushes,
+whatever is declared: the data_movement and transfer areas compare bits.
+
+Declarations (``--float-controls``):
+
+- ``auto`` (default): :data:`XLA_CPU` for jaxlib's built-in CPU client (not a PJRT C API
+  plugin), :data:`IEEE` for every other client;
+- a preset name: ``ieee`` or ``xla-cpu`` (a plugin that ships XLA's CPU compiler);
+- ``dtype=mode`` pairs, comma-separated, over ``ieee``: ``float32=ftz+daz,float64=ftz``.
+
+:data:`XLA_CPU` was measured on jaxlib 0.10.2 and 0.12.0.1 (``x * 0.5`` of the smallest
+normal, ``s * 4`` of a subnormal ``s``): bfloat16, float32 and float64 flush both inputs
+and results; float16 (computed in float32, then rounded) keeps both. XLA's CPU client sets
+FTZ/DAZ on purpose (jax-ml/jax#37762, closed as intended behaviour).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+#: Float dtype names a declaration covers (complex types follow their parts).
+WIDTHS = ("bfloat16", "float16", "float32", "float64")
+MODES = ("preserve", "ftz", "daz", "ftz+daz")
+AUTO = "auto"
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatControls:
+    """Declared denormal mode (one of :data:`MODES`) per float dtype name of
+    :data:`WIDTHS`; ``source`` says where the declaration came from (for messages)."""
+
+    modes: Mapping[str, str]
+    source: str
+
+    def __post_init__(self) -> None:
+        if set(self.modes) != set(WIDTHS):
+            raise ValueError(f"FloatControls: argument 'modes' must cover exactly {WIDTHS}, "
+                             f"got {sorted(self.modes)}")
+        bad = {k: v for k, v in self.modes.items() if v not in MODES}
+        if bad:
+            raise ValueError(f"FloatControls: unknown mode(s) {bad}; known: {MODES}")
+
+    def mode(self, dtype_name: str) -> str:
+        """The declared mode of ``dtype_name``; KeyError naming the known widths."""
+        if dtype_name not in self.modes:
+            raise KeyError(f"no float-controls declaration for {dtype_name!r}; "
+                           f"declared widths: {WIDTHS}")
+        return self.modes[dtype_name]
+
+    def flushes_results(self, dtype_name: str) -> bool:
+        return "ftz" in self.mode(dtype_name)
+
+    def flushes_inputs(self, dtype_name: str) -> bool:
+        return "daz" in self.mode(dtype_name)
+
+    def describe(self) -> str:
+        """``'bfloat16=ftz+daz, float16=preserve, ... (xla-cpu)'``."""
+        return ", ".join(f"{w}={self.modes[w]}" for w in WIDTHS) + f" ({self.source})"
+
+
+IEEE = FloatControls({w: "preserve" for w in WIDTHS}, "ieee")
+XLA_CPU = FloatControls({"bfloat16": "ftz+daz", "float16": "preserve", "float32": "ftz+daz",
+                         "float64": "ftz+daz"}, "xla-cpu")
+PRESETS = {"ieee": IEEE, "xla-cpu": XLA_CPU}
+
+
+def parse(value: str) -> FloatControls | None:
+    """A ``--float-controls`` value: ``auto`` (None: decided per client by
+    :func:`for_client`), a preset name of :data:`PRESETS`, or ``dtype=mode`` pairs over
+    :data:`IEEE`. Raises ValueError naming the option and the bad part."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"--float-controls: expected {AUTO!r}, a preset ({', '.join(PRESETS)}) "
+                         f"or dtype=mode pairs, got {value!r}")
+    text = value.strip()
+    if text == AUTO:
+        return None
+    if text in PRESETS:
+        return PRESETS[text]
+    modes = dict(IEEE.modes)
+    for part in (p.strip() for p in text.split(",")):
+        name, sep, mode = part.partition("=")
+        name, mode = name.strip(), mode.strip()
+        if not sep or name not in WIDTHS or mode not in MODES:
+            raise ValueError(f"--float-controls: {part!r} is not dtype=mode with dtype one of "
+                             f"{', '.join(WIDTHS)} and mode one of {', '.join(MODES)} (or use "
+                             f"{AUTO!r} or a preset: {', '.join(PRESETS)})")
+        modes[name] = mode
+    return FloatControls(modes, text)
+
+
+def for_client(declared: FloatControls | None, client: Any) -> FloatControls:
+    """The declaration in force: ``declared`` if given, else (``auto``) :data:`XLA_CPU` for
+    jaxlib's built-in CPU client and :data:`IEEE` for any other (a plugin declares its own)."""
+    if declared is not None:
+        return declared
+    from runtime import xla_bridge
+
+    if client.platform == "cpu" and not xla_bridge.using_pjrt_c_api(client):
+        return dataclasses.replace(XLA_CPU, source="auto: jaxlib's built-in CPU client")
+    return dataclasses.replace(IEEE, source="auto: no declaration")
+
+
+def expected(x: np.ndarray, exact: np.ndarray, controls: FloatControls, flushed_input: bool
+             ) -> np.ndarray:
+    """What a probe's result must be under ``controls``: ``exact`` (the IEEE result, same
+    dtype as ``x``), or zeros of its sign where the declared mode flushes. ``flushed_input``
+    says the probe's subnormal is its input ``x`` (a DAZ probe) rather than its result (an
+    FTZ probe). Raises TypeError for a non-float ``x``."""
+    dt = np.dtype(x.dtype)
+    if dt.name not in WIDTHS:
+        raise TypeError(f"expected: argument 'x' must be one of {WIDTHS}, got {dt}")
+    flushes = controls.flushes_inputs(dt.name) if flushed_input \
+        else controls.flushes_results(dt.name)
+    if not flushes:
+        return exact
+    tiny = float(ml_dtypes.finfo(dt).smallest_normal)
+    probe = np.abs((x if flushed_input else exact).astype(np.float64))
+    zero = np.copysign(0.0, exact.astype(np.float64)).astype(dt)
+    return np.where((probe > 0) & (probe < tiny), zero, exact)
