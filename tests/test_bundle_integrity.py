@@ -29,9 +29,9 @@ from conformance.certification import runlog
 from conformance.session import results_log
 
 #: Small areas with passes, skips and known defects (as tests/test_shards_merge.py).
-SELECT = "test_registry or test_plugin_support or test_memory_kinds"
+SELECT = "test_registry or test_memory_kinds"
 #: Selections of the real deaths: each a few seconds of tests.
-SELECTIONS = ("test_registry", "test_memory_kinds or test_plugin_support",
+SELECTIONS = ("test_registry", "test_memory_kinds",
               "test_types and bool")
 #: The default profile (v7) on 2 CPU devices: expected counts depend on the device count.
 _BASE = ["--platform", "cpu", "--cpu-devices", "2"]

@@ -18,7 +18,7 @@ from conformance.certification import runlog
 #: Small areas with passes, skips and wrong results (known defects), < 1 s of tests:
 #: cbrt's subnormal defect is present on every supported jaxlib (the zero-size shard
 #: shapes are fixed from 0.11.2 on).
-SELECT = ("test_registry or test_plugin_support or test_memory_kinds or "
+SELECT = ("test_registry or test_memory_kinds or "
           "test_zero_size_output_shards or test_float_special_values and cbrt-float32")
 COUNT = 3
 
