@@ -21,13 +21,12 @@ from hypothesis import strategies as st
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
 from conformance.helpers import sharding_helpers as shh
-from conformance.helpers import tolerances
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, rng_and_ids, sharded
 from conformance.programs import stablehlo_catalog as catalog
+from conformance.programs import stablehlo_compare
 from conformance.programs import stablehlo_text_gaps as gaps_text
 
 #: Ops a platform may refuse to compile (``OpCase.optional``) are informational: their
@@ -36,45 +35,6 @@ PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
                        marks=[*capabilities.param(dh.BY_NAME[d]).marks,
                               *([pytest.mark.informational] if case.optional else [])])
           for case in catalog.CASES for d in case.dtypes]
-
-
-def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None = None,
-               expected: list[np.ndarray] | None = None):
-    """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
-    and integer/bool dtypes; for ``APPROX`` cases with a ``bound``, within
-    ``error_bounds.rounding_bound`` of ``roundings + 1`` (the reference's own rounding)
-    roundings relative to ``magnitude`` (flushed subnormals and overflow handled there)
-    of the derivation for the output
-    ``want`` is (``want`` must be one of the ``expected`` arrays, by identity; ``args``
-    are the inputs the bound is derived from); else within the elementwise budget of the
-    op (float64: ``tolerances.value_rtol``; others the dtype's rtol), the absolute part
-    scaled by the largest reference magnitude. ValueError when a bounded case gets no
-    ``args``/``expected``."""
-    derived = None
-    if case.tolerance == catalog.APPROX and case.bound is not None and dt.kind in (
-            "float", "complex"):
-        if args is None or expected is None:
-            raise ValueError(f"comparison: case {case.id!r} has a derived bound; pass "
-                             f"'args' and 'expected'")
-        derived = [(id(w), error_bounds.rounding_bound(
-            dt.dtype, m, roundings=r + 1, name=f"({r}+1)*eps*magnitude + ({r}+1)*tiny "
-            f"(stablehlo_bounds, {case.op})")) for w, (r, m) in zip(expected, case.bound(args))]
-
-    def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
-        key = id(want)
-        got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
-        if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
-            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
-            return
-        if derived is not None:
-            (bound,) = [b for k, b in derived if k == key]
-            ph.assert_within_bound(got, want, bound, call=call)
-            return
-        rtol = (tolerances.value_rtol(case.op, dt.name) if dt.name == "float64"
-                and case.op in tolerances.FLOAT64_OPS else dh.tolerance(dt))
-        scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
-        ph.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, call=call)
-    return compare
 
 
 @pytest.mark.parametrize("case, dt", PARAMS)
@@ -88,7 +48,7 @@ def test_op(program_cache, case: catalog.OpCase, dt: dh.DType, data) -> None:
             n_outputs=case.outputs)
     per_output = results if case.outputs > 1 else [results]
     expected = case.reference(args)
-    compare = comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected)
     with reproduction(call, program=text, inputs=args):
         interpreter.check_oracles(text, args, expected, compare, call=call)
         for i, (per_device, want) in enumerate(zip(per_output, expected)):
