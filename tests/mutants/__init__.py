@@ -11,9 +11,9 @@ them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 
 from __future__ import annotations
 
-from tests.mutants import (client_api, hlo, host_paths, legacy_io, legacy_seed,  # noqa: F401
-                           moved_bits, optional_features, outputs, placement, stablehlo_ops,
-                           transfer)
+from tests.mutants import (client_api, hlo, host_paths, just_past, legacy_io,  # noqa: F401
+                           legacy_seed, moved_bits, optional_features, outputs, placement,
+                           stablehlo_ops, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
 HEALTHY = "healthy-control"
