@@ -69,9 +69,9 @@ def correctly_rounded(op: str, args: list[np.ndarray], dtype: Any) -> np.ndarray
     ``args[0]``.
 
     NaN inputs and results outside the op's real domain give NaN; where an input is a
-    zero or an infinity the result is NumPy's (IEEE signed zeros, C99 Annex F limits). Raises KeyError
-    naming :data:`OPS` for an op without a reference, and ValueError when ``args``
-    differ in shape.
+    zero or an infinity the result is NumPy's (IEEE signed zeros, C99 Annex F limits).
+    Raises KeyError naming :data:`OPS` for an op without a reference, and ValueError
+    when ``args`` differ in shape.
     """
     if op not in _MP:
         raise KeyError(f"correctly_rounded: argument 'op' {op!r} has no mpmath reference; "

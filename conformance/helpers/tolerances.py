@@ -71,7 +71,8 @@ _JAX64 = _xla_rel(JAX_DEFAULT_RTOL["float64"] / float(np.finfo(np.float64).eps))
 
 def _f64(name: str, xla_ulp: int, xla_spec: str) -> Budget:
     bound = min(xla_ulp, _JAX64)
-    which = f"{XLA}: {xla_spec}" if xla_ulp <= _JAX64 else f"{JAX}: 1e-15 = 4.5 eps (XLA: {xla_spec})"
+    which = (f"{XLA}: {xla_spec}" if xla_ulp <= _JAX64
+             else f"{JAX}: 1e-15 = 4.5 eps (XLA: {xla_spec})")
     return Budget(bound, f"{name} float64: {bound} ULP, {which}")
 
 
