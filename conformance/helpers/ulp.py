@@ -1,4 +1,5 @@
-"""Units in the last place (ULP) between floating-point arrays, and the one tolerance table.
+"""Units in the last place (ULP) between floating-point arrays, and the per-dtype view of
+the one tolerance table (:mod:`conformance.helpers.tolerances` holds it, with sources).
 
 The distance between two floats of one dtype is the number of representable
 values between them: both bit patterns are mapped to integers that order like
