@@ -17,10 +17,9 @@ import numpy as np
 from tests.mutants.base import transforming
 from tests.mutants.catalog import add
 
-#: Program names (``module @jit_<name>``) of the ULP-class float64 ops, by catalog op.
-PROGRAMS = {"exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p", "tanh": "tanh",
-            "logistic": "logistic", "rsqrt": "rsqrt", "cbrt": "cbrt", "atan2": "atan2",
-            "power": "pow"}
+#: The ULP-class float64 ops; the accuracy area names each program after its op
+#: (``module @jit_<op>``), which is how a transform recognises it.
+OPS = ("exp", "expm1", "log", "log1p", "tanh", "logistic", "rsqrt", "cbrt", "atan2", "power")
 
 
 def _just_past(op: str):
@@ -29,7 +28,7 @@ def _just_past(op: str):
     k = tolerances.ulp_bound(op, "float64")
 
     def transform(site, inputs, outputs):
-        if site.program != PROGRAMS[op] or not all(a.dtype == np.float64 for a in inputs):
+        if site.program != op or not all(a.dtype == np.float64 for a in inputs):
             return outputs
         want = mp_reference.correctly_rounded(op, inputs, np.float64)
         moved = want.copy()
@@ -45,7 +44,7 @@ def _just_past(op: str):
 
 
 def _register():
-    for op in PROGRAMS:
+    for op in OPS:
         fn = _just_past(op)
         add(f"out-just-past-ulp-{op}", "output", transforming(fn, fn.__doc__),
             f"test_kernels_elementwise: test_float_accuracy_in_ulp and {op}-float64")
