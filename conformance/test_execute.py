@@ -19,6 +19,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import shape_helpers as sh
 from conformance.helpers import strategies as hh
+from conformance.helpers import tolerances
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
 from conformance.programs import catalog
@@ -60,10 +61,12 @@ def _reference(op: Elementwise, dt: dh.DType, args: list[np.ndarray]) -> np.ndar
 def _check(op: Elementwise, dt: dh.DType, args: list[np.ndarray], out: np.ndarray,
            expected: np.ndarray, call: str):
     """Exact for integers, bools and IEEE-defined float ops (``tiny`` absolute: flushed
-    subnormals); within the one table's rtol otherwise, with an absolute part of rtol
+    subnormals); within the op's float64 budget (:mod:`conformance.helpers.tolerances`) or
+    the dtype's rtol otherwise, with an absolute part of rtol
     (times ``max(1, |x|)`` for argument-scaled ops); complex results in norm."""
     __tracebackhide__ = True
-    rtol = dh.tolerance(dt)
+    rtol = (tolerances.value_rtol(op.name, "float64") if op.name in tolerances.FLOAT64_OPS
+            and dt.name == "float64" else dh.tolerance(dt))
     if dt.kind in ("int", "uint", "bool") or op.returns_bool:
         ph.assert_exact(out, expected, call=call)
     elif op.exact_on(dt.kind):

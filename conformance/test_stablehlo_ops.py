@@ -27,6 +27,7 @@ from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, rng_and_ids, sharded
 from conformance.programs import stablehlo_catalog as catalog
+from conformance.programs import stablehlo_compare
 from conformance.programs import stablehlo_text_gaps as gaps_text
 
 #: Ops a platform may refuse to compile (``OpCase.optional``) are informational: their
@@ -35,21 +36,6 @@ PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
                        marks=[*capabilities.param(dh.BY_NAME[d]).marks,
                               *([pytest.mark.informational] if case.optional else [])])
           for case in catalog.CASES for d in case.dtypes]
-
-
-def comparison(case: catalog.OpCase, dt: dh.DType):
-    """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
-    and integer/bool dtypes, else within ``rtol_factor`` times the dtype's rtol (absolute
-    part scaled by the largest reference magnitude)."""
-    def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
-        got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
-        if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
-            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
-            return
-        rtol = case.rtol_factor * dh.tolerance(dt)
-        scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
-        ph.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, call=call)
-    return compare
 
 
 @pytest.mark.parametrize("case, dt", PARAMS)
@@ -63,7 +49,7 @@ def test_op(program_cache, case: catalog.OpCase, dt: dh.DType, data) -> None:
             n_outputs=case.outputs)
     per_output = results if case.outputs > 1 else [results]
     expected = case.reference(args)
-    compare = comparison(case, dt)
+    compare = stablehlo_compare.comparison(case, dt, args, expected)
     with reproduction(call, program=text, inputs=args):
         interpreter.check_oracles(text, args, expected, compare, call=call,
                                   device_results=per_output)

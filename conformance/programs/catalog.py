@@ -3,8 +3,9 @@ NumPy reference, dtype kinds, input domain, tolerance class and the areas that c
 
 Areas select their ops with :func:`ops` (``EXECUTE``: ``test_execute``;
 ``FLOAT_KERNELS`` and ``INT_KERNELS``: ``test_kernels_elementwise``); test ids are
-``<op name>-<dtype name>``. Tolerances themselves (ULP count, rtol) are per dtype in
-:data:`conformance.helpers.ulp.TOLERANCE`; an op only says which class applies.
+``<op name>-<dtype name>``. Tolerances themselves (ULP budgets, rtol) are in
+:mod:`conformance.helpers.tolerances` (per op in float64, per dtype otherwise); an op
+only says which class applies.
 """
 
 from __future__ import annotations

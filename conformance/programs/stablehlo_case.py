@@ -32,7 +32,10 @@ class OpCase:
     """One generated test: ``op`` (the spec name), ``variant``, ``dtypes`` (dtype names),
     ``inputs(data, dt) -> [arrays]``, ``program(args) -> StableHLO text or a jax
     function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
-    ``APPROX``), ``rtol_factor`` (APPROX: times the dtype's rtol), ``outputs``,
+    ``APPROX``), ``bound`` (APPROX: ``bound(args) -> [(roundings, magnitude)]`` per
+    output, the derivation of a composite op's error: each output may differ from the
+    reference by ``tolerances.derived_rtol(roundings) * magnitude`` elementwise; None:
+    the elementwise budget of ``op`` relative to the largest reference), ``outputs``,
     ``nan_payloads`` (EXACT: NaN bits must match too; False for arithmetic), ``view``
     (applied to results and references before comparing: the part the spec defines),
     ``optional`` (a platform may refuse the op at compile: ``not_supported``)."""
@@ -44,7 +47,7 @@ class OpCase:
     program: Callable[[list[np.ndarray]], Any]
     reference: Callable[[list[np.ndarray]], list[np.ndarray]]
     tolerance: str = EXACT
-    rtol_factor: float = 1.0
+    bound: Callable[[list[np.ndarray]], list[tuple[int, np.ndarray]]] | None = None
     outputs: int = 1
     nan_payloads: bool = True
     view: Callable[[np.ndarray], np.ndarray] = np.asarray

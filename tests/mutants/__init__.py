@@ -11,8 +11,8 @@ them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 
 from __future__ import annotations
 
-from tests.mutants import (client_api, denormals, hlo, host_paths, legacy_io,  # noqa: F401
-                           legacy_seed, moved_bits, optional_features, outputs, placement,
+from tests.mutants import (client_api, denormals, hlo, host_paths, just_past,  # noqa: F401
+                           legacy_io, legacy_seed, moved_bits, optional_features, outputs, placement,
                            stablehlo_ops, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 

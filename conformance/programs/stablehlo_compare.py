@@ -1,0 +1,55 @@
+"""How ``test_stablehlo_ops`` compares a backend's result with the reference, per case.
+
+One place, so the self-tests (tests/test_tolerances.py) exercise the very comparison
+the area applies: exact cases bit for bit, approximate ones within the budget of
+:mod:`conformance.helpers.tolerances` or the derived bound of
+:mod:`conformance.programs.stablehlo_bounds`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds, tolerances
+from conformance.programs import stablehlo_catalog as catalog
+
+
+def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None = None,
+               expected: list[np.ndarray] | None = None):
+    """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
+    and integer/bool dtypes; for ``APPROX`` cases with a ``bound``, within
+    ``error_bounds.rounding_bound`` of ``roundings + 1`` (the reference's own rounding)
+    roundings relative to ``magnitude`` (flushed subnormals and overflow handled there)
+    of the derivation for the output
+    ``want`` is (``want`` must be one of the ``expected`` arrays, by identity; ``args``
+    are the inputs the bound is derived from); else within the elementwise budget of the
+    op (float64: ``tolerances.value_rtol``; others the dtype's rtol), the absolute part
+    scaled by the largest reference magnitude. ValueError when a bounded case gets no
+    ``args``/``expected``."""
+    derived = None
+    if case.tolerance == catalog.APPROX and case.bound is not None and dt.kind in (
+            "float", "complex"):
+        if args is None or expected is None:
+            raise ValueError(f"comparison: case {case.id!r} has a derived bound; pass "
+                             f"'args' and 'expected'")
+        derived = [(id(w), error_bounds.rounding_bound(
+            dt.dtype, m, roundings=r + 1, name=f"({r}+1)*eps*magnitude + ({r}+1)*tiny "
+            f"(stablehlo_bounds, {case.op})")) for w, (r, m) in zip(expected, case.bound(args))]
+
+    def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
+        key = id(want)
+        got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
+        if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
+            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
+            return
+        if derived is not None:
+            (bound,) = [b for k, b in derived if k == key]
+            ph.assert_within_bound(got, want, bound, call=call)
+            return
+        rtol = (tolerances.value_rtol(case.op, dt.name) if dt.name == "float64"
+                and case.op in tolerances.FLOAT64_OPS else dh.tolerance(dt))
+        scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
+        ph.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, call=call)
+    return compare

@@ -1,0 +1,231 @@
+"""Self-tests of the one tolerance table (issue 27 item 4): every tolerance class fails a
+result one representable value past its bound and passes the result at its bound.
+
+Classes: exact (IEEE 754 ops, 0 ULP), per-op ULP budgets (elementwise accuracy area,
+against mpmath's correctly rounded result), per-op value rtol (execute area, float64),
+the dtype rtol (the other value checks), and the derived forward-error bounds of the
+composite ops (stablehlo_ops: batch_norm, convolution, cholesky, ...).
+"""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import mp_reference, tolerances, ulp
+from conformance.programs import catalog
+from conformance.programs import stablehlo_catalog as shlo
+from conformance.programs import stablehlo_compare
+
+
+def _at_bound(want: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(inside, past): copies of ``want`` (float32/float64) whose first element is the
+    largest value with ``|v - want| <= bound`` there, and the next value above it."""
+    want = np.asarray(want)
+    b = float(np.broadcast_to(bound, want.shape).flat[0])
+    w = want.flat[0]
+    v = want.dtype.type(float(w) + b)
+    while float(v) - float(w) > b:  # rounded up past the bound: step back
+        v = np.nextafter(v, want.dtype.type(-np.inf))
+    while float(np.nextafter(v, want.dtype.type(np.inf))) - float(w) <= b:
+        v = np.nextafter(v, want.dtype.type(np.inf))
+    inside, past = want.copy(), want.copy()
+    inside.flat[0], past.flat[0] = v, np.nextafter(v, want.dtype.type(np.inf))
+    return inside, past
+
+
+# -- the table ------------------------------------------------------------------------------
+
+def test_every_entry_names_its_source():
+    entries = [*tolerances.FLOAT64_OPS.values(), *tolerances.DTYPE_ULP.values()]
+    assert entries and all(any(s in e.source for s in (
+        tolerances.IEEE, tolerances.XLA, tolerances.JAX, tolerances.DERIVED,
+        tolerances.LEGACY)) for e in entries)
+
+
+def test_float64_budgets_are_the_tighter_source_within_16_ulp():
+    """jax's 1e-15 is 4.5 eps, at most 9 ULP; no float64 op is allowed more, and each
+    op's budget is within 16 ULP of the XLA spec it quotes (or of jax's, when tighter)."""
+    jax_ulp = int(np.floor(2 * tolerances.JAX_DEFAULT_RTOL["float64"]
+                           / float(np.finfo(np.float64).eps)))
+    assert jax_ulp == 9
+    for name, entry in tolerances.FLOAT64_OPS.items():
+        assert 1 <= entry.ulp <= jax_ulp, (name, entry)
+    assert tolerances.ulp_bound("expm1", "float64") == 2  # XLA CPU distance 1 + libm's 1
+    assert tolerances.ulp_bound("sin", "float64") == 4  # XLA rel_err 2 eps
+
+
+def test_float64_value_rtol_is_far_below_the_old_1e12():
+    for name in tolerances.FLOAT64_OPS:
+        r = tolerances.value_rtol(name, "float64")
+        assert r <= 11 * float(np.finfo(np.float64).eps) < 1e-12 / 400, name
+    assert ulp.rtol("float64") == tolerances.value_rtol(None, "float64")
+
+
+def test_bad_names_raise_naming_the_table():
+    with pytest.raises(KeyError, match="float64 ULP budget for op 'erf'"):
+        tolerances.ulp_bound("erf", "float64")
+    with pytest.raises(KeyError, match="no ULP budget for 'int8'"):
+        tolerances.ulp_bound(None, "int8")
+    with pytest.raises(ValueError, match="'roundings' must be >= 0"):
+        tolerances.derived_rtol(-1, "float32")
+
+
+# -- the mpmath reference -------------------------------------------------------------------
+
+def test_mpmath_reference_is_correctly_rounded():
+    x = np.array([1.0, 0.5, 60.0, -3.0])
+    # Python's float(decimal) of the exact constants is correctly rounded
+    assert mp_reference.correctly_rounded("exp", [x[:1]], np.float64)[0] == math.e
+    assert mp_reference.correctly_rounded("log", [np.array([2.0])], np.float64)[0] == \
+        float("0.693147180559945309417232121458176568")
+    assert mp_reference.correctly_rounded("cbrt", [x[3:]], np.float64)[0] == \
+        float("-1.442249570307408382321638310780109588")
+    # float32 rounds once from the exact value (not via float64)
+    got = mp_reference.correctly_rounded("exp", [x], np.float32)
+    exact64 = mp_reference.correctly_rounded("exp", [x], np.float64)
+    assert got.dtype == np.float32 and np.all(ulp.ulp_distance(got, exact64.astype(np.float32))
+                                              <= 1)
+    assert np.isinf(mp_reference.correctly_rounded("exp", [np.array([800.0])], np.float64)[0])
+
+
+def test_mpmath_reference_keeps_ieee_special_cases():
+    out = mp_reference.correctly_rounded(
+        "atan2", [np.array([0.0, -0.0, 1.0]), np.array([-0.0, 1.0, -np.inf])], np.float64)
+    assert out[0] == np.pi and np.signbit(out[1]) and out[2] == np.pi
+    assert np.isnan(mp_reference.correctly_rounded("log", [np.array([-1.0])], np.float64)[0])
+
+
+def test_mpmath_reference_rejects_bad_arguments():
+    with pytest.raises(KeyError, match="'erf' has no mpmath reference"):
+        mp_reference.correctly_rounded("erf", [np.zeros(2)], np.float64)
+    with pytest.raises(ValueError, match="shapes differ"):
+        mp_reference.correctly_rounded("atan2", [np.zeros(2), np.zeros(3)], np.float64)
+
+
+# -- just inside passes, just past fails: every class ----------------------------------------
+
+def test_exact_class_allows_zero_ulp():
+    want = np.array([1.5, -0.0, 3.0], np.float32)
+    inside, past = _at_bound(want, 0.0)
+    ph.assert_ulp_close(inside, want, max_ulp=0, signed_zeros=True, call="exact")
+    with pytest.raises(AssertionError, match="ULP"):
+        ph.assert_ulp_close(past, want, max_ulp=0, signed_zeros=True, call="exact")
+
+
+@pytest.mark.parametrize("op", sorted(tolerances.FLOAT64_OPS))
+def test_float64_ulp_budget_just_inside_and_just_past(op):
+    """The accuracy area's check: ``ulp_bound(op)`` ULP from the mpmath result passes, one
+    more fails."""
+    arity = catalog.ELEMENTWISE[op].arity
+    args = [np.array([0.7, 1.3]), np.array([0.4, 2.0])][:arity]
+    want = mp_reference.correctly_rounded(op, args, np.float64)
+    k = tolerances.ulp_bound(op, "float64")
+    inside, past = want.copy(), want.copy()
+    for _ in range(k):
+        inside[0] = np.nextafter(inside[0], np.inf)
+    past[0] = np.nextafter(inside[0], np.inf)
+    tiny = float(np.finfo(np.float64).tiny)
+    ph.assert_ulp_close(inside, want, max_ulp=k, atol=tiny, call=op)
+    with pytest.raises(AssertionError, match=f"{k + 1} ULP > {k} ULP"):
+        ph.assert_ulp_close(past, want, max_ulp=k, atol=tiny, call=op)
+
+
+@pytest.mark.parametrize("op", sorted(tolerances.FLOAT64_OPS))
+def test_float64_value_rtol_just_inside_and_just_past(op):
+    """The execute area's float64 check: ``atol = rtol``, ``rtol = value_rtol(op)``."""
+    rtol = tolerances.value_rtol(op, "float64")
+    want = np.array([0.75, 2.0, -3.0])
+    inside, past = _at_bound(want, rtol + rtol * np.abs(want))
+    ph.assert_allclose(inside, want, rtol=rtol, atol=rtol, call=op)
+    with pytest.raises(AssertionError, match="max abs error"):
+        ph.assert_allclose(past, want, rtol=rtol, atol=rtol, call=op)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_dtype_rtol_just_inside_and_just_past(name):
+    rtol = ulp.rtol(name)
+    want = np.array([1.25, -7.0], name)
+    inside, past = _at_bound(want, rtol * np.abs(want.astype(np.float64)))
+    ph.assert_allclose(inside, want, rtol=rtol, atol=0.0, call=name)
+    with pytest.raises(AssertionError, match="in 1 of 2 elements"):
+        ph.assert_allclose(past, want, rtol=rtol, atol=0.0, call=name)
+
+
+BOUNDED = [c for c in shlo.CASES if c.tolerance == shlo.APPROX and c.bound is not None]
+
+
+@pytest.mark.parametrize("case", BOUNDED, ids=lambda c: c.id)
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@settings(max_examples=5, deadline=None, derandomize=True, database=None)
+@given(data=st.data())
+def test_derived_bound_just_inside_and_just_past(case, name, data):
+    """A result at the derived bound of the case's first output passes the area's own
+    comparison; one representable value further fails it."""
+    if name not in case.dtypes:
+        return
+    dt = dh.BY_NAME[name]
+    args = case.inputs(data, dt)
+    expected = case.reference(args)
+    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    roundings, magnitude = case.bound(args)[0]
+    want = case.view(expected[0])
+    eps, tiny = float(ml_dtypes.finfo(dt.dtype).eps), float(ml_dtypes.finfo(dt.dtype).tiny)
+    bound = (roundings + 1) * eps * np.asarray(magnitude, np.float64) + (roundings + 1) * tiny
+    inside, past = _at_bound(want, bound)
+    compare(inside, expected[0], "inside")
+    with pytest.raises(AssertionError, match=r"in 1 of \d+ elements by more than the"):
+        probe = expected[0].copy()
+        probe.flat[0] = past.flat[0]
+        compare(probe, expected[0], "past")
+
+
+def test_comparison_needs_the_inputs_of_a_derived_bound():
+    case = next(c for c in BOUNDED if c.op == "batch_norm_inference")
+    with pytest.raises(ValueError, match="derived bound; pass 'args' and 'expected'"):
+        stablehlo_compare.comparison(case, dh.BY_NAME["float32"])
+
+
+def test_no_multiplier_is_left():
+    assert not any(hasattr(c, "rtol_factor") for c in shlo.CASES)
+    assert {c.op for c in BOUNDED} >= {"batch_norm_inference", "batch_norm_training",
+                                        "batch_norm_grad", "dynamic_conv", "composite",
+                                        "cholesky", "triangular_solve"}
+
+
+@pytest.mark.parametrize("name", ["bfloat16", "float16", "float32", "float64"])
+@pytest.mark.parametrize("kind", ["inference", "training", "grad"])
+def test_batch_norm_bound_rejects_zero_and_negated_outputs(kind, name):
+    """The old x64 multiplier let an all-zero or negated bfloat16 output pass; the derived
+    bound does not (inputs with a healthy variance)."""
+    case = next(c for c in BOUNDED if c.op == f"batch_norm_{kind}")
+    dt = dh.BY_NAME[name]
+    x = np.array([[-3.0, 1.0, 2.5], [1.0, -2.0, 0.5], [2.0, 3.0, -1.5], [-1.0, 0.25, 3.0]])
+    scale, offset = np.array([1.5, -1.0, 0.75]), np.array([0.25, 0.5, -0.5])
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    dy = np.array([[1.0, -0.5, 0.25], [-1.0, 2.0, 0.5], [0.5, 0.5, -2.0], [1.5, -1.0, 1.0]])
+    args = {"inference": [x, scale, offset, mean, var], "training": [x, scale, offset],
+            "grad": [x, scale, mean, var, dy]}[kind]
+    args = [a.astype(dt.dtype) for a in args]
+    expected = case.reference(args)
+    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare(expected[0].copy(), expected[0], "reference itself")
+    for wrong in (np.zeros_like(expected[0]), -expected[0]):
+        with pytest.raises(AssertionError, match="by more than the"):
+            compare(wrong, expected[0], "wrong")
+
+
+def test_accuracy_survey_reports_every_op_against_its_budget(capsys):
+    from conformance.helpers import accuracy_survey
+    rows = accuracy_survey.survey(seed=1, n=8)
+    assert {r["op"] for r in rows} == set(tolerances.FLOAT64_OPS)
+    assert all(r["budget"] == tolerances.ulp_bound(r["op"], r["dtype"]) for r in rows)
+    with pytest.raises(ValueError, match="'n' must be >= 1"):
+        accuracy_survey.survey(n=0)
