@@ -223,7 +223,7 @@ def test_batch_norm_bound_rejects_zero_and_negated_outputs(kind, name):
 
 
 def test_accuracy_survey_reports_every_op_against_its_budget(capsys):
-    from conformance.helpers import accuracy_survey
+    from conformance.programs import accuracy_survey
     rows = accuracy_survey.survey(seed=1, n=8)
     assert {r["op"] for r in rows} == set(tolerances.FLOAT64_OPS)
     assert all(r["budget"] == tolerances.ulp_bound(r["op"], r["dtype"]) for r in rows)

@@ -15,6 +15,8 @@ These replace the suite's earlier ×4/×16/×64 multipliers of the dtype rtol.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 #: batch_norm's epsilon attribute (float32), as ``stablehlo_catalog.EPSILON``.
@@ -39,15 +41,16 @@ def add_multiply(args: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
     return [(2, (x + y) * y)]
 
 
-def conv_1d(args: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
-    """Stride-1 convolution of ``x`` (batch, in, width) with ``w`` (out, in, k), padded:
-    a dot product of ``in * k`` terms per output, ``in * k`` roundings (the products and
-    the additions of any summation order: ``gamma_n``), relative to ``|x| * |w|``."""
-    from conformance.programs.stablehlo_catalog_gaps import CONV_PADDING, conv_reference
+def conv_1d(args: list[np.ndarray], reference: Any, padding: tuple[int, int]
+            ) -> list[tuple[int, np.ndarray]]:
+    """Stride-1 convolution of ``x`` (batch, in, width) with ``w`` (out, in, k), padded by
+    ``padding``: a dot product of ``in * k`` terms per output, ``in * k`` roundings (the
+    products and the additions of any summation order: ``gamma_n``), relative to
+    ``|x| * |w|``, computed by the case's own ``reference(x, w, padding)``."""
     x, w = args
     n = w.shape[1] * w.shape[2]
-    magnitude = conv_reference(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)),
-                               CONV_PADDING).astype(np.float64)
+    magnitude = reference(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)),
+                          padding).astype(np.float64)
     return [(n, magnitude)]
 
 

@@ -1,6 +1,6 @@
 """Measure a backend's transcendental accuracy against the tolerance table.
 
-``python -m conformance.helpers.accuracy_survey [SEED] [N]`` evaluates every op of
+``python -m conformance.programs.accuracy_survey [SEED] [N]`` evaluates every op of
 :data:`conformance.helpers.tolerances.FLOAT64_OPS` with jax's default backend on ``N``
 (default 2,000) uniform random inputs in the op's catalog domain (log-uniform for
 positive domains), in float64 and float32, and prints per op and dtype the largest ULP
