@@ -95,9 +95,12 @@ def _reference_source(old: dict[str, list[str]], entries: list[known_failures.En
         if text.startswith(("passes on ", attribution.SHARED_WITH_XLA)):
             return "plugin", text
         m = _REF_STATUS.match(text)
-        if m is None:   # not re-run, or a line this reader does not know: no decision
+        if m is not None:
+            ref_status = m.group("same") or m.group("other")
+        elif text.startswith("fails the same on "):   # an older wording of the same answer
+            ref_status = record["status"]
+        else:   # not re-run, or a line this reader does not know: no decision
             return attribution.UNATTRIBUTED, text
-        ref_status = m.group("same") or m.group("other")
         ref_id = f"conformance/{reference.key(record['nodeid'])}"
         mine = _catalog_entry(ref_id, own, ref_doc)
         return reference._answer(record["status"], ref_status, mine, "")
