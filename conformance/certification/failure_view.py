@@ -204,10 +204,10 @@ def full_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
 #: then what no evidence decides, then what is not the plugin's.
 ATTRIBUTION_ORDER = ("plugin", "unattributed", "framework", "suite")
 #: Characters of a traceback's tail shown on the page (report.json keeps more).
-TRACEBACK_SHOWN = 2000
+TRACEBACK_SHOWN = 1000
 _NP_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex|bool_)\w*\((?P<v>[^()]*)\)")
 _AT = re.compile(r"^(?P<pre>\s*at \((?P<idx>[\d, ]*)\): out=.*)$")
-_SITE_PACKAGE = re.compile(r"/(?:site|dist)-packages/([A-Za-z0-9_.-]+)/")
+_SITE_PACKAGE = re.compile(r"/(?:site|dist)-packages/((?:jax_plugins/)?[A-Za-z0-9_.-]+)/")
 
 
 @dataclasses.dataclass
@@ -271,13 +271,12 @@ def identity(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def title(doc: dict[str, Any]) -> str:
-    """``lammps_jax_pjrt_cpu (version not recorded) on cpu, jax 0.10.2/jaxlib 0.10.2``; for
-    jaxlib's built-in client ``jaxlib's built-in cpu client, jax ...``."""
+    """``cpu · lammps_jax_pjrt_cpu (version not recorded) · jax 0.10.2/jaxlib 0.10.2``;
+    for jaxlib's built-in client ``cpu · jaxlib's built-in client · jax .../jaxlib ...``."""
     ident = identity(doc)
-    who = (f"{ident['plugin']} {ident['version'] or '(version not recorded)'} on "
-           f"{ident['platform']}" if ident["plugin"]
-           else f"jaxlib's built-in {ident['platform']} client")
-    return f"{who}, jax {ident['jax']}/jaxlib {ident['jaxlib']}"
+    who = (f"{ident['plugin']} {ident['version'] or '(version not recorded)'}"
+           if ident["plugin"] else "jaxlib's built-in client")
+    return f"{ident['platform']} \u00b7 {who} \u00b7 jax {ident['jax']}/jaxlib {ident['jaxlib']}"
 
 
 def clean_reprs(text: str) -> str:

@@ -39,11 +39,11 @@ PROCESSES_PROPERTY = "pjrt_processes"
 FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
                  "arrays", "ulp_errors", "traceback")
 _MESSAGE_CHARS = 2000
-#: Characters of a failure's traceback the bundle keeps: its tail, where pytest puts the
-#: failing line and the error (the terminal shows tracebacks only with -v). 6,000 keeps a
-#: CPU bundle's report.json, report.html and junit.xml under the 2 MB budget
-#: (tests/test_repo_size.py).
-TRACEBACK_CHARS = 6000
+#: Characters of a failure's traceback that report.json keeps: its tail, where pytest puts
+#: the failing frame and the error (the terminal shows tracebacks only with -v; the whole
+#: traceback stays in the bundle's results log, ``longrepr``). 3,000 keeps a CPU bundle
+#: under the 2 MB budget of a committed one (tests/test_repo_size.py).
+TRACEBACK_CHARS = 3000
 
 
 @dataclasses.dataclass

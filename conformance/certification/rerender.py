@@ -15,7 +15,9 @@ re-running anything:
   failing the same on the reference CPU client is never the framework's);
 - the counts get every current status (an old bundle has no ``flaky`` column), the
   stack findings, the XLA-shared count and the verdict are recomputed;
-- each traceback keeps its last :data:`records.TRACEBACK_CHARS` characters;
+- each traceback keeps its last :data:`records.TRACEBACK_CHARS` characters, and a
+  results log an old bundle stored byte for byte is packed as a run packs it now
+  (:func:`runlog.slim`: the fields ``finalize``, ``merge`` and ``durations`` read);
 - report.json, report.md, report.html, junit.xml and repro/ are written again and the
   manifest lists them with the run's own files (results log, run.json), unchanged;
 - junit.xml is stored as junit.xml.xz, its exact bytes (:func:`runlog.store_xz`: the
@@ -175,6 +177,17 @@ def _run_files(path: Path) -> tuple[str, ...]:
                  for n in kept)
 
 
+def _repack_log(path: Path) -> None:
+    """A results log stored byte for byte (an old bundle's manifest lists
+    ``results.jsonl``, :func:`runlog.compress`) is packed as a run packs it now: each
+    report slimmed to what ``finalize``, ``merge`` and ``durations`` read
+    (:func:`runlog.slim`)."""
+    listed = (path / bundle.MANIFEST).read_text(encoding="utf-8")
+    packed = path / runlog.PACKED
+    if f"  {runlog.LOG}\n" in listed and packed.is_file() and not (path / runlog.LOG).is_file():
+        runlog.write_packed(runlog.records(packed), path, mtime_ns=packed.stat().st_mtime_ns)
+
+
 def rerender(path: Path, key: Path | None = None) -> dict[str, Any]:
     """Rebuild bundle ``path`` in place from its report.json (see the module docstring)
     and sign it with the OpenSSH private ``key`` when given; return the new document.
@@ -186,6 +199,7 @@ def rerender(path: Path, key: Path | None = None) -> dict[str, Any]:
     if problems:
         raise RerenderError(f"{path}: not intact, refusing to re-render it: {problems[0]}")
     doc = reattribute(reportfile.load(path))
+    _repack_log(path)
     extra = _run_files(path)
     for name in (bundle.MANIFEST, signing.SIGNATURE, *bundle.FILES, "junit.xml.xz"):
         (path / name).unlink(missing_ok=True)
