@@ -64,6 +64,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     rer.add_argument("--key", type=Path, metavar="PRIVKEY",
                      help="OpenSSH private key to sign the rebuilt manifests with "
                           "(without it, the bundles are left unsigned)")
+    rer.add_argument("--keep-log", action="store_true",
+                     help="leave a results log stored byte for byte as it is (default: "
+                          "pack it as runs do now)")
 
     board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
     board.add_argument("reports_dir", type=Path)
@@ -164,7 +167,7 @@ def rerender_command(ns: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in ns.bundles:
         try:
-            doc = rerender.rerender(path, key=ns.key)
+            doc = rerender.rerender(path, key=ns.key, keep_log=ns.keep_log)
         except rerender.RerenderError as err:
             print(f"pjrt-conformance rerender: {err}", file=sys.stderr)
             status = EXIT_INVALID

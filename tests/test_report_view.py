@@ -144,6 +144,9 @@ def test_identity_title_and_c_api_skew_on_top():
                  "framework's: 0.112", "jax 0.11.2", 'class="skew"'):
         assert text in head, text
     assert "max-height" not in html[:html.index("</style>")]   # reasons never clipped
+    # filters by status and attribution: CSS radio buttons, no script, nothing fetched
+    assert 'id="fa-plugin"' in html and 'id="fs-crash"' in html and "<script" not in html
+    assert not re.search(r'\b(?:src|href)="(?!#|https?://|repro/)', html)
 
 
 def test_bitwise_mismatch_lines_get_their_hex_bits_and_scalars_print_as_values():

@@ -188,9 +188,10 @@ def _repack_log(path: Path) -> None:
         runlog.write_packed(runlog.records(packed), path, mtime_ns=packed.stat().st_mtime_ns)
 
 
-def rerender(path: Path, key: Path | None = None) -> dict[str, Any]:
+def rerender(path: Path, key: Path | None = None, keep_log: bool = False) -> dict[str, Any]:
     """Rebuild bundle ``path`` in place from its report.json (see the module docstring)
     and sign it with the OpenSSH private ``key`` when given; return the new document.
+    ``keep_log``: leave a byte-for-byte results log as it is (not packed).
     Raises RerenderError for a bundle that is not intact (its signature aside: a
     re-render replaces it), signing.SigningError when signing fails."""
     path = Path(path)
@@ -199,7 +200,8 @@ def rerender(path: Path, key: Path | None = None) -> dict[str, Any]:
     if problems:
         raise RerenderError(f"{path}: not intact, refusing to re-render it: {problems[0]}")
     doc = reattribute(reportfile.load(path))
-    _repack_log(path)
+    if not keep_log:
+        _repack_log(path)
     extra = _run_files(path)
     for name in (bundle.MANIFEST, signing.SIGNATURE, *bundle.FILES, "junit.xml.xz"):
         (path / name).unlink(missing_ok=True)
