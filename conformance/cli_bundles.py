@@ -4,6 +4,7 @@
                                 [--strict]
     pjrt-conformance diff OLD NEW
     pjrt-conformance sign DIR --key PRIVKEY
+    pjrt-conformance rerender DIR... [--key PRIVKEY]
 
 Exit status of ``verify``: 0 intact and certified against a shipped profile, 1
 intact but not certified (or no profile), 2 usage error (missing key file,
@@ -12,7 +13,10 @@ regression, 1 regressions (a new failure, a lost certification), 2 usage error
 (a path that does not exist), 3 malformed input or a bundle that ``verify`` finds not
 intact (a lone report.json, without its manifest, is compared unchecked); bundles of
 different platforms are compared with a warning. ``sign``: 0 signed, 2 usage
-error or ssh-keygen refused the key. Every error is one line, never a traceback.
+error or ssh-keygen refused the key. ``rerender``: 0 every bundle rebuilt from its
+records (attribution decided again, every file rendered again, signed again with
+``--key``), 2 usage error, 3 a bundle that is not intact (left as it was). Every error
+is one line, never a traceback.
 """
 
 from __future__ import annotations
@@ -57,6 +61,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sig.add_argument("--key", type=Path, required=True, metavar="PRIVKEY",
                      help="OpenSSH private key (or a public key whose private half is in "
                           "ssh-agent)")
+    rer = sub.add_parser("rerender", help="rebuild bundles from their own records: "
+                         "attribution decided again, every file rendered again", **doc)
+    rer.add_argument("bundles", type=Path, nargs="+", metavar="DIR")
+    rer.add_argument("--key", type=Path, metavar="PRIVKEY",
+                     help="OpenSSH private key to sign the rebuilt manifests with "
+                          "(without it, the bundles are left unsigned)")
+    rer.add_argument("--keep-log", action="store_true",
+                     help="leave a results log stored byte for byte as it is (default: "
+                          "pack it as runs do now)")
 
     board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
     board.add_argument("reports_dir", type=Path)
@@ -160,6 +173,29 @@ def finalize_run(ns: argparse.Namespace) -> int:
     return 0
 
 
+def rerender_command(ns: argparse.Namespace) -> int:
+    from conformance.certification import rerender
+
+    if ns.key is not None and not ns.key.is_file():
+        return _usage("rerender", f"--key {ns.key}: no such file")
+    status = EXIT_OK
+    for path in ns.bundles:
+        try:
+            doc = rerender.rerender(path, key=ns.key, keep_log=ns.keep_log)
+        except rerender.RerenderError as err:
+            print(f"pjrt-conformance rerender: {err}", file=sys.stderr)
+            status = EXIT_INVALID
+            continue
+        except signing.SigningError as err:
+            return _usage("rerender", err)
+        counts = doc["stack_findings"]["results_by_attribution"]
+        print(f"{path}: re-rendered; verdict {doc['verdict'].upper()}; attribution "
+              + ", ".join(f"{k} {v}" for k, v in counts.items())
+              + f"; {doc['shared_with_xla']['count']} plugin failure(s) shared with XLA"
+              + ("; signed" if ns.key else "; unsigned"))
+    return status
+
+
 def scoreboard_command(ns: argparse.Namespace) -> int:
     """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
     from conformance.certification import scoreboard
@@ -183,4 +219,5 @@ def scoreboard_command(ns: argparse.Namespace) -> int:
 
 
 COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign, "finalize": finalize_run,
+            "rerender": rerender_command,
             "scoreboard": scoreboard_command, **cli_shards.COMMANDS}

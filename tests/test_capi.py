@@ -171,8 +171,9 @@ def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path
     path, doc = special_values_run
     out = path / "out"
     listed = (out / bundle.MANIFEST).read_text()
-    scripts = sorted((out / repro.DIR).glob("*.py"))
+    scripts = sorted(p for p in (out / repro.DIR).glob("*.py") if p.name != repro.SHARED)
     assert len(scripts) == len(doc["failures"]) == 2
+    assert (out / repro.DIR / repro.SHARED).is_file()   # the checks, written once
     assert all(f"{repro.DIR}/{p.name}" in listed for p in scripts)
     assert bundle.verify(out).problems == []
     copy = tmp_path / "tampered"
@@ -184,10 +185,11 @@ def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path
     assert f"{repro.DIR}/{scripts[0].name} was modified: its sha256 differs from " \
            f"{bundle.MANIFEST}" in problems
     assert f"{repro.DIR}/extra.py is not listed in {bundle.MANIFEST}" in problems
-    for script in scripts:
+    for script in scripts + [out / repro.DIR / repro.SHARED]:
         text = script.read_text()
         assert not re.search(r"^\s*(import|from)\s+(conformance|runtime|tests|pytest)\b",
                              text, re.M)
+    for script in scripts:
         proc = _fresh_run(script, tmp_path)
         assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert "defect present" in proc.stdout and "expected" in proc.stdout
@@ -195,6 +197,7 @@ def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path
 
 def test_a_passing_input_makes_the_repro_exit_0(special_values_run, tmp_path):
     _, doc = special_values_run
+    (tmp_path / repro.SHARED).write_text(repro.shared())
     for record in doc["failures"]:
         script = tmp_path / repro.file_name(record["nodeid"])
         script.write_text(repro.script(_passing(record), doc))
@@ -207,9 +210,10 @@ def test_jax_repro_on_the_built_in_client(special_values_run, tmp_path):
     """The same records as plain-jax scripts (a run of jaxlib's built-in client)."""
     _, doc = special_values_run
     builtin = {**doc, "platform": {**doc["platform"], "loaded": {"how": "built-in factory"}}}
+    (tmp_path / repro.SHARED).write_text(repro.shared())
     for record in doc["failures"]:
         text = repro.script(_passing(record), builtin)
-        assert "pypjrt" not in text.split("def run_capi")[0].split("DATA = ")[1]
+        assert "pypjrt" not in text.split("DATA = ")[1]
         script = tmp_path / repro.file_name(record["nodeid"])
         script.write_text(text)
         proc = _fresh_run(script, tmp_path)

@@ -1,12 +1,18 @@
 """report.html in headless Chromium: the first screen (1280x800) shows the verdict, the
-per-area bars and the first failure -- checked on the screenshot's pixels."""
+per-area bars and the first failure, and for the committed lammps plugin and CPU
+reports the plugin identity, the "Why not certified" heading and a plugin failure first
+-- checked on the screenshot's pixels."""
 
+import html
+import json
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from conformance.certification import failure_view as view
 from conformance.certification import records, report, report_html, svg
 from tests import report_docs
 
@@ -25,13 +31,14 @@ def _rgb(colour: str) -> tuple[int, int, int]:
     return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
 
 
-def _screenshot(tmp_path, doc):
+def _screenshot(tmp_path, doc, transform=lambda page: page):
     page = tmp_path / "report.html"
-    page.write_text(report_html.render(doc))
+    page.write_text(transform(report_html.render(doc)))
     png = tmp_path / "shot.png"
     proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                            "--hide-scrollbars", "--no-first-run",
                            "--disable-background-networking", "--disable-component-update",
+                           "--host-resolver-rules=MAP * ~NOTFOUND",  # network off
                            f"--user-data-dir={tmp_path / 'profile'}",
                            f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={png}",
                            page.as_uri()], capture_output=True, text=True, timeout=120)
@@ -66,3 +73,40 @@ def test_a_clean_run_has_no_red_on_the_first_screen(tmp_path):
     assert _count(img, (0, 0, WIDTH, HEIGHT), _rgb(svg.FAIL_COLOUR), tol=2) == 0
     assert _count(img, LEFT, FAIL_CELL_BG, tol=2) == 0
     assert _count(img, LEFT, _rgb(svg.PASS_COLOUR)) > 5000
+
+
+#: Marker colours painted over what the vendor's first screen must show; a screenshot
+#: holding a marker's pixels proves that element is on the first 1280x800 screen.
+MARKERS = {"#identity": (0x00, 0xfe, 0x01), "h2#why": (0x01, 0x00, 0xfe),
+           "#first-failure .card.a-plugin": (0xfe, 0x00, 0xfd)}
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN_BUNDLES = sorted((ROOT / "reports" / "lammps-jax-pjrt-cpu").glob("*/report.json"))[-1:] \
+    + sorted((ROOT / "reports" / "cpu").glob("*/report.json"))[-1:]
+
+
+def _marked(page: str) -> str:
+    css = "".join(f"{sel} {{ background: #{''.join(f'{c:02x}' for c in rgb)} !important; }}\n"
+                  for sel, rgb in MARKERS.items())
+    return page.replace("</head>", f"<style>{css}</style></head>", 1)
+
+
+@pytest.mark.parametrize("path", PLUGIN_BUNDLES, ids=[p.parent.parent.name for p in
+                                                      PLUGIN_BUNDLES])
+def test_first_screen_shows_identity_why_not_certified_and_a_plugin_failure(tmp_path, path):
+    """The committed lammps plugin and CPU reports: the plugin identity line, the "Why not
+    certified" heading and a plugin-attributed first failure are all on the first screen."""
+    doc = json.loads(path.read_text())
+    page = report_html.render(doc)
+    title = page[page.index("<h1>"):page.index("</h1>")]
+    assert view.title(doc) in html.unescape(title)   # the plugin, named
+    img = _screenshot(tmp_path, doc, transform=_marked)
+    for sel, rgb in MARKERS.items():
+        assert _count(img, (0, 0, WIDTH, HEIGHT), rgb, tol=1) > 500, sel
+
+
+def test_the_marker_check_fails_when_the_heading_is_off_screen(tmp_path):
+    """The pixel check can fail: with 1000px pushed above the heading it is not seen."""
+    doc = report_docs.doc(attributed=True)
+    img = _screenshot(tmp_path, doc, transform=lambda p: _marked(p).replace(
+        '<h2 id="why">', '<div style="height:1000px"></div><h2 id="why">', 1))
+    assert _count(img, (0, 0, WIDTH, HEIGHT), MARKERS["h2#why"], tol=1) == 0

@@ -99,12 +99,69 @@ def test_html_shows_each_failure_once_without_local_paths(attributed):
     # the drawn example of the Hypothesis group
     assert html.count("1.17e-38") == 3 and html.count("dt=&#39;float32&#39;") == 1
     assert len(re.findall(r'<td class="fail">', html)) >= 4  # areas and tiers with failures
-    assert html.count('<svg class="hist"') == 3  # the 3 wrong results
+    first = view.by_attribution(d["failures"])[0].areas[0].causes[0].failures[0]
+    # the 3 wrong results, and the first failure's card on the first screen
+    assert html.count('<svg class="hist"') == 3 + bool(first.get("ulp_errors"))
     for f in d["failures"]:
         assert f'id="f-{view.anchor(f["nodeid"])}"' in html
     assert ("Attribution: <b>framework</b>" in html) is attributed
     assert "plugin: NOT CERTIFIED | stack findings: " in html  # the two-part headline
     assert ("stack findings: 2 framework defects" in html) is attributed
+
+
+def test_failures_are_ordered_plugin_first_each_group_with_its_count():
+    d = report_docs.doc(attributed=True)
+    attrs = [f.get("attribution") or "unattributed" for f in d["failures"]]
+    assert "plugin" in attrs and "framework" in attrs   # the fixture mixes them
+    groups = view.by_attribution(d["failures"])
+    order = [g.attribution for g in groups]
+    assert order == [a for a in view.ATTRIBUTION_ORDER if a in attrs]
+    assert [g.count for g in groups] == [attrs.count(a) for a in order]
+    html = report_html.render(d)
+    heads = [html.index(f'id="{g.anchor}">{g.attribution.capitalize()} failures ({g.count})')
+             for g in groups]
+    assert heads == sorted(heads)
+    first_card = html[html.index("First failure"):html.index('<nav id="toc">')]
+    assert "Attribution: <b>plugin</b>" in first_card
+    # a report whose failures carry no attribution: one "unattributed" group
+    bare = [{k: v for k, v in f.items() if k != "attribution"} for f in d["failures"]]
+    assert [g.attribution for g in view.by_attribution(bare)] == ["unattributed"]
+
+
+def test_identity_title_and_c_api_skew_on_top():
+    d = report_docs.doc(attributed=True)
+    d["platform"] = {**d["platform"], "pjrt_c_api_version": [0, 115],
+                     "framework_pjrt_c_api_version": [0, 112],
+                     "version_findings": ["warning: plugin PJRT C API 0.115 is newer than "
+                                          "the framework's 0.112"],
+                     "loaded": {"how": "PJRT C API plugin", "source": "--plugin-library",
+                                "library_path": "/v/lib/python3.11/site-packages/acme_pjrt/x.so",
+                                "library_sha256": "ad1309ac822b" + "0" * 52}}
+    html = report_html.render(d)
+    head = html[:html.index('<h2 id="why">')]
+    assert "acme_pjrt" in head[:head.index("</title>")]
+    for text in ("library sha256 <code>ad1309ac822b</code>", "PJRT C API 0.115",
+                 "framework's: 0.112", "jax 0.11.2", 'class="skew"'):
+        assert text in head, text
+    assert "max-height" not in html[:html.index("</style>")]   # reasons never clipped
+    # filters by status and attribution: CSS radio buttons, no script, nothing fetched
+    assert 'id="fa-plugin"' in html and 'id="fs-crash"' in html and "<script" not in html
+    assert not re.search(r'\b(?:src|href)="(?!#|https?://|repro/)', html)
+
+
+def test_bitwise_mismatch_lines_get_their_hex_bits_and_scalars_print_as_values():
+    from conformance.helpers import reproduction
+    out = np.array([np.nan, 1.0], dtype=np.float32)
+    want = out.copy()
+    want.view(np.uint32)[0] = 0x7fc00001
+    f = {"message": "AssertionError: out differs (bitwise)\n  at (0,): out=nan, expected=nan"
+                    "\n  scale np.float32(2.5)",
+         "arrays": {"observed": reproduction.encode_array(out),
+                    "expected": reproduction.encode_array(want)}}
+    shown = view.shown_details(f)
+    assert "at (0,): out=nan, expected=nan (bits 0x7fc00000 vs 0x7fc00001)" in shown
+    assert "np.float32" not in shown and "scale 2.5" in shown
+    assert view.shown_details({**f, "arrays": {}}).count("bits") == 0   # nothing recorded
 
 
 def test_markdown_groups_failures():

@@ -22,7 +22,8 @@ from conformance.session import results_log
 from tests.bundle_helpers import crafted, main
 
 ROOT = Path(conformance.__file__).resolve().parents[1]
-#: A committed bundle whose log holds failures of every kind (crash, wrong result, skip).
+#: A committed bundle whose log holds failures of every kind (crash, wrong result, skip),
+#: kept whole (re-rendered with ``pjrt-conformance rerender --keep-log``).
 REAL = ROOT / "reports" / "cuda" / "20261123T105624Z"
 
 

@@ -27,7 +27,8 @@ def _bundle(root, folder, stamp, *, library=None, started="2026-11-22T00:00:00+0
     header["started_utc"] = started
     if library:
         header["platform"].update(loaded={"how": "PJRT C API plugin", "library_path": library},
-                                  pjrt_c_api_version=[0, 115])
+                                  pjrt_c_api_version=[0, 115],
+                                  framework_pjrt_c_api_version=[0, 112])
     results = [report.Result("conformance/" + pid.replace("{device}", "cpu:0"),
                              report.area_of("conformance/" + pid),
                              "fail_error" if pid in failing else "pass", tier=tier,
@@ -56,14 +57,17 @@ def test_newest_bundle_per_backend_with_rates_and_versions(reports):
     rows = scoreboard.collect(reports)
     assert [r.backend for r in rows] == ["cpu / built-in", "cpu / lammps-jax-pjrt-cpu"]
     builtin, plugin = rows
-    assert plugin.source.endswith("new") and plugin.c_api == "0.115" and builtin.c_api == \
-        "built-in"
+    assert plugin.source.endswith("new") and plugin.c_api == "0.115 (framework 0.112)" \
+        and builtin.c_api == "built-in"
     assert all(not r.problem and r.verdict == "plugin: certified | stack findings: none" for r in rows)
     assert all(p == t and t > 0 for p, t in plugin.areas.values())
     md = scoreboard.render_markdown(rows)
     ok = "plugin: certified \\| stack findings: none"  # a table cell escapes "|"
     assert f"| plugin verdict | {ok} | {ok} |" in md
     assert "n/a (no attribution in bundle)" in md and "| jaxlib | 0.10.2 | 0.10.2 |" in md
+    jax = HEADER["environment"]["jax"]
+    assert f"| jax | {jax} | {jax} |" in md and "| PJRT C API (plugin, framework) | built-in | " \
+        "0.115 (framework 0.112) |" in md and "| profile | " in md
 
 
 def test_older_failing_bundle_shows_when_it_is_the_newest(reports, tmp_path):

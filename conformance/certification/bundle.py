@@ -264,7 +264,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
         problems.append(f"stated verdict {doc['verdict']!r} differs from the verdict "
                         f"recomputed from the results: {verdict!r} ({'; '.join(reasons)})")
     try:
-        junit = ET.parse(path / "junit.xml").getroot().find("testsuite")
+        junit = ET.fromstring(runlog.read_stored(path, "junit.xml")).find("testsuite")
         if junit is None or int(junit.get("tests", -1)) != len(doc["results"]):
             problems.append("junit.xml does not hold one testcase per result")
     except (OSError, ValueError, ET.ParseError) as err:

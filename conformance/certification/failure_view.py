@@ -198,3 +198,144 @@ def full_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
         items = [t for t in rest.split(", ")] if rest and "::" in rest else []
         out.append((head if items else reason, items))
     return out
+
+
+#: The order of the failure groups on the page: what the plugin vendor must fix first,
+#: then what no evidence decides, then what is not the plugin's.
+ATTRIBUTION_ORDER = ("plugin", "unattributed", "framework", "suite")
+#: Characters of a traceback's tail shown on the page (report.json keeps more).
+TRACEBACK_SHOWN = 1000
+_NP_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex|bool_)\w*\((?P<v>[^()]*)\)")
+_AT = re.compile(r"^(?P<pre>\s*at \((?P<idx>[\d, ]*)\): out=.*)$")
+_SITE_PACKAGE = re.compile(r"/(?:site|dist)-packages/((?:jax_plugins/)?[A-Za-z0-9_.-]+)/")
+
+
+@dataclasses.dataclass
+class AttributionGroup:
+    """The failures of one attribution (``plugin``, ``unattributed``, ``framework``,
+    ``suite``), by area and cause."""
+
+    attribution: str
+    anchor: str
+    areas: list[AreaGroup]
+
+    @property
+    def count(self) -> int:
+        return sum(a.count for a in self.areas)
+
+
+def by_attribution(failures: list[dict[str, Any]]) -> list[AttributionGroup]:
+    """``failures`` grouped by attribution in :data:`ATTRIBUTION_ORDER` (a failure
+    without one is ``unattributed``; empty groups left out), each by :func:`group`."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for f in failures:
+        found.setdefault(f.get("attribution") or "unattributed", []).append(f)
+    order = list(ATTRIBUTION_ORDER) + sorted(a for a in found if a not in ATTRIBUTION_ORDER)
+    out = []
+    for a in order:
+        if a in found:
+            areas = group(found[a])
+            for g in areas:   # anchors unique across attributions
+                g.anchor = f"{anchor(a)}-{g.anchor}"
+                for c in g.causes:
+                    c.anchor = f"{anchor(a)}-{c.anchor}"
+            out.append(AttributionGroup(a, f"attr-{anchor(a)}", areas))
+    return out
+
+
+def _version(v: Any) -> str:
+    return ".".join(str(x) for x in v) if isinstance(v, (list, tuple)) else str(v or "")
+
+
+def identity(doc: dict[str, Any]) -> dict[str, Any]:
+    """Who was tested, for the page's title and first lines: ``plugin`` (distribution
+    or package name, "" for jaxlib's built-in client), ``version`` ("" when not
+    recorded), ``platform``, ``sha256`` (12 hex digits of the library, ""), ``capi`` and
+    ``framework_capi`` (``"0.115"``, ""), ``jax``, ``jaxlib`` and ``warnings`` (the
+    version findings, a C API skew among them)."""
+    p = doc.get("platform") or {}
+    loaded = p.get("loaded") or {}
+    pkg = p.get("plugin_package") or {}
+    name, version = pkg.get("distribution") or "", pkg.get("version") or ""
+    path = loaded.get("library_path") or ""
+    if not name and path:
+        m = _SITE_PACKAGE.search(path)
+        name = m.group(1) if m else path.rsplit("/", 1)[-1]
+    env = doc.get("environment") or {}
+    return {"plugin": name, "version": version, "platform": display_platform(doc),
+            "how": loaded.get("how") or "", "sha256": (loaded.get("library_sha256") or "")[:12],
+            "capi": _version(p.get("pjrt_c_api_version")),
+            "framework_capi": _version(p.get("framework_pjrt_c_api_version")),
+            "jax": env.get("jax") or "?", "jaxlib": env.get("jaxlib") or "?",
+            "warnings": [str(w) for w in p.get("version_findings") or []]}
+
+
+def title(doc: dict[str, Any]) -> str:
+    """``cpu · lammps_jax_pjrt_cpu (version not recorded) · jax 0.10.2/jaxlib 0.10.2``;
+    for jaxlib's built-in client ``cpu · jaxlib's built-in client · jax .../jaxlib ...``."""
+    ident = identity(doc)
+    who = (f"{ident['plugin']} {ident['version'] or '(version not recorded)'}"
+           if ident["plugin"] else "jaxlib's built-in client")
+    return f"{ident['platform']} \u00b7 {who} \u00b7 jax {ident['jax']}/jaxlib {ident['jaxlib']}"
+
+
+def clean_reprs(text: str) -> str:
+    """``np.float32(1.5)`` -> ``1.5`` (NumPy 2's scalar reprs, as values)."""
+    return _NP_SCALAR.sub(lambda m: m.group("v"), text)
+
+
+def _bits(a: Any, idx: tuple[int, ...]) -> str:
+    width = a.dtype.itemsize
+    return f"0x{int(a.view(f'u{width}')[idx]):0{2 * width}x}"
+
+
+def with_bits(failure: dict[str, Any], text: str) -> str:
+    """``text`` (from :func:`details`) with the hex bits of observed and expected added to
+    each ``at (i, j): out=..., expected=...`` line that lacks them, when the failure
+    recorded both arrays (a bitwise mismatch of two NaNs then shows which bits differ)."""
+    arrays = failure.get("arrays") or {}
+    if "(bits" in text or not arrays.get("observed") or not arrays.get("expected"):
+        return text
+    from conformance.helpers import reproduction
+
+    try:
+        out = reproduction.decode_array(arrays["observed"])
+        want = reproduction.decode_array(arrays["expected"])
+    except ValueError:
+        return text
+    lines = []
+    for ln in text.splitlines():
+        m = _AT.match(ln)
+        if m and out.shape == want.shape and out.dtype.kind in "fc" and out.dtype.itemsize \
+                in (1, 2, 4, 8):
+            try:
+                idx = tuple(int(i) for i in m.group("idx").replace(" ", "").split(",") if i)
+                ln = f"{ln} (bits {_bits(out, idx)} vs {_bits(want, idx)})"
+            except (ValueError, IndexError, TypeError):
+                pass
+        lines.append(ln)
+    return "\n".join(lines)
+
+
+def shown_details(failure: dict[str, Any]) -> str:
+    """:func:`details` as a page shows it: hex bits added, NumPy scalar reprs as values."""
+    return clean_reprs(with_bits(failure, details(failure)))
+
+
+def traceback_tail(text: str | None) -> str:
+    """The last :data:`TRACEBACK_SHOWN` characters of a traceback (local paths stripped),
+    from a line start, with a note when it was cut."""
+    text = strip_local_paths(text)
+    if len(text) <= TRACEBACK_SHOWN:
+        return text
+    tail = text[-TRACEBACK_SHOWN:]
+    tail = tail[tail.find("\n") + 1:] if "\n" in tail else tail
+    return f"[{len(text) - len(tail)} characters before this are in report.json]\n{tail}"
+
+
+def repro_file(failure: dict[str, Any]) -> str | None:
+    """The bundle's standalone reproduction of ``failure`` (``repro/<file>.py``), None
+    when the run recorded nothing a script can re-run."""
+    from conformance.certification import repro
+
+    return f"{repro.DIR}/{repro.file_name(failure['nodeid'])}" if repro.kind(failure) else None

@@ -39,7 +39,11 @@ PROCESSES_PROPERTY = "pjrt_processes"
 FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
                  "arrays", "ulp_errors", "traceback")
 _MESSAGE_CHARS = 2000
-_TRACEBACK_CHARS = 20000  # the terminal shows tracebacks only with -v; the bundle keeps them
+#: Characters of a failure's traceback that report.json keeps: its tail, where pytest puts
+#: the failing frame and the error (the terminal shows tracebacks only with -v; the whole
+#: traceback stays in the bundle's results log, ``longrepr``). 3,000 keeps a CPU bundle
+#: under the 2 MB budget of a committed one (tests/test_repo_size.py).
+TRACEBACK_CHARS = 3000
 
 
 @dataclasses.dataclass
@@ -165,7 +169,7 @@ class Collector:
         if status in FATAL:
             result.reproduction = outcome.get("reproduction") or ""
             result.facts = {k: outcome.get(k) for k in FAILURE_FACTS}
-            result.facts["traceback"] = str(report.longrepr or "")[-_TRACEBACK_CHARS:]
+            result.facts["traceback"] = str(report.longrepr or "")[-TRACEBACK_CHARS:]
             result.command = repro_command
         self.results[nodeid] = result
 

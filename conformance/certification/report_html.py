@@ -55,16 +55,41 @@ def _histogram(ulp_errors: dict[str, Any]) -> str:
         return ""
 
 
+def _defects(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The catalog defects ``failures`` name, once each, with the catalog file
+    (``source``) where the shipped catalog has the id."""
+    from conformance.certification import defect_catalog
+
+    try:
+        sources = {d.id: d.source for d in defect_catalog.load()}
+    except ValueError:
+        sources = {}
+    found: dict[str, dict[str, Any]] = {}
+    for f in failures:
+        d = f.get("defect")
+        if isinstance(d, dict) and d.get("id") and d["id"] not in found:
+            found[d["id"]] = {**d, "upstream": str(d.get("upstream") or ""),
+                              "source": sources.get(d["id"], "")}
+    return [found[k] for k in sorted(found)]
+
+
 def render(doc: dict[str, Any]) -> str:
     """The HTML page of a report.json document (schema 2, with or without the
     optional ``attribution``/``defect``/``evidence`` failure fields and ``flaky``
     status). Raises KeyError when a required key of the schema is missing."""
     failures = doc["failures"]
+    agroups = view.by_attribution(failures)
+    area_anchor: dict[str, str] = {}
+    for ag in agroups:
+        for g in ag.areas:
+            area_anchor.setdefault(g.area, g.anchor)
     statuses = list(STATUSES) + [s for s in doc["summary"]["by_status"] if s not in STATUSES]
     return _ENV.get_template("report.html.j2").render(
         doc=doc, statuses=statuses, failing=view.FAILING, view=view,
         platform=view.display_platform(doc), command=view.display_command(doc),
-        reasons=view.full_reasons(doc), groups=view.group(failures),
+        reasons=view.full_reasons(doc), agroups=agroups, area_anchor=area_anchor,
+        title=view.title(doc), ident=view.identity(doc), defects=_defects(failures),
+        fstatuses=[s for s in statuses if any(f["status"] == s for f in failures)],
         fid={f["nodeid"]: f"f-{view.anchor(f['nodeid'])}" for f in failures},
         area_rows=_rows(doc["areas"]), tier_rows=_rows(doc["tiers"]),
         extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram,

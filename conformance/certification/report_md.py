@@ -70,7 +70,7 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                 if f["known_failure"]:
                     lines.append(f"  - {f['known_failure']}")
                 for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"
-                                     else "details", view.details(f)),
+                                     else "details", view.shown_details(f)),
                                     ("input", view.drawn_input(f))):
                     if text:
                         lines += [f"  - {title}:", "", "    ```"] + [
@@ -80,6 +80,9 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                               "    ```"] + ["    " + ln for ln in
                                             f["program_text"].splitlines()] + [
                         "    ```", "", "  </details>", ""]
+                script = view.repro_file(f)
+                if script:
+                    lines.append(f"  - standalone reproduction: [`{script}`]({script})")
                 if f.get("command"):
                     lines.append(f"  - reproduce: `{view.strip_local_paths(f['command'])}`")
     return lines
@@ -169,5 +172,7 @@ def render(doc: dict[str, Any]) -> str:
                                            f"{w['reason']} ({w['issue']})"
                                            for w in doc["waivers"]]
     if doc["failures"]:
-        lines += ["", "## Failures", ""] + _failure_lines(doc["failures"])
+        by = view.by_attribution(doc["failures"])
+        lines += ["", "## Failures", "", "By attribution (plugin first): " + ", ".join(
+            f"{g.attribution} {g.count}" for g in by) + ".", ""] + _failure_lines(doc["failures"])
     return "\n".join(lines) + "\n"

@@ -2,7 +2,9 @@
 recorded enough to re-run it.
 
 Each script is the template ``conformance/templates/repro.py.tmpl`` with the failure's
-facts embedded as JSON (``DATA``): the drawn inputs and the expected array (from
+facts embedded as JSON (``DATA``), and runs the checks of ``repro/pjrt_repro.py``
+(:data:`SHARED`, from ``templates/pjrt_repro.py.tmpl``), written once per bundle: about
+9 kB of code that each of a bundle's 10-60 scripts would otherwise repeat. ``DATA`` holds the drawn inputs and the expected array (from
 ``failures[].arrays``, :mod:`conformance.helpers.reproduction`), the StableHLO
 program, the assertion that rejected the result and its options. It needs numpy and
 ml_dtypes, and jax (jaxlib's built-in clients) or pypjrt (a PJRT C API plugin, whose
@@ -29,6 +31,8 @@ from typing import Any
 import conformance
 
 DIR = "repro"
+#: The checks every script of a bundle imports (from the script's own folder).
+SHARED = "pjrt_repro.py"
 _TRANSFER_AREAS = ("transfer", "host_buffer_semantics")
 _LIFETIME = re.compile(r"test_lifecycle\.py::test_use_after_delete_raises\["
                        r"(is_ready|clone|block_until_ready|on_device_size_in_bytes|asarray)\]$")
@@ -104,11 +108,21 @@ def script(record: dict[str, Any], doc: dict[str, Any]) -> str | None:
     fields = {"SUITE": f"pjrt-conformance {conformance.__version__}",
               "NODEID": record["nodeid"], "STATUS": record["status"],
               "BACKEND": _describe(doc), "NEEDS": needs}
-    out = resources.files("conformance").joinpath("templates", "repro.py.tmpl").read_text(
-        encoding="utf-8")
+    out = _template("repro.py.tmpl")
     for key, value in fields.items():  # into a raw docstring: no closing quotes
         out = out.replace(f"@@{key}@@", str(value).replace('"' * 3, "'" * 3))
     return out.replace("@@DATA@@", text)
+
+
+def _template(name: str) -> str:
+    return resources.files("conformance").joinpath("templates", name).read_text(
+        encoding="utf-8")
+
+
+def shared() -> str:
+    """The text of :data:`SHARED`, the checks every script imports from its folder."""
+    return _template(SHARED + ".tmpl").replace("@@SUITE@@",
+                                               f"pjrt-conformance {conformance.__version__}")
 
 
 def _describe(doc: dict[str, Any]) -> str:
@@ -119,8 +133,8 @@ def _describe(doc: dict[str, Any]) -> str:
 
 def write(doc: dict[str, Any], out_dir: Path) -> list[str]:
     """Write ``repro/<file_name>.py`` for every failure of ``doc`` that has a script,
-    and ``repro/README.md``; return their paths relative to ``out_dir`` (posix), or []
-    when ``doc`` has no failures."""
+    ``repro/README.md`` and, when there is a script, :data:`SHARED`; return their paths
+    relative to ``out_dir`` (posix), or [] when ``doc`` has no failures."""
     failures = doc.get("failures") or []
     if not failures:
         return []
@@ -141,5 +155,8 @@ def write(doc: dict[str, Any], out_dir: Path) -> list[str]:
         (folder / name).write_text(text, encoding="utf-8")
         written.append(f"{DIR}/{name}")
         lines.append(f"| `{record['nodeid']}` | {record['status']} | [`{name}`]({name}) |")
+    if written:
+        (folder / SHARED).write_text(shared(), encoding="utf-8")
+        written.append(f"{DIR}/{SHARED}")
     (folder / "README.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return written + [f"{DIR}/README.md"]

@@ -28,6 +28,11 @@ from conformance.certification import jsontext
 
 LOG = "results.jsonl"
 PACKED = LOG + ".xz"
+#: Bundle files that may be stored as ``<name>.xz`` holding their exact bytes, the
+#: manifest still listing ``<name>`` (:func:`store_xz`): the results log and, in a
+#: committed bundle (``pjrt-conformance rerender``), ``junit.xml`` (one testcase per
+#: result: 0.4-0.5 MB for a CPU run, 40 kB packed).
+STORABLE = (LOG, "junit.xml")
 #: xz settings of :func:`pack` and :func:`compress` (deterministic: same bytes in, same out).
 PRESET = 9 | lzma.PRESET_EXTREME
 #: Fields of a test report that its readers use: records.Collector (``finalize``) reads
@@ -151,19 +156,44 @@ def compress(directory: Path | str) -> Path | None:
     the same bytes (its manifest entry ``results.jsonl`` stays valid, see
     :func:`listed_sha256`); return the packed path, None when there is no plain log.
     Raises OSError when it cannot be written (the plain log is then kept)."""
-    plain = Path(directory) / LOG
+    return store_xz(directory, LOG)
+
+
+def store_xz(directory: Path | str, name: str) -> Path | None:
+    """Store the file ``name`` (one of :data:`STORABLE`) of the bundle ``directory`` as
+    ``<name>.xz`` holding the same bytes; return that path, None when there is no plain
+    ``name``. ValueError for another name; OSError when it cannot be written (the plain
+    file is then kept)."""
+    if name not in STORABLE:
+        raise ValueError(f"store_xz: argument 'name' must be one of {STORABLE}, got {name!r}")
+    plain = Path(directory) / name
     if not plain.is_file():
         return None
-    packed = _write_xz(plain.read_bytes(), Path(directory) / PACKED,
+    packed = _write_xz(plain.read_bytes(), Path(directory) / (name + ".xz"),
                        mtime_ns=plain.stat().st_mtime_ns)
     plain.unlink()
     return packed
 
 
+def read_stored(directory: Path | str, name: str) -> bytes:
+    """The bytes of the bundle file ``name``, plain or stored as ``<name>.xz``
+    (:func:`store_xz`). Raises FileNotFoundError when neither exists, ValueError for a
+    corrupt xz file."""
+    path = Path(directory) / name
+    if path.is_file() or name not in STORABLE:
+        return path.read_bytes()
+    try:
+        with lzma.open(Path(directory) / (name + ".xz"), "rb") as f:
+            return f.read()
+    except (lzma.LZMAError, EOFError) as err:
+        raise ValueError(f"{name}.xz is not a valid xz file ({err})") from None
+
+
 def listed_sha256(directory: Path | str, name: str) -> str | None:
     """The sha256 (hex) that the manifest entry ``name`` of the bundle ``directory`` is
-    checked against: that of the file ``name``; for ``results.jsonl`` stored only as
-    ``results.jsonl.xz`` (:func:`compress`), that of its decompressed bytes. None when
+    checked against: that of the file ``name``; for ``results.jsonl`` (or another file of
+    :data:`STORABLE`) stored only as ``results.jsonl.xz`` (:func:`compress`,
+    :func:`store_xz`), that of its decompressed bytes. None when
     there is no such file. Raises ValueError for a corrupt or cut-off xz file."""
     path = Path(directory) / name
     digest = hashlib.sha256()
@@ -172,23 +202,24 @@ def listed_sha256(directory: Path | str, name: str) -> str | None:
             for chunk in iter(lambda: f.read(_CHUNK), b""):
                 digest.update(chunk)
         return digest.hexdigest()
-    packed = Path(directory) / PACKED
-    if name != LOG or not packed.is_file():
+    packed = Path(directory) / (name + ".xz")
+    if name not in STORABLE or not packed.is_file():
         return None
     try:
         with lzma.open(packed, "rb") as f:   # streamed: a decompression bomb costs time only
             for chunk in iter(lambda: f.read(_CHUNK), b""):
                 digest.update(chunk)
     except (lzma.LZMAError, EOFError) as err:
-        raise ValueError(f"{PACKED} is not a valid xz file ({err})") from None
+        raise ValueError(f"{packed.name} is not a valid xz file ({err})") from None
     return digest.hexdigest()
 
 
 def stands_for(directory: Path | str, name: str) -> str | None:
     """The manifest entry that the file ``name`` of the bundle ``directory`` may stand
-    for: ``results.jsonl`` for ``results.jsonl.xz`` when there is no plain log (see
-    :func:`listed_sha256`), else None."""
-    return LOG if name == PACKED and not (Path(directory) / LOG).is_file() else None
+    for: ``results.jsonl`` for ``results.jsonl.xz`` when there is no plain log, and the
+    same for the other files of :data:`STORABLE` (see :func:`listed_sha256`), else None."""
+    stem = name[:-3] if name.endswith(".xz") else None
+    return stem if stem in STORABLE and not (Path(directory) / stem).is_file() else None
 
 
 def main(argv: list[str] | None = None) -> int:

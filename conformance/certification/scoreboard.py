@@ -56,6 +56,7 @@ class Row:
     split: dict[str, int] | None = None
     suite: str = ""
     jaxlib: str = ""
+    jax: str = ""
     c_api: str = ""
     profile: str = ""
     date: str = ""
@@ -136,6 +137,7 @@ def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
 def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     suite = doc["suite"]
     api = doc["platform"].get("pjrt_c_api_version")
+    framework_api = doc["platform"].get("framework_pjrt_c_api_version")
     areas = {name: (counts.get("pass", 0), sum(counts.values()))
              for name, counts in sorted(doc.get("areas", {}).items())}
     sha = (suite.get("git_sha") or "")[:7]
@@ -146,7 +148,9 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
                split=_split(doc["results"]),
                suite=suite["version"] + (f" ({sha})" if sha else ""),
                jaxlib=str(doc.get("environment", {}).get("jaxlib", "")),
-               c_api=".".join(map(str, api)) if api else "built-in",
+               jax=str(doc.get("environment", {}).get("jax", "")),
+               c_api=(".".join(map(str, api)) + (f" (framework {'.'.join(map(str, framework_api))})"
+                                                if framework_api else "")) if api else "built-in",
                date=str(doc.get("started_utc", ""))[:16].replace("T", " "),
                seconds=doc.get("duration_s"), tests=len(doc["results"]), areas=areas,
                problem=f"not intact: {problems[0]}" if problems else "")
@@ -238,8 +242,9 @@ def render_markdown(rows: list[Row]) -> str:
     line("failures by attribution", [split_text(r.split) if not r.problem else "" for r in rows])
     line("tests", [str(r.tests or "") for r in rows])
     line("suite", [r.suite for r in rows])
+    line("jax", [r.jax for r in rows])
     line("jaxlib", [r.jaxlib for r in rows])
-    line("plugin C API", [r.c_api for r in rows])
+    line("PJRT C API (plugin, framework)", [r.c_api for r in rows])
     line("profile", [r.profile for r in rows])
     line("date (UTC)", [r.date for r in rows])
     line("run time", [f"{r.seconds:.0f} s" if r.seconds is not None else "" for r in rows])

@@ -46,8 +46,9 @@ MAX_CPU_DEVICES = 1024
 #: Largest ``--num-processes``.
 MAX_PROCESSES = 64
 #: Files of an earlier bundle that ``force`` removes (nothing else is ever removed).
-BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "MANIFEST.sha256",
-                "MANIFEST.sha256.sig", "results.jsonl", "results.jsonl.xz", "run.json")
+BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "junit.xml.xz",
+                "MANIFEST.sha256", "MANIFEST.sha256.sig", "results.jsonl", "results.jsonl.xz",
+                "run.json")
 #: The directory of an earlier bundle's standalone reproductions (``repro/*.py``, README).
 REPRO_DIR = "repro"
 #: Create options of plugins whose options are known: library file name -> option ->

@@ -1,0 +1,147 @@
+"""``pjrt-conformance rerender``: a bundle rebuilt from its own records, attribution decided
+again under the PJRT C API boundary rule (conformance.certification.rerender)."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conformance.certification import bundle, defect_catalog, profiles, runlog, signing
+from conformance.processes import reference_differential as ref
+from tests.bundle_helpers import crafted, main, rewrite
+
+REF = ref.REFERENCE_NAME
+
+
+def _pids(n):
+    """``n`` profile test ids that no catalog defect names (their attribution comes from
+    the recorded evidence alone)."""
+    entries = defect_catalog.entries(defect_catalog.load())
+    free = [p for p in sorted(profiles.load(profiles.DEFAULT_PROFILE).tests)
+            if "test_types.py::" in p
+            and not any(e.matches("conformance/" + p.replace("{device}", "cpu:0"))
+                        for e in entries)]
+    assert len(free) >= n
+    return free[:n]
+
+
+def _old_bundle(tmp_path):
+    """A bundle as an older suite wrote it: three wrong results whose evidence is the run's
+    re-runs (attributed under the old rule), no ``flaky`` column, no XLA-shared count."""
+    a, b, c = _pids(3)
+    path = crafted(tmp_path, "old", **{a: "fail_wrong_result", b: "fail_wrong_result",
+                                       c: "fail_wrong_result"})
+    evidence = {a: ("unattributed", [f"reference: passes on {REF}"]),
+                b: ("framework", ["capi: correct through the PJRT C API: the plugin's own "
+                                  "result is right"]),
+                c: ("unattributed", [f"reference: fails the same on {REF} (fail_wrong_result)"])}
+
+    def old(doc):
+        for entry in doc["results"] + doc["failures"]:
+            pid = entry["test_id"]
+            if pid in evidence:
+                entry["attribution"], entry["evidence"] = evidence[pid][0], evidence[pid][1]
+        for table in [doc["summary"]["by_status"], *doc["areas"].values(),
+                      *doc["tiers"].values(), *doc["kernel_families"].values()]:
+            table.pop("flaky", None)
+        doc.pop("shared_with_xla", None)
+        from conformance.certification import attribution, verdict
+        doc["stack_findings"] = attribution.stack_findings(doc["results"])
+        doc["verdict"], doc["verdict_reasons"] = verdict.decide(
+            doc["results"], collected=doc["summary"]["collected"],
+            profile=profiles.load(profiles.DEFAULT_PROFILE), declared=[], device_count=1,
+            errors=[], interrupted=None)
+    rewrite(path, old)
+    assert bundle.verify(path).problems == []
+    return path, (a, b, c)
+
+
+def _keypair(tmp_path):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "k",
+                    "-f", str(tmp_path / "k")], check=True, timeout=60)
+    return tmp_path / "k", tmp_path / "k.pub"
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
+    path, (a, b, c) = _old_bundle(tmp_path)
+    key, pub = _keypair(tmp_path)
+    out = main(capsys, "rerender", path, "--key", key)
+    assert out.returncode == 0, out.stderr
+    assert "plugin 1, framework 1, suite 0, unattributed 1" in out.stdout
+    doc = json.loads((path / "report.json").read_text())
+    got = {r["test_id"]: (r["attribution"], r["evidence"]) for r in doc["results"]
+           if "attribution" in r}
+    assert got[a] == ("plugin", [f"reference: passes on {REF}"])
+    assert got[b][0] == "framework" and got[b][1][0].startswith("capi: correct through")
+    assert got[c][0] == "unattributed" and "only a pass of the PJRT C API re-run" in got[c][1][0]
+    assert {f["test_id"]: f["attribution"] for f in doc["failures"]} == \
+        {k: v[0] for k, v in got.items()}
+    assert doc["summary"]["by_status"]["flaky"] == 0 and "shared_with_xla" in doc
+    assert "Why not certified" in (path / "report.html").read_text()
+    # junit.xml is stored as its exact bytes in junit.xml.xz; the manifest lists junit.xml
+    assert not (path / "junit.xml").exists() and (path / "junit.xml.xz").is_file()
+    assert "  junit.xml\n" in (path / bundle.MANIFEST).read_text()
+    assert main(capsys, "verify", path, "--key", pub).returncode == 1   # intact, not certified
+    assert bundle.verify(path, key=pub).problems == []
+
+
+def test_rerender_is_stable_and_a_tampered_bundle_is_refused_untouched(tmp_path, capsys):
+    path, _ = _old_bundle(tmp_path)
+    assert main(capsys, "rerender", path).returncode == 0
+    first = {p.name: p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    assert main(capsys, "rerender", path).returncode == 0   # the same records, the same bundle
+    assert {p.name: p.read_bytes() for p in path.rglob("*") if p.is_file()} == first
+    assert not (path / signing.SIGNATURE).exists()   # no key: unsigned
+    with open(path / "report.md", "a") as f:
+        f.write("forged\n")
+    before = {p.name: p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    out = main(capsys, "rerender", path)
+    assert out.returncode == 3 and "not intact, refusing" in out.stderr
+    assert {p.name: p.read_bytes() for p in path.rglob("*") if p.is_file()} == before
+
+
+def test_a_changed_junit_xz_breaks_the_bundle(tmp_path, capsys):
+    path, _ = _old_bundle(tmp_path)
+    assert main(capsys, "rerender", path).returncode == 0
+    text = runlog.read_stored(path, "junit.xml")
+    (path / "junit.xml.xz").unlink()
+    (path / "junit.xml").write_bytes(text.replace(b"<testcase ", b"<testcase x=\"1\" ", 1))
+    assert "junit.xml was modified: its sha256 differs from MANIFEST.sha256" in \
+        bundle.verify(path).problems
+
+
+def test_an_old_byte_for_byte_log_is_packed(tmp_path, capsys):
+    path, _ = _old_bundle(tmp_path)
+    record = {"$report_type": "TestReport", "nodeid": "conformance/test_x.py::t",
+              "location": ["conformance/test_x.py", 1, "t"], "when": "call",
+              "outcome": "passed", "longrepr": None, "duration": 0.5, "keywords": {"t": 1},
+              "user_properties": [], "sections": [["Captured stdout", "x" * 1000]]}
+    (path / runlog.LOG).write_text(json.dumps(record) + "\n")
+    names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
+                   if p.is_file() and p.name != bundle.MANIFEST)
+    (path / bundle.MANIFEST).write_text("".join(f"{bundle.sha256_file(path / n)}  {n}\n"
+                                                for n in names))
+    runlog.compress(path)   # as older bundles were stored: results.jsonl listed, .xz present
+    assert bundle.verify(path).problems == []
+    assert main(capsys, "rerender", path).returncode == 0
+    assert f"  {runlog.PACKED}\n" in (path / bundle.MANIFEST).read_text()
+    (back,) = runlog.records(path / runlog.PACKED)
+    assert back["duration"] == 0.5 and back["keywords"] == {} and "sections" not in back
+    assert bundle.verify(path).problems == []
+
+
+def test_store_xz_names_and_bad_input(tmp_path):
+    (tmp_path / "junit.xml").write_bytes(b"<x/>")
+    assert runlog.store_xz(tmp_path, "junit.xml") == tmp_path / "junit.xml.xz"
+    assert runlog.read_stored(tmp_path, "junit.xml") == b"<x/>"
+    assert runlog.stands_for(tmp_path, "junit.xml.xz") == "junit.xml"
+    assert runlog.store_xz(tmp_path, "junit.xml") is None   # nothing plain left
+    with pytest.raises(ValueError, match="argument 'name'"):
+        runlog.store_xz(tmp_path, "report.json")
+    (tmp_path / "junit.xml.xz").write_bytes(b"not xz")
+    with pytest.raises(ValueError, match="junit.xml.xz is not a valid xz file"):
+        runlog.read_stored(tmp_path, "junit.xml")
+    with pytest.raises(FileNotFoundError):
+        runlog.read_stored(tmp_path / "missing", "junit.xml")
