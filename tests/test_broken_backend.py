@@ -11,12 +11,16 @@ it runs with ``first_failure`` (one Hypothesis example, no shrinking).
 """
 
 import fnmatch
+import os
 import shlex
 
 import pytest
 
 from tests.mutants.runner import CONFTEST
 
+#: xdist inside a child: none when this run is already spread over xdist workers (nested
+#: workers would oversubscribe the cores), 2 otherwise.
+CHILD_XDIST = ("-n", "0" if os.environ.get("PYTEST_XDIST_WORKER") else "2")
 TRANSFER = ("-k", "test_round_trip_bit_exact and (int32 or float32)")
 EXECUTE = ("-k", "test_elementwise and (add-int32 or multiply-float32)")
 
@@ -248,7 +252,7 @@ def test_every_kernel_test_fails_on_a_broken_kernel_backend(suite_runs):
     failed, collected = set(), set()
     for platform in ("broken-kernels-ulp", "broken-execute"):
         result, doc = _broken(suite_runs, platform, "-k",
-                              "test_kernels_ and not error_reaches_python", "-n", "2")
+                              "test_kernels_ and not error_reaches_python", *CHILD_XDIST)
         collected |= {r["nodeid"] for r in doc["results"]}
         failed |= {r["nodeid"] for r in doc["results"] if r["status"] == "fail_wrong_result"}
     assert len(collected) > 500, f"only {len(collected)} kernel tests ran"
@@ -258,7 +262,7 @@ def test_every_kernel_test_fails_on_a_broken_kernel_backend(suite_runs):
 def test_kernel_families_pass_on_healthy_control(suite_runs):
     select = " or ".join(s for _, s, _, _ in KERNEL_FAILURE_MODES) + (
         " or (test_kernels_ and float32 and not special and not subnormals)")
-    result, doc = _healthy(suite_runs, "-k", select, "-n", "2")
+    result, doc = _healthy(suite_runs, "-k", select, *CHILD_XDIST)
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
 
 
@@ -266,7 +270,7 @@ def test_multi_process_area_fails_on_a_broken_distributed_runtime(suite_runs):
     """Every multi_process test that uses the runtime fails on tests/broken_distributed.py
     (the two jaxlib defects fail anyway; Gloo's bad input is broken-validation's)."""
     result, doc = _broken(suite_runs, "healthy-control", "-k", "test_multi_process and not "
-                          "callback_fires and not wrong_address and not gloo", "-n", "2",
+                          "callback_fires and not wrong_address and not gloo", *CHILD_XDIST,
                           env={"PJRT_CONFORMANCE_WORKER_PRELOAD": "tests.broken_distributed"})
     records = {r["nodeid"].split("::")[-1]: r for r in doc["results"]}
     assert len(records) == 7, sorted(records)
