@@ -18,8 +18,10 @@ import fcntl
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -93,17 +95,26 @@ class SuiteRuns:
                              if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
                 child_env.update(HOME=str(home), USERPROFILE=str(home), PY_COLORS="0", **env)
                 out = home / "report"
+                cpu, start = _children_cpu_s(), time.monotonic()
                 proc = subprocess.run(
                     [sys.executable, "-m", "pytest", f"--basetemp={home / 'basetemp'}", *args,
                      f"--report-dir={out}", "--force-report-dir"],
                     cwd=home, env=child_env, capture_output=True, text=True, timeout=1800)
                 report = out / "report.json"
                 doc = json.loads(report.read_text()) if report.exists() else None
-                done.write_text(json.dumps({"ret": proc.returncode, "stdout": proc.stdout,
-                                            "stderr": proc.stderr, "doc": doc}))
+                done.write_text(json.dumps({
+                    "ret": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+                    "doc": doc, "args": args,  # and what it cost, for docs/ci.md:
+                    "wall_s": time.monotonic() - start, "cpu_s": _children_cpu_s() - cpu}))
             saved = json.loads(done.read_text())
         return ChildRun(saved["ret"], pytest.LineMatcher(saved["stdout"].splitlines()),
                         pytest.LineMatcher(saved["stderr"].splitlines()), saved["doc"])
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def shared_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:

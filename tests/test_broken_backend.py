@@ -56,8 +56,8 @@ def _assert_fails(suite_runs, platform: str, select: str, failing: str, status: 
 
 def test_healthy_control_passes_same_selection(suite_runs):
     result, doc = _healthy(suite_runs, "-k",
-                            "(test_round_trip_bit_exact and (int32 or float32)) or "
-                            "(test_elementwise and (add-int32 or multiply-float32))")
+                           "(test_round_trip_bit_exact and (int32 or float32)) or "
+                           "(test_elementwise and (add-int32 or multiply-float32))")
     assert result.ret == 0, result.stdout.str()[-3000:]
     assert doc["verdict"] == "certified", doc["verdict_reasons"]
     assert doc["summary"]["collected"] == 8
@@ -158,8 +158,8 @@ def test_copy_semantics_areas_fail_on_broken_backend(suite_runs, platform, selec
 
 def test_copy_semantics_areas_pass_on_healthy_control(suite_runs):
     result, doc = _healthy(suite_runs, "-k", "test_reorder_shards_preserves_data or "
-                            "test_always_copy_is_independent or test_reuse_input or "
-                            "test_memory_kinds or test_collectives")
+                           "test_always_copy_is_independent or test_reuse_input or "
+                           "test_memory_kinds or test_collectives")
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
 
 
@@ -198,7 +198,8 @@ def test_seed_api_areas_fail_on_broken_backend(suite_runs, platform, select, fai
 
 
 def test_bad_input_test_fails_without_argument_checks(suite_runs):
-    result, doc = _broken(suite_runs, "broken-validation", "-k", "test_distributed_topology_and_block")
+    result, doc = _broken(suite_runs, "broken-validation", "-k",
+                          "test_distributed_topology_and_block")
     assert doc["verdict"] == "not certified", result.stdout.str()[-3000:]
     failed = {f["nodeid"].split("[")[-1].rstrip("]") for f in doc["failures"]}
     # jaxlib alone accepts or misreports each of these (the test's ids):
@@ -207,7 +208,8 @@ def test_bad_input_test_fails_without_argument_checks(suite_runs):
 
 
 def test_gloo_bad_input_test_fails_without_argument_checks(suite_runs):
-    result, doc = _broken(suite_runs, "broken-validation", "-k", "test_gloo_collectives_reject_bad_input")
+    result, doc = _broken(suite_runs, "broken-validation", "-k",
+                          "test_gloo_collectives_reject_bad_input")
     failed = {f["nodeid"].split("::")[-1]: f["status"] for f in doc["failures"]}
     assert failed.get("test_gloo_collectives_reject_bad_input") in ("fail_error",
                                                                       "fail_wrong_result"), (
@@ -216,11 +218,11 @@ def test_gloo_bad_input_test_fails_without_argument_checks(suite_runs):
 
 def test_seed_api_areas_pass_on_healthy_control(suite_runs):
     result, doc = _healthy(suite_runs, "-k", "test_serialize_deserialize_execute or "
-                            "(test_primitive_type_round_trip and float16) or test_lapack_targets "
-                            "or test_live_arrays or (test_fuzz_public_function and "
-                            "(custom_call or dtype_to_etype)) or test_registered_target or "
-                            "test_check_plugin_version or test_executables.py or "
-                            "test_live_executables or test_distributed_topology_and_block")
+                           "(test_primitive_type_round_trip and float16) or test_lapack_targets "
+                           "or test_live_arrays or (test_fuzz_public_function and "
+                           "(custom_call or dtype_to_etype)) or test_registered_target or "
+                           "test_check_plugin_version or test_executables.py or "
+                           "test_live_executables or test_distributed_topology_and_block")
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
 
 
@@ -283,6 +285,6 @@ def test_multi_process_area_fails_on_a_broken_distributed_runtime(suite_runs):
 
 def test_multi_process_area_passes_on_healthy_control(suite_runs):
     result, doc = _healthy(suite_runs, "-k", "test_key_value_store_across_processes "
-                            "or test_global_view or test_barriers")
+                           "or test_global_view or test_barriers")
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
     assert doc["num_processes"] == 2
