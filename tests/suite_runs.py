@@ -28,16 +28,19 @@ import pytest
 
 from tests.mutants.runner import CONFTEST
 
-#: Hypothesis settings of a child that only needs a failure: one example, no shrinking
-#: (a failing example is reported as found). Registered by the child's conftest and chosen
-#: with ``--hypothesis-profile``; the suite's plugin loads it like its own profiles.
+#: Hypothesis settings of a child that only needs a failure: the ``ci`` profile's examples
+#: (8, derandomized), but no shrinking and no search for a second bug: a test stops at its
+#: first failing example and reports it as found. (One example is not enough: the first
+#: example is the simplest, e.g. a length-1 FFT, where a wrong normalization is exact.)
+#: Registered by the child's conftest and chosen with ``--hypothesis-profile``; the suite's
+#: plugin accepts it like its own profiles.
 FAILURE_PROFILE = "selftest-first-failure"
 CHILD_CONFTEST = CONFTEST + (
     "import hypothesis\n"
-    f"hypothesis.settings.register_profile({FAILURE_PROFILE!r}, derandomize=True, "
-    "database=None, deadline=None, print_blob=True, max_examples=1, "
-    "phases=[hypothesis.Phase.explicit, hypothesis.Phase.reuse, hypothesis.Phase.generate], "
-    "suppress_health_check=list(hypothesis.HealthCheck))\n")
+    "from conformance.session.hypothesis_profiles import PROFILES\n"
+    f"hypothesis.settings.register_profile({FAILURE_PROFILE!r}, **{{**PROFILES['ci'], "
+    "'report_multiple_bugs': False, 'phases': [hypothesis.Phase.explicit, "
+    "hypothesis.Phase.reuse, hypothesis.Phase.generate]})\n")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,7 @@ mutation score (``python -m tests.mutants``) does not.
 
 Each distinct child (platform and selection) runs once per session (``suite_runs``); the
 tests read their parts of its result. A child on a broken backend only needs a failure:
-it runs with ``first_failure`` (one Hypothesis example, no shrinking).
+it runs with ``first_failure`` (Hypothesis stops at the first failing example, unshrunk).
 """
 
 import fnmatch
