@@ -3,6 +3,8 @@
     nox -s release                      # every (Python, jax) pair below: main job + self-tests
     nox -s "release(0.12.0.1-py3.12)" -- main       # one pair, the main job only
     nox -s "release(0.10.2-py3.11)" -- tests        # one pair, the self-tests only
+    nox -s "release(0.10.2-py3.11)" -- nightly      # one pair, the slow self-tests only
+    nox -s nightly                      # the slow self-tests (pytest -m slow) on every pair
     nox -s "release(0.10.2-py3.11)" -- main -k test_registry   # extra pytest arguments
     nox -s mutation                     # the mutation score on every release (slow)
     nox -s dashboard                    # the offline dashboard of it all, in matrix/dashboard/
@@ -70,11 +72,13 @@ def _install(session: nox.Session, jax: str) -> None:
 @nox.session
 @nox.parametrize(("python", "jax"), PAIRS, ids=IDS)
 def release(session: nox.Session, jax: str) -> None:
-    """The main job (``-- main``), the self-tests (``-- tests``), or both (default) on
+    """The main job (``-- main``), the self-tests (``-- tests``), the slow self-tests
+    (``-- nightly``, as in :func:`nightly`), or all three (default) on
     ``jax==jaxlib==jax``; other posargs go to pytest. The main job's exit 1 (not
     certified) is a result, not an error; its bundle must pass ``verify``."""
-    what = {a for a in session.posargs if a in ("main", "tests")} or {"main", "tests"}
-    extra = [a for a in session.posargs if a not in ("main", "tests")]
+    parts = ("main", "tests", "nightly")
+    what = {a for a in session.posargs if a in parts} or set(parts)
+    extra = [a for a in session.posargs if a not in parts]
     _install(session, jax)
     if "main" in what:
         out = ROOT / "matrix" / f"{jax}-py{session.python}"
@@ -84,6 +88,23 @@ def release(session: nox.Session, jax: str) -> None:
         session.run("pjrt-conformance", "verify", str(out), success_codes=[0, 1])
     if "tests" in what:
         session.run("pytest", "-n", "auto", "-p", "no:cacheprovider", *extra, chdir=str(ROOT))
+    if "nightly" in what:
+        _slow_tests(session, extra)
+
+
+def _slow_tests(session: nox.Session, extra: list[str]) -> None:
+    # no xdist: the slow tests are few and long; the mutant catalog runs 2 children at a time
+    session.run("pytest", "-m", "slow", "-p", "no:cacheprovider", *extra, chdir=str(ROOT))
+
+
+@nox.session
+@nox.parametrize(("python", "jax"), PAIRS, ids=IDS)
+def nightly(session: nox.Session, jax: str) -> None:
+    """The self-tests the default ``pytest`` deselects (``-m slow``: the 4-rank mpirun,
+    the kill scenarios, the whole mutant catalog; docs/ci.md) on one release; posargs
+    go to pytest."""
+    _install(session, jax)
+    _slow_tests(session, list(session.posargs))
 
 
 @nox.session

@@ -5,6 +5,15 @@ import json
 import pytest
 
 
+@pytest.fixture(scope="session")
+def suite_runs(tmp_path_factory):
+    """The session's shared child conformance runs (:class:`tests.suite_runs.SuiteRuns`):
+    ``suite_runs.run(platform, *select, ...)`` runs each distinct selection once per
+    session, across xdist workers, and returns its :class:`tests.suite_runs.ChildRun`."""
+    from tests.suite_runs import SuiteRuns, shared_directory
+
+    return SuiteRuns(shared_directory(tmp_path_factory))
+
 
 @pytest.fixture
 def run_suite(pytester):

@@ -37,7 +37,7 @@ def test_drawn_examples_do_not_depend_on_the_working_directory(tmp_path):
                      tmp_path / "root")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    from_pyargs = _draws(elsewhere, ["--pyargs", "conformance.test_kernels_reduce", "-k", TEST],
+    from_pyargs = _draws(elsewhere, ["--pyargs", f"conformance.test_kernels_reduce::{TEST}[and]"],
                          tmp_path / "pyargs")
     assert at_root == from_pyargs
     assert len({json.dumps(d, sort_keys=True) for d in at_root}) > 1  # draws, not one case

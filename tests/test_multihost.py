@@ -1,7 +1,10 @@
 """The multi-host mode of ``pjrt-conformance run`` (docs/cluster.md): Open MPI's mpirun on
 loopback with 2 and 4 processes, a process killed or hung mid-run, bad flags and
 half-set launcher environments, the merge of per-process results, and a broken
-cross-process all-reduce caught by the global checks."""
+cross-process all-reduce caught by the global checks.
+
+The 4-process run and the rank killed under mpirun are ``slow`` (nightly, docs/ci.md);
+the default run keeps the 2-process mpirun and the killed process without a launcher."""
 
 from __future__ import annotations
 
@@ -131,7 +134,7 @@ def _verified(out, n):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [2, pytest.param(4, marks=pytest.mark.slow)])
 def test_mpirun_gives_one_verified_bundle(tmp_path, no_launcher, n):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
@@ -149,6 +152,7 @@ def test_mpirun_gives_one_verified_bundle(tmp_path, no_launcher, n):
         cluster_report.GLOBAL_NODEID.format(c.name) for c in mp_checks.GLOBAL)
 
 
+@pytest.mark.slow  # the same fault as the next test's, through mpirun's own teardown
 @pytest.mark.timeout(240)
 def test_mpirun_killing_a_rank_gives_an_incomplete_bundle(tmp_path, no_launcher):
     """Under mpirun (default settings) a rank that dies mid-run makes mpirun SIGTERM the

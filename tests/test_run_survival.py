@@ -1,7 +1,10 @@
 """Results that survive anything (issue 19 parts 1 and 6): a segfault is one ``crash``
 and the run goes on, a test that fails then passes is ``flaky``, SIGTERM cancels with an
 ``incomplete`` bundle, a SIGKILL of the controller takes its workers and leaves a log
-that ``pjrt-conformance finalize`` turns into a verifiable ``incomplete`` bundle."""
+that ``pjrt-conformance finalize`` turns into a verifiable ``incomplete`` bundle.
+
+Some kill scenarios are ``slow`` (nightly, docs/ci.md): the default run keeps a worker
+killed once, the controller killed and the CLI's SIGTERM."""
 
 import json
 import os
@@ -150,8 +153,9 @@ def _run_and_kill_the_victims_worker(root, death):
     return json.loads((out / "report.json").read_text())
 
 
-@pytest.mark.parametrize("death, status", [("once", "flaky"), ("segfault", "flaky"),
-                                           ("always", "crash")])
+@pytest.mark.parametrize("death, status", [  # one kill in the default run, the rest nightly
+    ("once", "flaky"), pytest.param("segfault", "flaky", marks=pytest.mark.slow),
+    pytest.param("always", "crash", marks=pytest.mark.slow)])
 def test_a_killed_worker_is_never_a_pass(tmp_path, death, status):
     """Issue 27 item 1: a test whose worker died is ``crash``, ``flaky`` if its re-run
     passes; never ``pass``, whatever killed the worker; recorded under the test's own
@@ -164,6 +168,7 @@ def test_a_killed_worker_is_never_a_pass(tmp_path, death, status):
     assert doc["verdict"] == "not certified" and doc["summary"]["reported"] == 9
 
 
+@pytest.mark.slow  # nightly: test_cli_sigterm_exits_4... checks SIGTERM's bundle in the default run
 def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
     monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
     pytester.makepyfile(test_slow=_SLOW)

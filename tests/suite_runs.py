@@ -1,0 +1,130 @@
+"""Child conformance runs shared by the self-tests that read them, one per selection.
+
+Many self-tests run the suite on a mutant backend in a child pytest and assert on a
+different part of the same result (its verdict, one failure's message, its command...).
+:class:`SuiteRuns` runs each distinct child once per session and hands every test the
+same parsed result. Under pytest-xdist the workers share one directory: the first worker
+that needs a selection runs it while the others wait on its lock (``fcntl.flock``) and
+then read what it wrote.
+
+A child is the same as ``pytester.runpytest_subprocess`` would start (a scratch directory
+whose conftest registers the mutants, no ``PYTEST_ADDOPTS``, ``HOME`` there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.mutants.runner import CONFTEST
+
+#: Hypothesis settings of a child that only needs a failure: the ``ci`` profile's examples
+#: (8, derandomized), but no shrinking and no search for a second bug: a test stops at its
+#: first failing example and reports it as found. (One example is not enough: the first
+#: example is the simplest, e.g. a length-1 FFT, where a wrong normalization is exact.)
+#: Registered by the child's conftest and chosen with ``--hypothesis-profile``; the suite's
+#: plugin accepts it like its own profiles.
+FAILURE_PROFILE = "selftest-first-failure"
+CHILD_CONFTEST = CONFTEST + (
+    "import hypothesis\n"
+    "from conformance.session.hypothesis_profiles import PROFILES\n"
+    f"hypothesis.settings.register_profile({FAILURE_PROFILE!r}, **{{**PROFILES['ci'], "
+    "'report_multiple_bugs': False, 'phases': [hypothesis.Phase.explicit, "
+    "hypothesis.Phase.reuse, hypothesis.Phase.generate]})\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildRun:
+    """One finished child: its exit code ``ret``, its ``stdout`` and ``stderr``
+    (:class:`pytest.LineMatcher`, as a pytester ``RunResult`` has them) and ``doc``, its
+    report.json (None when it wrote none)."""
+
+    ret: int
+    stdout: pytest.LineMatcher
+    stderr: pytest.LineMatcher
+    doc: dict | None
+
+
+class SuiteRuns:
+    """Run or reuse child conformance runs under ``shared`` (a directory every xdist
+    worker of the session sees). Raises ValueError for a ``shared`` that is not a
+    directory."""
+
+    def __init__(self, shared: Path):
+        if not Path(shared).is_dir():
+            raise ValueError(f"argument 'shared': {shared} is not a directory")
+        self.shared = Path(shared)
+        self._memo: dict[str, ChildRun] = {}
+
+    def run(self, platform: str, *select: str, expect_platform: str | None = "cpu",
+            devices: int = 2, first_failure: bool = False,
+            env: dict[str, str] | None = None) -> ChildRun:
+        """``pytest --pyargs conformance --platform=<platform> ... <select>`` in a child
+        (``devices``: its ``--cpu-devices``; ``expect_platform``: its
+        ``--expect-platform``, None for none; ``first_failure``: Hypothesis stops at its
+        first failing example (:data:`FAILURE_PROFILE`), for a child that only needs to
+        fail; ``env``: added to the child's environment). The same arguments give the
+        same :class:`ChildRun`, run once per session."""
+        args = ["--pyargs", "conformance", f"--platform={platform}", f"--cpu-devices={devices}",
+                *([f"--expect-platform={expect_platform}"] if expect_platform else []),
+                "--profile=none", "-p", "no:cacheprovider",
+                *([f"--hypothesis-profile={FAILURE_PROFILE}"] if first_failure else []),
+                *select]
+        env = dict(sorted((env or {}).items()))
+        key = hashlib.sha256(json.dumps([args, env]).encode()).hexdigest()[:20]
+        if key not in self._memo:
+            self._memo[key] = self._run_once(key, args, env)
+        return self._memo[key]
+
+    def _run_once(self, key: str, args: list[str], env: dict[str, str]) -> ChildRun:
+        home = self.shared / key
+        with open(self.shared / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # another worker may be running it
+            done = home / "child.json"
+            if not done.exists():
+                home.mkdir(exist_ok=True)
+                (home / "conftest.py").write_text(CHILD_CONFTEST)
+                child_env = {k: v for k, v in os.environ.items()
+                             if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
+                child_env.update(HOME=str(home), USERPROFILE=str(home), PY_COLORS="0", **env)
+                out = home / "report"
+                cpu, start = _children_cpu_s(), time.monotonic()
+                proc = subprocess.run(
+                    [sys.executable, "-m", "pytest", f"--basetemp={home / 'basetemp'}", *args,
+                     f"--report-dir={out}", "--force-report-dir"],
+                    cwd=home, env=child_env, capture_output=True, text=True, timeout=1800)
+                report = out / "report.json"
+                doc = json.loads(report.read_text()) if report.exists() else None
+                done.write_text(json.dumps({
+                    "ret": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
+                    "doc": doc, "args": args,  # and what it cost, for docs/ci.md:
+                    "wall_s": time.monotonic() - start, "cpu_s": _children_cpu_s() - cpu}))
+            saved = json.loads(done.read_text())
+        return ChildRun(saved["ret"], pytest.LineMatcher(saved["stdout"].splitlines()),
+                        pytest.LineMatcher(saved["stderr"].splitlines()), saved["doc"])
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's finished children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def shared_directory(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's directory for shared child runs: the parent of every xdist worker's
+    base temporary directory, or the base directory itself without xdist."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = root / "suite-runs"
+    shared.mkdir(exist_ok=True)
+    return shared
