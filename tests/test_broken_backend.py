@@ -16,16 +16,11 @@ import shlex
 
 import pytest
 
-<<<<<<< HEAD
-import tests.mutants  # noqa: F401 imported once, before pytester snapshots sys.modules
-
-=======
 from tests.mutants.runner import CONFTEST
 
 #: xdist inside a child: none when this run is already spread over xdist workers (nested
 #: workers would oversubscribe the cores), 2 otherwise.
 CHILD_XDIST = ("-n", "0" if os.environ.get("PYTEST_XDIST_WORKER") else "2")
->>>>>>> ci
 TRANSFER = ("-k", "test_round_trip_bit_exact and (int32 or float32)")
 EXECUTE = ("-k", "test_elementwise and (add-int32 or multiply-float32)")
 
@@ -161,13 +156,12 @@ def test_copy_semantics_areas_fail_on_broken_backend(suite_runs, platform, selec
     _assert_fails(suite_runs, platform, select, failing, "fail_wrong_result")
 
 
-<<<<<<< HEAD
-def test_a_crashing_donation_observation_hides_no_other(run_suite):
+def test_a_crashing_donation_observation_hides_no_other(suite_runs):
     """Each donation observation runs in its own child: where ``is_deleted()`` or the use
     of the donated input crashes (jaxlib 0.10.2 to 0.12.0.1's CPU client), a copy that
     writes a wrong result is still a wrong result."""
-    result, doc = run_suite("xfer-batched-copy-wrong-shard", "-k",
-                            "test_donate_input_deletes_the_input and batched_copy")
+    result, doc = _broken(suite_runs, "xfer-batched-copy-wrong-shard", "-k",
+                          "test_donate_input_deletes_the_input and batched_copy")
     assert doc is not None, result.stdout.str()[-3000:]
     statuses = {r["test_id"].split("::")[-1]: r["status"] for r in doc["results"]}
     assert set(statuses) == {f"test_donate_input_deletes_the_input[batched_copy-{o}]"
@@ -176,16 +170,10 @@ def test_a_crashing_donation_observation_hides_no_other(run_suite):
         "fail_wrong_result", (statuses, result.stdout.str()[-3000:])
 
 
-def test_copy_semantics_areas_pass_on_healthy_control(run_suite):
-    result, doc = run_suite("healthy-control", "-k", "test_reorder_shards_preserves_data or "
-                            "test_always_copy_is_independent or test_reuse_input or "
-                            "test_memory_kinds or test_collectives")
-=======
 def test_copy_semantics_areas_pass_on_healthy_control(suite_runs):
     result, doc = _healthy(suite_runs, "-k", "test_reorder_shards_preserves_data or "
                            "test_always_copy_is_independent or test_reuse_input or "
                            "test_memory_kinds or test_collectives")
->>>>>>> ci
     assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
 
 
@@ -200,15 +188,9 @@ def test_copy_semantics_areas_pass_on_healthy_control(suite_runs):
      "test_registered_target_is_listed_and_called[*]", "fail_wrong_result"),
     ("broken-live", "test_live_arrays", "test_live_arrays_and_buffers_grow_and_shrink[*]",
      "fail_wrong_result"),
-<<<<<<< HEAD
-    *[("broken-programs", f"test_executables.py and not serialize or {test}", f"{test}[*]",
-=======
-    ("broken-plugin-support", "test_check_plugin_version",
-     "test_check_plugin_version_rejects_skew_with_a_warning[*]", "fail_error"),  # DID NOT WARN
     # one child for the eight: the executables area and test_client's live executables
     *[("broken-programs", "test_executables.py and not serialize or "
        "test_live_executables_grow_and_shrink", f"{test}[*]",
->>>>>>> ci
        "fail_wrong_result") for test in (
         "test_compile_gives_an_unloaded_executable_with_the_same_program",
         "test_hlo_modules_contain_the_program_ops",
