@@ -38,11 +38,18 @@ def cli(*args):
                           text=True, timeout=600)
 
 
-def rewrite(path, fn):
-    """Change report.json with ``fn`` and re-hash the manifest (a consistent forgery)."""
+def rewrite(path, fn, *, render=False):
+    """Change report.json with ``fn`` and re-hash the manifest (a consistent forgery);
+    ``render``: write report.md and report.html again from the changed document too (a
+    bundle as another suite version would have written it)."""
     doc = json.loads((path / "report.json").read_text())
     fn(doc)
     (path / "report.json").write_text(json.dumps(doc))
+    if render:
+        from conformance.certification import report_html, report_md
+
+        (path / "report.md").write_text(report_md.render(doc), encoding="utf-8")
+        (path / "report.html").write_text(report_html.render(doc), encoding="utf-8")
     names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()
                    and p.relative_to(path).as_posix() not in (bundle.MANIFEST,
                                                               bundle.MANIFEST + ".sig"))

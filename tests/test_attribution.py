@@ -124,15 +124,15 @@ def test_reference_differential_answers():
         "conformance.test_lifecycle::t[cpu:2]"]
     assert ref.targets(["test_mine.py::t[tpu:0]"]) == ["test_mine.py::t[cpu:0]"]
     assert ref.is_reference("cpu", False) and not ref.is_reference("cpu", True)
-    assert ref._answer("crash", "pass", None, "")[0] == "plugin"
+    assert ref.answer("crash", "pass", None, "")[0] == "plugin"
     # failing the same on the reference CPU client (itself XLA) is no evidence for the
     # framework: without a cataloged defect it stays unattributed
-    same = ref._answer("crash", "crash", None, "")
+    same = ref.answer("crash", "crash", None, "")
     assert same[0] == "unattributed" and "PJRT C API re-run" in same[1]
-    assert ref._answer("crash", "fail_error", None, "")[0] == "unattributed"
-    assert ref._answer("crash", None, None, "timed out")[1].endswith("timed out")
+    assert ref.answer("crash", "fail_error", None, "")[0] == "unattributed"
+    assert ref.answer("crash", None, None, "timed out")[1].endswith("timed out")
     (own,) = [e for e in defect_catalog.entries(defect_catalog.load()) if e.matches(CBRT)]
-    shared = ref._answer("fail_wrong_result", "fail_wrong_result", own, "")
+    shared = ref.answer("fail_wrong_result", "fail_wrong_result", own, "")
     assert shared[0] == "plugin" and "xla-cpu-cbrt-subnormal" in shared[1]
     assert shared[1].startswith(attribution.SHARED_WITH_XLA)
 

@@ -36,10 +36,9 @@ def problems(path: Path, doc: dict[str, Any]) -> list[str]:
     """What shows that ``report.md``/``report.html`` of bundle ``path`` were not rendered
     from its report ``doc`` (a validated report.json); symbolic links in the bundle."""
     found = symlinks(path)
-    verdict_line = f"**Verdict: {doc['verdict']}**" + (
-        "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")")
-    started_line = (f"- Started (UTC): {doc['started_utc']}, duration "
-                    f"{float(doc['duration_s']):.1f} s")
+    from conformance.certification import report_md
+
+    verdict_line, started_line = report_md.verdict_line(doc), report_md.started_line(doc)
     md = _read(path / "report.md")
     if md is not None:
         lines = set(md.splitlines())

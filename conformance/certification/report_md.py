@@ -117,14 +117,24 @@ def _stack_section(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def verdict_line(doc: dict[str, Any]) -> str:
+    """The page's verdict line: ``**Verdict: V** (reason; reason)``."""
+    reasons = doc["verdict_reasons"]
+    return f"**Verdict: {doc['verdict']}**" + (" (" + "; ".join(reasons) + ")" if reasons else "")
+
+
+def started_line(doc: dict[str, Any]) -> str:
+    """The page's start-time line: ``- Started (UTC): T, duration D s`` (0.1 s)."""
+    return f"- Started (UTC): {doc['started_utc']}, duration {float(doc['duration_s']):.1f} s"
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
     lines = [
         f"# PJRT conformance report: {view.display_platform(doc)}",
         "",
-        f"**Verdict: {doc['verdict']}**" + (
-            "" if not doc["verdict_reasons"] else " (" + "; ".join(doc["verdict_reasons"]) + ")"),
+        verdict_line(doc),
         "",
         f"**{headline(doc)}**",
         "",
@@ -143,7 +153,7 @@ def render(doc: dict[str, Any]) -> str:
         f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
         f"- Command: `{view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
-        f"- Started (UTC): {doc['started_utc']}, duration {doc['duration_s']:.1f} s",
+        started_line(doc),
         "",
         "## Summary",
         "",

@@ -11,7 +11,7 @@ re-running anything:
   installed ones), the framework's own account in the failure message, and the run's
   recorded re-run evidence: ``capi:`` lines keep their answer (correct through the C
   API: framework; wrong there too: plugin), ``reference:`` lines are read again under
-  the current rule (:func:`conformance.processes.reference_differential._answer`:
+  the current rule (:func:`conformance.certification.reference_rule.answer`:
   failing the same on the reference CPU client is never the framework's);
 - the counts get every current status (an old bundle has no ``flaky`` column), the
   stack findings, the XLA-shared count and the verdict are recomputed;
@@ -42,11 +42,12 @@ from conformance.certification import bundle
 from conformance.certification import defect_catalog
 from conformance.certification import known_failures
 from conformance.certification import records
+from conformance.certification import reference_rule as reference
+from conformance.certification import rendering_check
 from conformance.certification import reportfile
 from conformance.certification import runlog
 from conformance.certification import signing
 from conformance.certification import verdict as certification
-from conformance.processes import reference_differential as reference
 from runtime import plugin_support
 
 #: Evidence prefixes of the run's re-runs, replayed (the others are recomputed).
@@ -105,7 +106,7 @@ def _reference_source(old: dict[str, list[str]], entries: list[known_failures.En
             return attribution.UNATTRIBUTED, text
         ref_id = f"conformance/{reference.key(record['nodeid'])}"
         mine = _catalog_entry(ref_id, own, ref_doc)
-        return reference._answer(record["status"], ref_status, mine, "")
+        return reference.answer(record["status"], ref_status, mine, "")
     return attribution.Source("reference", attribution.REFERENCE, source)
 
 
@@ -192,11 +193,19 @@ def rerender(path: Path, key: Path | None = None, keep_log: bool = False) -> dic
     """Rebuild bundle ``path`` in place from its report.json (see the module docstring)
     and sign it with the OpenSSH private ``key`` when given; return the new document.
     ``keep_log``: leave a byte-for-byte results log as it is (not packed).
-    Raises RerenderError for a bundle that is not intact (its signature aside: a
-    re-render replaces it), signing.SigningError when signing fails."""
+    Raises RerenderError for a bundle whose files are not intact (manifest, links,
+    report.md/report.html of another report; its signature aside: a re-render replaces
+    it, and what it decides again -- attribution under today's catalog, counts, verdict --
+    may differ), signing.SigningError when signing fails."""
     path = Path(path)
-    check = bundle.verify(path)
-    problems = [p for p in check.problems if not p.startswith(signing.SIGNATURE)]
+    # Intact files (manifest, no links, report.md/html of this report.json); not what a
+    # re-render decides again (attribution against today's catalog, counts, verdict).
+    problems = bundle._check_manifest(path)
+    if not problems:
+        try:
+            problems = rendering_check.problems(path, reportfile.load(path))
+        except reportfile.MalformedReport as err:
+            problems = [str(err)]
     if problems:
         raise RerenderError(f"{path}: not intact, refusing to re-render it: {problems[0]}")
     doc = reattribute(reportfile.load(path))

@@ -4,14 +4,9 @@ The reference is jaxlib's built-in CPU client (``--platform=cpu`` without
 ``--plugin-library``). When the platform under test is another one, the failing test
 ids are re-run there in one child pytest process (bounded by a time limit and a
 number of ids), and the outcome becomes evidence for attribution
-(:mod:`conformance.certification.attribution`):
-
-- passes on the reference: evidence for ``plugin``;
-- fails with the same status on the reference: ``framework`` -- unless the reference's
-  own failure is a defect of the built-in client in the catalog (attributed ``plugin``:
-  XLA code shared by both clients), which is no evidence for the framework;
-- anything else (fails differently, not collected there, the re-run timed out):
-  an evidence line, no decision.
+(:mod:`conformance.certification.attribution`). The answers follow the PJRT C API boundary rule of
+:func:`conformance.certification.reference_rule.answer` (a pass there: ``plugin``;
+failing the same is never evidence for the framework).
 """
 
 from __future__ import annotations
@@ -27,29 +22,12 @@ from typing import Any
 import conformance
 from conformance.certification import attribution
 from conformance.certification import known_failures
-from conformance.certification.profiles import _DEVICE_PARAM
 from conformance.certification.records import FATAL
+from conformance.certification.reference_rule import (REFERENCE, REFERENCE_NAME,  # noqa: F401
+                                                      _FILE, answer, is_reference, key,
+                                                      reference_nodeid)
 
-REFERENCE = "cpu"
-REFERENCE_NAME = "the reference backend (jaxlib's built-in CPU client)"
 MAX_IDS = 200
-_FILE = re.compile(r"^(?:.*/)?(test_[A-Za-z0-9_]+)\.py::")
-
-
-def is_reference(platform: str, plugin_library: bool) -> bool:
-    """The platform under test is the reference itself (no differential)."""
-    return platform == REFERENCE and not plugin_library
-
-
-def reference_nodeid(nodeid: str) -> str:
-    """``test_x.py::t[cuda:3-int8]`` -> ``test_x.py::t[cpu:3-int8]``."""
-    return _DEVICE_PARAM.sub(lambda m: f"{REFERENCE}:{m.group(0).rsplit(':', 1)[1]}", nodeid)
-
-
-def key(nodeid: str) -> str:
-    """The test file's name, the test and its parameters on the reference
-    (``a/b/test_x.py::t[cuda:1]`` -> ``test_x.py::t[cpu:1]``): the same in both runs."""
-    return _FILE.sub(r"\1.py::", reference_nodeid(nodeid), count=1)
 
 
 def targets(nodeids: list[str]) -> list[str]:
@@ -91,33 +69,6 @@ def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes:
     return {key(r["nodeid"]): r["status"] for r in doc["results"]}
 
 
-def _answer(status: str, ref: str | None, own: known_failures.Entry | None,
-            why_none: str) -> tuple[str, str]:
-    """The reference differential's answer for a result of ``status`` whose re-run on the
-    reference had status ``ref`` (None: not re-run, ``why_none`` says why); ``own``: the
-    reference client's own catalog defect that matches the test, if any.
-
-    Failing the same on the reference is never evidence for the framework: jaxlib's CPU
-    client is itself an XLA PJRT implementation, so the shared code may be XLA's
-    compiler and kernels, which a plugin ships. A shared *cataloged* XLA defect is the
-    plugin's (``shared with XLA``); an uncataloged one stays unattributed until the
-    PJRT C API re-run puts it above the C API (:mod:`conformance.capi`)."""
-    if ref is None:
-        return attribution.UNATTRIBUTED, f"not re-run on {REFERENCE_NAME}: {why_none}"
-    if ref == "pass":
-        return "plugin", f"passes on {REFERENCE_NAME}"
-    if ref != status:
-        return attribution.UNATTRIBUTED, f"{ref} on {REFERENCE_NAME} (here {status})"
-    if own is not None:
-        return "plugin", (
-            f"{attribution.SHARED_WITH_XLA}: fails the same on {REFERENCE_NAME}, where it is "
-            f"the XLA defect {own.defect.id} ({own.defect.upstream}); a plugin that ships "
-            f"XLA's compiler and kernels ships this defect")
-    return attribution.UNATTRIBUTED, (
-        f"fails the same on {REFERENCE_NAME} ({ref}): in code both share (XLA or jaxlib); "
-        f"only a pass of the PJRT C API re-run puts it above the C API")
-
-
 def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: Path,
            cpu_devices: int, num_processes: int, timeout_s: float) -> attribution.Source:
     """Re-run the failing ``results`` (status in FATAL, at most :data:`MAX_IDS`) on the
@@ -143,5 +94,5 @@ def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: 
             return attribution.UNATTRIBUTED, (f"not re-run on {REFERENCE_NAME}: over the "
                                               f"limit of {MAX_IDS} tests")
         ref_id = ref_ids[nodeid]
-        return _answer(record["status"], statuses.get(ref_id), own.get(ref_id), why)
+        return answer(record["status"], statuses.get(ref_id), own.get(ref_id), why)
     return attribution.Source("reference", attribution.REFERENCE, evidence)
