@@ -4,8 +4,6 @@ representative in the default run, and the release matrix's nightly runs ``-m sl
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import re
 import shlex
 import subprocess
@@ -14,6 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
+from tests import noxfile_module
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_MARK = re.compile(r"^\s*@pytest\.mark\.slow\b|marks=pytest\.mark\.slow\b", re.MULTILINE)
@@ -63,13 +63,8 @@ class _Session:
         self.runs.append(args)
 
 
-@functools.cache
 def _noxfile():
-    pytest.importorskip("nox")
-    spec = importlib.util.spec_from_file_location("noxfile_ci_split", ROOT / "noxfile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return noxfile_module.load()
 
 
 @pytest.mark.parametrize("session, posargs", [("nightly", []), ("release", ["nightly"]),

@@ -3,27 +3,19 @@ tracebacks and no bundle; now it prints one line and the bundle is written and v
 
 import json
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from conformance.certification import bundle
 from conformance.processes import lifetime
-from tests.test_run_survival import _ARGS, _SLOW, _statuses, _teardowns, _wait_for
+from tests.test_run_survival import _start_slow_run, _statuses
 
 
 @pytest.mark.parametrize("second", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_second_cancel_still_leaves_a_verifiable_bundle(pytester, monkeypatch, second):
-    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
-    pytester.makepyfile(test_slow=_SLOW)
-    out = pytester.path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
-                            cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc, out = _start_slow_run(pytester, monkeypatch)
     try:
-        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
         proc.send_signal(signal.SIGINT)
         for _ in range(20):                 # keep cancelling while the bundle is written
             time.sleep(0.05)

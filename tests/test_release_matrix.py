@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import tomllib
 from pathlib import Path
@@ -11,15 +10,13 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from tests import noxfile_module
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _noxfile():
-    pytest.importorskip("nox")
-    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return noxfile_module.load()
 
 
 def _requirement(name: str) -> Requirement:

@@ -65,6 +65,23 @@ def _teardowns(out):
     return log.exists() and log.read_text().count('"when": "teardown"')
 
 
+def _start_slow_run(pytester, monkeypatch, *, quiet=False):
+    """A child pytest of :data:`_SLOW` over xdist, started and waited for until its worker
+    is inside ``test_slow`` (two teardowns reported); returns (process, report dir)."""
+    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
+    pytester.makepyfile(test_slow=_SLOW)
+    out = pytester.path / "out"
+    pipes = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) if quiet else dict(
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
+                            cwd=pytester.path, **pipes)
+    if not _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2):
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the child run never reached test_slow")
+    return proc, out
+
+
 def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkeypatch):
     monkeypatch.setenv("PJRT_TEST_MARK", str(pytester.path / "mark"))
     pytester.makepyfile(test_mix="""
@@ -170,14 +187,8 @@ def test_a_killed_worker_is_never_a_pass(tmp_path, death, status):
 
 @pytest.mark.slow  # nightly: test_cli_sigterm_exits_4... checks SIGTERM's bundle in the default run
 def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
-    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
-    pytester.makepyfile(test_slow=_SLOW)
-    out = pytester.path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
-                            cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    proc, out = _start_slow_run(pytester, monkeypatch)
     try:
-        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
         worker = int((pytester.path / "pid").read_text())
         proc.send_signal(signal.SIGTERM)
         output = proc.communicate(timeout=120)[0]
@@ -195,14 +206,8 @@ def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
 
 def test_sigkill_of_the_controller_takes_its_worker_and_finalize_builds_the_bundle(
         pytester, monkeypatch, capsys):
-    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
-    pytester.makepyfile(test_slow=_SLOW)
-    out = pytester.path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}"],
-                            cwd=pytester.path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc, out = _start_slow_run(pytester, monkeypatch, quiet=True)
     try:
-        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
         worker = int((pytester.path / "pid").read_text())
         proc.kill()
         proc.wait(60)

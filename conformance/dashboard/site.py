@@ -74,18 +74,25 @@ def _legend(series: list[tuple[str, Any]]) -> list[tuple[str, charts.Style]]:
     return [(name, charts.style(i)) for i, (name, _) in enumerate(series)]
 
 
+def _rate_chart(bundles: list[bundles_mod.Bundle], x_of: Any,
+                categories: list[str] | None = None
+                ) -> tuple[str, list[tuple[str, charts.Style]]]:
+    """Pass rate (%) of ``bundles`` at ``x_of(bundle)``: all areas, then every area below
+    100% in some bundle, worst first; ``categories``: a category x-axis in that order."""
+    series = [("all areas", [(x_of(b), b.rate(), b.path.name) for b in bundles])]
+    areas = sorted({a for b in bundles for a in b.areas})
+    rates = {a: [r for r in (b.rate(a) for b in bundles) if r is not None] for a in areas}
+    for area in _low_areas(rates):
+        series.append((area, [(x_of(b), b.rate(area), b.path.name) for b in bundles
+                              if b.rate(area) is not None]))
+    return (charts.line_chart(series, unit="%", width=900, height=260, categories=categories),
+            _legend(series))
+
+
 def _conformance_chart(backend_bundles: list[bundles_mod.Bundle]
                        ) -> tuple[str, list[tuple[str, charts.Style]]]:
-    """Pass rate (%) over bundle dates: all areas, then every area below 100% in some
-    bundle, worst first."""
-    series = [("all areas", [(b.started, b.rate(), b.path.name) for b in backend_bundles])]
-    areas = sorted({a for b in backend_bundles for a in b.areas})
-    rates = {a: [r for r in (b.rate(a) for b in backend_bundles) if r is not None]
-             for a in areas}
-    for area in _low_areas(rates):
-        series.append((area, [(b.started, b.rate(area), b.path.name) for b in backend_bundles
-                              if b.rate(area) is not None]))
-    return charts.line_chart(series, unit="%", width=900, height=260), _legend(series)
+    """Pass rate (%) over bundle dates (:func:`_rate_chart`)."""
+    return _rate_chart(backend_bundles, lambda b: b.started)
 
 
 def newest_per_release(backend_bundles: list[bundles_mod.Bundle]
@@ -101,17 +108,8 @@ def newest_per_release(backend_bundles: list[bundles_mod.Bundle]
 
 def _release_chart(per_release: list[bundles_mod.Bundle]
                    ) -> tuple[str, list[tuple[str, charts.Style]]]:
-    """Pass rate (%) per jax release: all areas, then the areas below 100% somewhere."""
-    cats = [b.release for b in per_release]
-    series = [("all areas", [(b.release, b.rate(), b.path.name) for b in per_release])]
-    areas = sorted({a for b in per_release for a in b.areas})
-    rates = {a: [r for r in (b.rate(a) for b in per_release) if r is not None]
-             for a in areas}
-    for area in _low_areas(rates):
-        series.append((area, [(b.release, b.rate(area), b.path.name) for b in per_release
-                              if b.rate(area) is not None]))
-    return (charts.line_chart(series, unit="%", width=900, height=260, categories=cats),
-            _legend(series))
+    """Pass rate (%) per jax release (:func:`_rate_chart` on a category axis)."""
+    return _rate_chart(per_release, lambda b: b.release, [b.release for b in per_release])
 
 
 def area_changes(backend: str, per_release: list[bundles_mod.Bundle]

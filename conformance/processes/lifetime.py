@@ -51,12 +51,16 @@ def _leave_to_the_controller(signum: int, frame: Any) -> None:
 
 
 class _Restore:
-    """Puts the SIGTERM and SIGINT handlers back at the end of the session."""
+    """Puts the SIGTERM and SIGINT handlers back at the end of the session, unless the
+    run was cancelled: then a further Ctrl-C until the process exits only prints
+    :data:`ALREADY_CANCELLING` (the default handler would kill it mid-write)."""
 
     def __init__(self, previous: dict[int, Any]):
         self.previous = previous
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if config.stash.get(_CANCELLED, []):
+            return
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
 
