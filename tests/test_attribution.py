@@ -1,6 +1,7 @@
 """Attribution of non-pass results, the two-part verdict, and verify's checks of both."""
 
 import datetime
+import json
 
 import pytest
 
@@ -232,8 +233,53 @@ def test_verify_accepts_registration_evidence_only_when_the_failure_says_so(tmp_
             doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
             doc["stack_findings"] = attribution.stack_findings(doc["results"])
         return fn
-    _rewrite(path, attribute(f"FrameworkGap: {line} [NOT_FOUND]"))
+    _rewrite(path, attribute(f"FrameworkGap: {line} [NOT_FOUND]"), render=True)
     assert bundle.verify(path).problems == []
-    _rewrite(path, attribute("AssertionError: wrong LU factors"))  # forged: no such account
+    _rewrite(path, attribute("AssertionError: wrong LU factors"),  # forged: no such account
+             render=True)
     problems = bundle.verify(path).problems
     assert any("is not backed" in p for p in problems), problems
+
+
+def test_an_oracle_disagreement_is_the_suite_s_and_a_wrong_device_is_not():
+    """The two oracles disagree and every device matches one: ``fail_error`` with the
+    suite's marker, attributed ``suite``. A device matching neither is a wrong result
+    whose message also reports the disagreement: not the suite's."""
+    from conformance.programs import interpreter
+
+    source = attribution.oracle_source(interpreter.SUITE_MARKER)
+    err = interpreter.OracleDisagreement("add(float32[3]): the interpreter says 1.0")
+    assert str(err).startswith(interpreter.SUITE_MARKER) and err.detail.startswith("add(")
+    message = f"conformance.programs.interpreter.OracleDisagreement: {err}"
+    assert source.fn({"status": "fail_error", "message": message}) == ("suite", str(err))
+    wrong = f"AssertionError: result 0 on cpu:1 matches neither oracle\n(and {err})"
+    assert source.fn({"status": "fail_wrong_result", "message": wrong}) is None
+    assert source.fn({"status": "fail_error", "message": "ValueError: bad"}) is None
+    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes there"))
+    assert attribution.decide({"status": "fail_error", "message": message},
+                              [ref_says, source])[0] == "suite"
+
+
+def test_verify_accepts_a_suite_attribution_only_when_the_failure_says_so(tmp_path):
+    from conformance.programs import interpreter
+
+    path = _crafted(tmp_path, **{LU: "fail_error"})
+    line = f"{interpreter.SUITE_MARKER} add(float32[3]): the oracles disagree"
+
+    def attribute(message):
+        def fn(doc):
+            for r in doc["results"] + doc["failures"]:
+                if r["status"] == "fail_error":
+                    r["attribution"], r["evidence"] = "suite", [f"oracle: {line}"]
+                    if "message" in r:
+                        r["message"] = message
+            doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
+            doc["stack_findings"] = attribution.stack_findings(doc["results"])
+        return fn
+    _rewrite(path, attribute(f"OracleDisagreement: {line}"), render=True)
+    doc = json.loads((path / "report.json").read_text())
+    assert [r["attribution"] for r in doc["results"] if r["status"] == "fail_error"] == ["suite"]
+    assert bundle.verify(path).problems == []
+    _rewrite(path, attribute("AssertionError: wrong sum"), render=True)  # forged
+    problems = bundle.verify(path).problems
+    assert any("attribution suite" in p and "is not backed" in p for p in problems), problems

@@ -47,8 +47,8 @@ FRAMEWORK_LAYERS = ("framework", "lowering")
 NOT_FAILURES = ("pass", "skipped", "not_supported")
 #: Strength of each source kind: lower is stronger.
 LOWERING, CAPI, REFERENCE, CATALOG = -1, 0, 1, 2
-STRENGTH = {"lowering": LOWERING, "registration": CAPI, "capi": CAPI, "reference": REFERENCE,
-            "catalog": CATALOG}
+STRENGTH = {"lowering": LOWERING, "registration": CAPI, "oracle": CAPI, "capi": CAPI,
+            "reference": REFERENCE, "catalog": CATALOG}
 
 EvidenceSource = Callable[[dict[str, Any]], "tuple[str, str] | None"]
 
@@ -90,18 +90,35 @@ def _defect_applies(entry: known_failures.Entry | None, status: str) -> bool:
     return entry is not None and entry.defect is not None and status in entry.defect.expected
 
 
+def message_source(name: str, marker: str, attribution: str,
+                   statuses: tuple[str, ...] = ()) -> Source:
+    """An account given in the failure's own message as an evidence source: a result
+    whose message has a line naming ``marker`` (and whose status is one of ``statuses``,
+    when given) is ``attribution``'s, with that line (from the marker on) as evidence."""
+    def source(record: dict[str, Any]) -> tuple[str, str] | None:
+        if statuses and record["status"] not in statuses:
+            return None
+        line = next((ln for ln in (record.get("message") or "").splitlines()
+                     if marker in ln), None)
+        if line is None:
+            return None
+        return attribution, line[line.index(marker):][:300]
+    return Source(name, STRENGTH[name], source)
+
+
 def registration_source(marker: str) -> Source:
     """The framework's own account as an evidence source: a failure whose message names
     ``marker`` (``runtime.plugin_support.FRAMEWORK_MARKER``: a target that jax's lowering
     calls, such as a LAPACK FFI handler, could not be given to the plugin client) is the
     framework's, whatever the plugin does with the program otherwise."""
-    def source(record: dict[str, Any]) -> tuple[str, str] | None:
-        line = next((ln for ln in (record.get("message") or "").splitlines()
-                     if marker in ln), None)
-        if line is None:
-            return None
-        return "framework", line[line.index(marker):][:300]
-    return Source("registration", STRENGTH["registration"], source)
+    return message_source("registration", marker, "framework")
+
+
+def oracle_source(marker: str) -> Source:
+    """The suite's own account: a ``fail_error`` whose message names ``marker``
+    (``conformance.programs.interpreter.SUITE_MARKER``: the two oracles disagree while
+    every device matches one of them) is the suite's defect."""
+    return message_source("oracle", marker, "suite", statuses=("fail_error",))
 
 
 def catalog_source(entries: dict[str, known_failures.Entry]) -> Source:

@@ -33,6 +33,8 @@ from conformance.certification import known_failures
 
 RERUN_EVIDENCE = ("capi: ",)
 REGISTRATION = "registration: "
+#: Evidence of a ``suite`` attribution: the suite's own exception, its message recorded.
+ORACLE = "oracle: "
 
 
 def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
@@ -58,10 +60,11 @@ def _backing(r: dict[str, Any], doc: dict[str, Any],
     if any(e.startswith(RERUN_EVIDENCE) for e in r.get("evidence", [])) \
             and r["attribution"] == "framework":
         return None
-    if r["attribution"] == "framework" and any(
-            e.startswith(REGISTRATION) and e[len(REGISTRATION):] in message
-            for e in r.get("evidence", [])):
-        return None
+    for attributed, prefix in (("framework", REGISTRATION), ("suite", ORACLE)):
+        if r["attribution"] == attributed and any(
+                e.startswith(prefix) and e[len(prefix):] in message
+                for e in r.get("evidence", [])):
+            return None
     d = r.get("defect")
     if d is None:
         return "has neither a catalog defect nor a re-run as evidence"

@@ -48,6 +48,7 @@ from conformance.certification import reportfile
 from conformance.certification import runlog
 from conformance.certification import signing
 from conformance.certification import verdict as certification
+from conformance.programs import interpreter
 from runtime import plugin_support
 
 #: Evidence prefixes of the run's re-runs, replayed (the others are recomputed).
@@ -134,6 +135,7 @@ def reattribute(doc: dict[str, Any]) -> dict[str, Any]:
     mine = {k: v for k, v in mine.items() if v is not None}
     sources = [attribution.catalog_source(mine), attribution.lowering_source(mine),
                attribution.registration_source(plugin_support.FRAMEWORK_MARKER),
+               attribution.oracle_source(interpreter.SUITE_MARKER),
                _capi_source(old), _reference_source(old, entries, out)]
     for r in out["results"]:
         for key in ("attribution", "evidence", "defect"):

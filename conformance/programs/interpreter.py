@@ -40,11 +40,21 @@ UNSUPPORTED_OPS = frozenset({
 MAX_ELEMENTS = 4096
 
 
+#: The start of every :class:`OracleDisagreement` message: a ``fail_error`` whose message
+#: holds it is attributed ``suite`` (``conformance.session.evidence``).
+SUITE_MARKER = "OracleDisagreement (a defect of the suite):"
+
+
 class OracleDisagreement(Exception):
     """The two references (NumPy/SciPy and the StableHLO interpreter) disagree on one
-    module and input: a defect of the suite. ``attribution`` is ``"suite"``."""
+    module and input: a defect of the suite. ``attribution`` is ``"suite"``; the message
+    starts with :data:`SUITE_MARKER`, ``detail`` is the rest."""
 
     attribution = "suite"
+
+    def __init__(self, detail: str):
+        self.detail = detail
+        super().__init__(f"{SUITE_MARKER} {detail}")
 
 
 @functools.lru_cache(maxsize=1)
@@ -114,7 +124,7 @@ def check_oracles(module_text: str, args: Sequence[np.ndarray],
         disagreement = None if results is None else _disagreement(results, expected,
                                                                   compare, call)
     except OracleDisagreement as err:  # the interpreter rejected the module
-        results, disagreement = None, f"{call}: {err}"
+        results, disagreement = None, f"{call}: {err.detail}"
     if disagreement is None:
         for i, (per_device, want) in enumerate(zip(device_results, expected)):
             for device, got in per_device:

@@ -15,17 +15,20 @@ import pytest
 from conformance import capi
 from conformance.certification import attribution
 from conformance.processes import reference_differential
+from conformance.programs import interpreter
 from conformance.session import state as session_state
 from runtime import plugin_support
 
 
 def offline_sources(results: list[Any]) -> list[attribution.Source]:
     """The sources that need no backend: the defect catalog (the ``known_entry`` of each
-    of ``results``, its lowering defects first) and the framework's own account of a
-    target it could not give a plugin client."""
+    of ``results``, its lowering defects first), the framework's own account of a
+    target it could not give a plugin client, and the suite's own account of two
+    oracles that disagree (``OracleDisagreement``)."""
     entries = {r.nodeid: r.known_entry for r in results if r.known_entry is not None}
     return [attribution.catalog_source(entries), attribution.lowering_source(entries),
-            attribution.registration_source(plugin_support.FRAMEWORK_MARKER)]
+            attribution.registration_source(plugin_support.FRAMEWORK_MARKER),
+            attribution.oracle_source(interpreter.SUITE_MARKER)]
 
 
 def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Source]:
