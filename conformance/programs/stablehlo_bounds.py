@@ -106,7 +106,10 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
     grad: ``d_offset = sum(dy)``, ``d_scale = sum(dy * xhat)`` (``n + 1 +
     NORMALIZE_ROUNDINGS`` roundings relative to ``sum|dy||xhat|``), and ``dx = scale /
     sigma / n * (n dy - d_offset - xhat d_scale)``, relative to the sum of the absolute
-    values of those three terms. Raises ValueError for an unknown ``kind``.
+    values of those three terms. A result may also carry a third entry, the ``growth``
+    of :func:`conformance.helpers.error_bounds.rounding_bound`: the factor by which the
+    normalisation moves an absolute error of ``tiny`` (an intermediate flushed to zero
+    on an FTZ/DAZ backend) into it. Raises ValueError for an unknown ``kind``.
     """
     w = _wide(args)
     axes = tuple(range(w[0].ndim - 1))
@@ -117,7 +120,8 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
         _, scale, offset, mean, var = w
         sigma = np.sqrt(var + eps)
         return [(NORMALIZE_ROUNDINGS,
-                 (np.abs(x) + np.abs(mean)) * np.abs(scale) / sigma + np.abs(offset))]
+                 (np.abs(x) + np.abs(mean)) * np.abs(scale) / sigma + np.abs(offset),
+                 1.0 + np.abs(scale) / sigma)]
     if kind == "training":
         _, scale, offset = w
         mean = x.mean(axis=axes)
@@ -130,7 +134,10 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
         y_mag = (np.abs(scale) * mean_mag / sigma
                  + np.abs(scale) * np.abs(x - mean) * var_mag / (2 * sigma ** 3)
                  + (np.abs(x) + np.abs(mean)) * np.abs(scale) / sigma + np.abs(offset))
-        return [(r_var + NORMALIZE_ROUNDINGS, y_mag), (n, mean_mag), (r_var, var_mag)]
+        # a flushed (FTZ/DAZ) subnormal x, mean or variance is an absolute error of up to
+        # tiny, moved into y by the same factors
+        growth = 1.0 + np.abs(scale) / sigma * (1.0 + np.abs(x - mean) / (2 * sigma ** 2))
+        return [(r_var + NORMALIZE_ROUNDINGS, y_mag, growth), (n, mean_mag), (r_var, var_mag)]
     if kind == "grad":
         _, scale, mean, var, dy = w
         sigma = np.sqrt(var + eps)

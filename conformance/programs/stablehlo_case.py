@@ -32,7 +32,7 @@ class OpCase:
     """One generated test: ``op`` (the spec name), ``variant``, ``dtypes`` (dtype names),
     ``inputs(data, dt) -> [arrays]``, ``program(args) -> StableHLO text or a jax
     function``, ``reference(args) -> [expected arrays]``, ``tolerance`` (``EXACT`` or
-    ``APPROX``), ``bound`` (APPROX: ``bound(args) -> [(roundings, magnitude)]`` per
+    ``APPROX``), ``bound`` (APPROX: ``bound(args) -> [(roundings, magnitude[, growth])]`` per
     output, the derivation of a composite op's error: each output may differ from the
     reference by ``tolerances.derived_rtol(roundings) * magnitude`` elementwise; None:
     the elementwise budget of ``op`` relative to the largest reference), ``outputs``,
