@@ -141,7 +141,9 @@ def apply(items: list[pytest.Item], entries: list[Entry], platform: str | None =
     Counts nothing: :func:`match` does, where the results are merged."""
     active = [e for e in entries if e.applies(platform, plugin_library)]
     for item in items:  # entries name package-relative ids, whatever the rootdir
-        entry = _first_match(active, package_nodeid(item.nodeid, str(item.path)))
+        path = getattr(item, "path", None)
+        entry = _first_match(active, package_nodeid(item.nodeid,
+                                                    None if path is None else str(path)))
         if entry is not None:
             strict = entry.defect.strict if entry.defect is not None else True
             item.add_marker(pytest.mark.xfail(reason=entry.label, strict=strict, run=True))
