@@ -52,14 +52,18 @@ def _leave_to_the_controller(signum: int, frame: Any) -> None:
 
 class _Restore:
     """Puts the SIGTERM and SIGINT handlers back at the end of the session, unless the
-    run was cancelled: then a further Ctrl-C until the process exits only prints
-    :data:`ALREADY_CANCELLING` (the default handler would kill it mid-write)."""
+    run was cancelled: then both are ignored until the process exits (the default
+    handler would kill it while it exits)."""
 
     def __init__(self, previous: dict[int, Any]):
         self.previous = previous
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if config.stash.get(_CANCELLED, []):
+            # Ignored, not handled: Python's finalization puts a handled signal back to
+            # the default (a late Ctrl-C would kill the process mid-exit), an ignored one not.
+            for signum in self.previous:
+                signal.signal(signum, signal.SIG_IGN)
             return
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
