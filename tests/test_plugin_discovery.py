@@ -23,12 +23,18 @@ def initialize():
 
 @pytest.fixture
 def plugin_path(tmp_path, monkeypatch):
-    """A fresh ``sys.path`` entry for throwaway plugins; forgets imported ``jax_plugins``."""
+    """A fresh ``sys.path`` entry for throwaway plugins; forgets imported ``jax_plugins``
+    before the test and, after it, the modules the test imported from ``tmp_path`` (left in
+    ``sys.modules``, a later test's plugin discovery would find them again)."""
+    def throwaway(name):
+        return name == "jax_plugins" or name.startswith(("jax_plugins.", "t_ep_"))
+
     monkeypatch.syspath_prepend(str(tmp_path))
-    for mod in [m for m in sys.modules if m == "jax_plugins" or m.startswith("jax_plugins.")
-                or m.startswith("t_ep_")]:
+    for mod in [m for m in sys.modules if throwaway(m)]:
         monkeypatch.delitem(sys.modules, mod)
-    return tmp_path
+    yield tmp_path
+    for mod in [m for m in sys.modules if throwaway(m)]:
+        del sys.modules[mod]  # then monkeypatch puts back the modules it removed
 
 
 def _namespace_plugin(root, module, body):
