@@ -260,15 +260,15 @@ def test_kernel_failure_modes_are_caught(suite_runs, platform, select, failing, 
 
 
 def test_every_kernel_test_fails_on_a_broken_kernel_backend(suite_runs):
-    """Each test of the kernel families fails on perturbed floats (broken-kernels-ulp: scaled
-    by 1+2^-9 and 64 ULP up, NaN dropped, first bool flipped) or off-by-one numbers
-    (broken-execute); the FFI error path is covered by broken-ffi-errors above."""
-    failed, collected = set(), set()
-    for platform in ("broken-kernels-ulp", "broken-execute"):
-        result, doc = _broken(suite_runs, platform, "-k",
-                              "test_kernels_ and not error_reaches_python", *CHILD_XDIST)
-        collected |= {r["nodeid"] for r in doc["results"]}
-        failed |= {r["nodeid"] for r in doc["results"] if r["status"] == "fail_wrong_result"}
+    """Each test of the kernel families fails when every kernel result is wrong
+    (broken-kernel-results: floats scaled by 1+2^-9 and 64 ULP up, NaN dropped, the first
+    bool flipped, then the first element of every numeric output +1, as
+    broken-kernels-ulp and broken-execute together, in one child); the FFI error path is
+    covered by broken-ffi-errors above."""
+    result, doc = _broken(suite_runs, "broken-kernel-results", "-k",
+                          "test_kernels_ and not error_reaches_python", *CHILD_XDIST)
+    collected = {r["nodeid"] for r in doc["results"]}
+    failed = {r["nodeid"] for r in doc["results"] if r["status"] == "fail_wrong_result"}
     assert len(collected) > 500, f"only {len(collected)} kernel tests ran"
     assert not collected - failed, sorted(collected - failed)
 

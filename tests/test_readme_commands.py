@@ -26,7 +26,7 @@ _spec.loader.exec_module(readme_commands)
 def test_readme_has_the_two_commands():
     cmds = readme_commands.commands((ROOT / "README.md").read_text(encoding="utf-8"))
     assert "pip install . " in cmds[1] and "pjrt-conformance run --platform cpu" in cmds[1]
-    assert "pip install -e '.[test]'" in cmds[2] and cmds[2].endswith("pytest -n auto")
+    assert "pip install -e '.[test]'" in cmds[2] and cmds[2].endswith("pytest -n auto tests")
     for n in (1, 2):
         assert cmds[n].startswith("python3 -m venv .venv && . .venv/bin/activate && ")
 
@@ -37,6 +37,9 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert 'cmd2="$(python3 .ci/readme_commands.py 2)"' in ci
     assert 'bash -c "$cmd1"' in ci and 'bash -c "$cmd2"' in ci
     assert ci.index('bash -c "$cmd1"') < ci.index("pjrt-conformance verify") < ci.index('bash -c "$cmd2"')
+    # plain pytest's rule on command 1's run, which command 2 no longer runs again
+    assert ci.index("pjrt-conformance verify") < ci.index('.ci/pytest_outcome.py "$bundle"') \
+        < ci.index('bash -c "$cmd2"')
     assert ci.count("rm -rf .venv") >= 2  # each command gets a fresh venv
 
 

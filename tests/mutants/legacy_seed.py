@@ -112,6 +112,13 @@ def _perturb_floats(site: Site, inputs, outputs):
     return out
 
 
+def _wrong_kernel_results(site: Site, inputs, outputs):
+    """Every kernel result is wrong: floats, complex and bools as broken-kernels-ulp, then
+    the first element of every numeric output +1 as broken-execute (one child run
+    then shows that every kernel test can fail)."""
+    return _off_by_one(site, inputs, _perturb_floats(site, inputs, outputs))
+
+
 def _permute_lu_pivots(site: Site, inputs, outputs):
     """The first row interchange of an LU factorisation goes to another row."""
     if site.program != "lu" or len(outputs) != 3 or outputs[1].shape[-1] < 2:
@@ -167,6 +174,9 @@ def _register():
     add("broken-kernels-ulp", "output", transforming(_perturb_floats, _perturb_floats.__doc__),
         "test_kernels_elementwise: float32 and accuracy; test_kernels_reduce: float32; "
         "test_kernels_dot: float32")
+    add("broken-kernel-results", "output",
+        transforming(_wrong_kernel_results, _wrong_kernel_results.__doc__),
+        "test_kernels_reduce: int32 or float32; test_kernels_convert: int32")
     add("broken-lu-pivots", "output", transforming(_permute_lu_pivots, _permute_lu_pivots.__doc__),
         "test_kernels_linalg: test_lu and float64")
     add("broken-fft-norm", "output", transforming(_unnormalized_ifft, _unnormalized_ifft.__doc__),
