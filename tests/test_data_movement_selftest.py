@@ -171,16 +171,27 @@ BROKEN = [
 
 @pytest.mark.parametrize("mutant, select, devices, fragment", BROKEN,
                          ids=[f"{b[0]}-{i}" for i, b in enumerate(BROKEN)])
-def test_check_fails_on_broken_backend_and_passes_on_healthy(run_suite, mutant, select, devices,
-                                                             fragment):
+def test_check_fails_on_broken_backend(suite_runs, mutant, select, devices, fragment):
+    """Every test of the selection fails with a wrong result on the mutant, its message
+    holding ``fragment`` (a shared child that stops at each test's first failing example)."""
     assert CATALOG[mutant].kind == "output"
-    result, doc = run_suite(mutant, "-k", select, devices=devices)
+    result = suite_runs.run(mutant, "-k", select, devices=devices, first_failure=True)
+    doc = result.doc
     assert doc is not None, result.stdout.str()[-3000:]
     statuses = {r["status"] for r in doc["results"]}
     assert statuses == {"fail_wrong_result"}, (statuses, result.stdout.str()[-3000:])
     assert any(fragment in f["message"] for f in doc["failures"]), \
         [f["message"][:400] for f in doc["failures"]]
-    healthy, doc = run_suite("cpu", "-k", select, devices=devices)
+
+
+@pytest.mark.parametrize("devices", sorted({b[2] for b in BROKEN}))
+def test_the_same_checks_pass_on_the_healthy_client(suite_runs, devices):
+    """jaxlib's CPU client passes every selection of ``BROKEN`` (one child per device
+    count, the selections joined with ``or``; each selection holds tests: the broken
+    runs above assert a wrong result in every one)."""
+    select = " or ".join(f"({b[1]})" for b in BROKEN if b[2] == devices)
+    healthy = suite_runs.run("cpu", "-k", select, devices=devices)
+    doc = healthy.doc
     assert doc is not None and doc["results"], healthy.stdout.str()[-3000:]
     assert {r["status"] for r in doc["results"]} == {"pass"}, healthy.stdout.str()[-3000:]
 
