@@ -19,7 +19,7 @@ import functools
 import ml_dtypes
 import numpy as np
 import pytest
-import scipy.fft
+import scipy  # scipy.fft loads on first use (scipy's lazy submodules): collection stays cheap
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -20,7 +20,7 @@ import functools
 import ml_dtypes
 import numpy as np
 import pytest
-import scipy.linalg
+import scipy  # scipy.linalg loads on first use (scipy's lazy submodules): collection stays cheap
 from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse
+import scipy  # scipy.sparse loads on first use (scipy's lazy submodules): collection stays cheap
 from hypothesis import given
 from hypothesis import strategies as st
 
