@@ -177,9 +177,6 @@ def test_describe_suite(suite, expected):
     assert provenance.describe(suite) == expected
 
 
-@pytest.mark.skipif(os.environ.get("PJRT_CONFORMANCE_SLOW_TESTS") != "1",
-                    reason="builds and installs a wheel (about a minute): set "
-                           "PJRT_CONFORMANCE_SLOW_TESTS=1")
 def test_wheel_install_run_from_another_directory(tmp_path):
     """A wheel of this checkout installed elsewhere (``pip install --target``, first on
     PYTHONPATH), run from a third directory: the same ids, and the header names the wheel."""
