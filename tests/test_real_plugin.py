@@ -74,6 +74,25 @@ def test_cli_certifies_a_selection_through_the_plugin(tmp_path):
     assert len(p["pjrt_c_api_version"]) == 2 and len(p["framework_pjrt_c_api_version"]) == 2
     md = (tmp_path / "out" / "report.md").read_text()
     assert f"sha256 `{digest}`" in md and "- PJRT C API: plugin 0." in md
+    owner = _owner()
+    if owner is not None:  # the title names the plugin's package and version
+        assert p["plugin_package"] == {"distribution": owner.metadata["Name"],
+                                       "version": owner.version, "compatible": None}
+        html = (tmp_path / "out" / "report.html").read_text()
+        assert f"{owner.metadata['Name']}</b> {owner.version}" in html
+        assert "version not recorded" not in html
+
+
+def _owner():
+    """The installed distribution that ships LIBRARY (None for a library of
+    PJRT_CONFORMANCE_TEST_PLUGIN outside any), found the slow way: every file it lists."""
+    import importlib.metadata
+
+    for dist in importlib.metadata.distributions():
+        if any(os.path.realpath(dist.locate_file(f)) == os.path.realpath(LIBRARY)
+               for f in dist.files or ()):
+            return dist
+    return None
 
 
 def test_plugin_reporting_another_platform_is_refused(tmp_path):

@@ -35,8 +35,9 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
     lines += [f"- Version check: {f}" for f in p.get("version_findings") or []]
     if p.get("plugin_package"):
         pkg = p["plugin_package"]
-        lines.append(f"- Plugin package: {pkg['distribution']} {pkg['version']} "
-                     f"({'compatible' if pkg['compatible'] else 'INCOMPATIBLE'} with jaxlib)")
+        rule = ("no jaxlib version rule for it" if pkg.get("compatible") is None else
+                "compatible with jaxlib" if pkg["compatible"] else "INCOMPATIBLE with jaxlib")
+        lines.append(f"- Plugin package: {pkg['distribution']} {pkg['version']} ({rule})")
     lines += [f"- Plugin error: {name}: {err}"
               for name, err in (p.get("plugin_errors") or {}).items()]
     return lines

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import re
+from pathlib import Path
 from typing import Any
 
 from conformance.processes import runner
@@ -73,6 +74,33 @@ def _package_version_check(platform: str) -> dict[str, Any] | None:
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def library_distribution(library_path: str | None) -> dict[str, Any] | None:
+    """The installed Python distribution whose RECORD lists the file ``library_path``
+    (a plugin loaded with ``--plugin-library`` from a wheel's package), as
+    ``{"distribution": name, "version": version, "compatible": None}`` (``compatible``:
+    no jaxlib version rule is known for an arbitrary distribution); None for None, a
+    path that no installed distribution lists, or one that does not exist. Raises
+    TypeError for a ``library_path`` that is not a string."""
+    if library_path is None:
+        return None
+    if not isinstance(library_path, str):
+        raise TypeError(f"argument 'library_path': expected a str or None, got "
+                        f"{type(library_path).__name__}")
+    target = Path(library_path).resolve()
+    if not target.is_file():
+        return None
+    for dist in importlib.metadata.distributions():
+        try:
+            relative = target.relative_to(Path(dist.locate_file("")).resolve()).as_posix()
+        except ValueError:
+            continue
+        if any(str(f) == relative for f in dist.files or ()):
+            return {"distribution": dist.metadata["Name"], "version": dist.version,
+                    "compatible": None}
+    return None
+
+
 def describe_plugin(client: Any, spec: Any) -> dict[str, Any]:
     """Report fields on how the backend was loaded (see docs/report-schema.md)."""
     plugin_version = xla_bridge.backend_pjrt_c_api_version(client)
@@ -91,7 +119,8 @@ def describe_plugin(client: Any, spec: Any) -> dict[str, Any]:
         "loaded": loaded,
         "using_pjrt_c_api": xla_bridge.using_pjrt_c_api(client),
         "pjrt_c_api_version": list(plugin_version) if plugin_version else None,
-        "plugin_package": _package_version_check(spec.platform),
+        "plugin_package": (_package_version_check(spec.platform)
+                           or library_distribution(loaded.get("library_path"))),
         "plugin_errors": xla_bridge.plugin_errors(),
         "platform_list": xla_bridge.platforms(),
     }
