@@ -206,6 +206,26 @@ def test_batch_norm_bound_allows_a_flushed_subnormal_mean_moved_by_the_normalisa
         compare(expected[0] + 50 * (flushed - expected[0]), expected[0], "far off")
 
 
+def test_batch_norm_grad_bounds_allow_a_flushed_subnormal_mean():
+    """batch_norm_grad with a subnormal mean input (float64 tiny/2) and x of smallest
+    normals: a DAZ backend reads the mean as 0, so x - mean is off by tiny/2 and
+    d_scale = sum(dy * xhat) by n * tiny/2 / sigma (1/sigma = 31.6 at variance 0).
+    Every output of that computation is allowed (the bounds' growth); d_scale 50x further
+    off is not."""
+    case = next(c for c in BOUNDED if c.op == "batch_norm_grad")
+    dt, tiny = dh.BY_NAME["float64"], float(np.finfo(np.float64).tiny)
+    x, dy = np.full((4, 3), tiny), np.ones((4, 3))
+    args = [x, np.ones(3), np.full(3, tiny / 2), np.zeros(3), dy]
+    expected = case.reference(args)
+    flushed = case.reference([x, np.ones(3), np.zeros(3), np.zeros(3), dy])
+    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    assert not np.array_equal(flushed[1], expected[1])  # the flush is visible in d_scale
+    for got, want, name in zip(flushed, expected, ("dx", "d_scale", "d_offset")):
+        compare(got, want, f"flushed mean: {name}")
+    with pytest.raises(AssertionError, match="by more than the"):
+        compare(expected[1] + 50 * (flushed[1] - expected[1]), expected[1], "far off")
+
+
 def test_comparison_needs_the_inputs_of_a_derived_bound():
     case = next(c for c in BOUNDED if c.op == "batch_norm_inference")
     with pytest.raises(ValueError, match="derived bound; pass 'args' and 'expected'"):

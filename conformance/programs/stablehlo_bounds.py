@@ -106,7 +106,7 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
     grad: ``d_offset = sum(dy)``, ``d_scale = sum(dy * xhat)`` (``n + 1 +
     NORMALIZE_ROUNDINGS`` roundings relative to ``sum|dy||xhat|``), and ``dx = scale /
     sigma / n * (n dy - d_offset - xhat d_scale)``, relative to the sum of the absolute
-    values of those three terms. A result may also carry a third entry, the ``growth``
+    values of those three terms (training and grad: see the growth below). A result may also carry a third entry, the ``growth``
     of :func:`conformance.helpers.error_bounds.rounding_bound`: the factor by which the
     normalisation moves an absolute error of ``tiny`` (an intermediate flushed to zero
     on an FTZ/DAZ backend) into it. Raises ValueError for an unknown ``kind``.
@@ -149,6 +149,16 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
                                                + np.abs(xhat) * d_scale_mag
                                                + absx * d_scale_mag)
         r = n + 1 + NORMALIZE_ROUNDINGS
-        return [(r + 3, dx_mag), (r, d_scale_mag), (n, d_offset_mag)]
+        # a flushed (FTZ/DAZ) subnormal dy, mean, x - mean or variance is an absolute error
+        # of up to tiny (each counted by the roundings); these factors move one into
+        # d_scale (through dy * xhat) and dx (through dy, xhat, d_offset, d_scale and
+        # sigma), to first order
+        scale_growth = (1.0 + np.abs(xhat).max(axis=axes)
+                        + np.abs(dy).max(axis=axes) / sigma)
+        d_scale = np.abs((dy * xhat).sum(axis=axes))
+        dx_growth = (1.0 + np.abs(scale) / sigma * (1.0 + (1.0 + d_scale / sigma) / n
+                                                    + np.abs(xhat) * scale_growth)
+                     + 2.0 * dx_mag / sigma ** 2)
+        return [(r + 3, dx_mag, dx_growth), (r, d_scale_mag, scale_growth), (n, d_offset_mag)]
     raise ValueError(f"batch_norm: argument 'kind' must be 'inference', 'training' or "
                      f"'grad', got {kind!r}")
