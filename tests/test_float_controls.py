@@ -64,11 +64,18 @@ def _statuses(doc):
     return {r["test_id"].rsplit("[", 1)[1].rstrip("]"): r["status"] for r in doc["results"]}
 
 
-def test_jaxlib_cpu_client_computes_as_it_declares(run_suite):
+def test_jaxlib_cpu_client_computes_as_it_declares(run_suite, pytester):
     result, doc = run_suite("cpu", "-k", SELECT, devices=2)
     assert doc is not None, result.stdout.str()[-3000:]
     assert set(_statuses(doc)) == set(fc.WIDTHS), _statuses(doc)
     assert set(_statuses(doc).values()) == {"pass"}, result.stdout.str()[-3000:]
+    # the report states the declaration the checks used: auto, resolved for this client
+    assert doc["float_controls"] == fc.record(fc.for_platform(None, "cpu", False))
+    assert doc["float_controls"]["modes"]["float32"] == "ftz+daz"
+    assert doc["float_controls"]["source"] == "auto: jaxlib's built-in CPU client"
+    md = (pytester.path / "report" / "report.md").read_text()
+    assert "- Float controls (declared denormal handling): bfloat16 ftz+daz, float16 " \
+           "preserve, float32 ftz+daz, float64 ftz+daz (auto: jaxlib's built-in CPU client)" in md
 
 
 def test_declaring_preservation_fails_a_backend_that_flushes(run_suite):
@@ -82,6 +89,16 @@ def test_declaring_preservation_fails_a_backend_that_flushes(run_suite):
         [f["message"][:300] for f in doc["failures"]]
     # the reproduction command carries the declaration the verdict depended on
     assert all("--float-controls=ieee" in json.dumps(f) for f in doc["failures"])
+    assert doc["float_controls"] == {"modes": {w: "preserve" for w in fc.WIDTHS},
+                                     "source": "ieee"}
+
+
+def test_for_platform_resolves_auto_as_for_client():
+    assert fc.for_platform(None, "cpu", False).modes == fc.XLA_CPU.modes
+    assert fc.for_platform(None, "cpu", True).modes == fc.IEEE.modes    # a CPU plugin
+    assert fc.for_platform(None, "cuda", lambda: 1 / 0).modes == fc.IEEE.modes  # not asked
+    assert fc.for_platform(fc.XLA_CPU, "cuda", True) is fc.XLA_CPU
+    assert fc.record(fc.XLA_CPU) == {"modes": dict(fc.XLA_CPU.modes), "source": "xla-cpu"}
 
 
 @pytest.mark.parametrize("mutant, failing, fragment", [

@@ -54,7 +54,8 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
            argv: list[str], cpu_devices: int, num_processes: int, programs: dict[str, int],
            started: datetime.datetime, duration_s: float,
            hypothesis_seed: int | None = None,
-           plugin_library: bool = False) -> dict[str, Any]:
+           plugin_library: bool = False,
+           float_controls: dict[str, Any] | None = None) -> dict[str, Any]:
     """Report header: what is needed to reproduce and trust the report.
 
     ``platform``: the ``--platform`` name; ``platform_info``: the backend's facts
@@ -63,7 +64,9 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
     line; ``programs``: ``compiles`` and ``cache_hits`` summed over processes;
     ``started``: an aware UTC datetime; ``duration_s``: seconds;
     ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given);
-    ``plugin_library``: the backend was loaded from ``--plugin-library`` (a catalog condition).
+    ``plugin_library``: the backend was loaded from ``--plugin-library`` (a catalog condition);
+    ``float_controls``: the denormal handling declared for the run
+    (:func:`conformance.helpers.float_controls.record`; None: not resolved).
     """
     import hypothesis
 
@@ -83,6 +86,7 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
         "programs": dict(programs),
         "started_utc": started.isoformat(timespec="seconds"),
         "duration_s": round(duration_s, 2),
+        "float_controls": float_controls,
     }
 
 

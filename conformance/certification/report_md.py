@@ -129,6 +129,15 @@ def started_line(doc: dict[str, Any]) -> str:
     return f"- Started (UTC): {doc['started_utc']}, duration {float(doc['duration_s']):.1f} s"
 
 
+def _float_controls_lines(doc: dict[str, Any]) -> list[str]:
+    """The declared denormal handling (bundles written before it was recorded: none)."""
+    fc = doc.get("float_controls")
+    if not fc:
+        return []
+    modes = ", ".join(f"{k} {v}" for k, v in fc["modes"].items())
+    return [f"- Float controls (declared denormal handling): {modes} ({fc['source']})"]
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
@@ -152,6 +161,7 @@ def render(doc: dict[str, Any]) -> str:
                           f"{doc['profile']['tests']} test ids)" if doc.get("profile")
                           else "none (completeness not checked; not a certification)"),
         f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
+    ] + _float_controls_lines(doc) + [
         f"- Command: `{view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         started_line(doc),

@@ -103,13 +103,28 @@ def parse(value: str) -> FloatControls | None:
 def for_client(declared: FloatControls | None, client: Any) -> FloatControls:
     """The declaration in force: ``declared`` if given, else (``auto``) :data:`XLA_CPU` for
     jaxlib's built-in CPU client and :data:`IEEE` for any other (a plugin declares its own)."""
-    if declared is not None:
-        return declared
     from runtime import xla_bridge
 
-    if client.platform == "cpu" and not xla_bridge.using_pjrt_c_api(client):
+    return for_platform(declared, client.platform,
+                        lambda: xla_bridge.using_pjrt_c_api(client))
+
+
+def for_platform(declared: FloatControls | None, platform: str | None,
+                 using_pjrt_c_api: Any) -> FloatControls:
+    """:func:`for_client` from a client's facts: its ``platform`` name and
+    ``using_pjrt_c_api`` (a bool, or a callable giving it, asked only for ``cpu``)."""
+    if declared is not None:
+        return declared
+    if platform == "cpu" and not (using_pjrt_c_api() if callable(using_pjrt_c_api)
+                                  else using_pjrt_c_api):
         return dataclasses.replace(XLA_CPU, source="auto: jaxlib's built-in CPU client")
     return dataclasses.replace(IEEE, source="auto: no declaration")
+
+
+def record(controls: FloatControls) -> dict[str, Any]:
+    """The declaration as report.json's ``float_controls``: ``{"modes": {dtype name: mode},
+    "source": where it came from}``."""
+    return {"modes": {w: controls.modes[w] for w in WIDTHS}, "source": controls.source}
 
 
 def expected(x: np.ndarray, exact: np.ndarray, controls: FloatControls, flushed_input: bool

@@ -68,6 +68,22 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
             f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")
 
 
+def _float_controls(config: pytest.Config, info: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's declared denormal handling for report.json (``--float-controls``,
+    ``auto`` resolved from the platform facts as the ``float_controls`` fixture resolves
+    it); None when no client was described or the option does not parse."""
+    from conformance.helpers import float_controls as fc
+
+    if not info:
+        return None
+    try:
+        declared = fc.parse(config.getoption("float_controls", fc.AUTO))
+    except ValueError:
+        return None
+    return fc.record(fc.for_platform(declared, info.get("name"),
+                                     bool(info.get("using_pjrt_c_api"))))
+
+
 class Recorder:
     """The plugin object that records and merges results (one per pytest process)."""
 
@@ -164,7 +180,8 @@ class Recorder:
             programs=state.programs, started=state.started,
             duration_s=time.monotonic() - state.t0,
             hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
-            plugin_library=state.plugin_library)
+            plugin_library=state.plugin_library,
+            float_controls=_float_controls(config, info))
         doc = report.build(results, collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
                            waivers=tuple(state.waivers),
