@@ -106,17 +106,16 @@ def for_client(declared: FloatControls | None, client: Any) -> FloatControls:
     from runtime import xla_bridge
 
     return for_platform(declared, client.platform,
-                        lambda: xla_bridge.using_pjrt_c_api(client))
+                        client.platform == "cpu" and xla_bridge.using_pjrt_c_api(client))
 
 
 def for_platform(declared: FloatControls | None, platform: str | None,
-                 using_pjrt_c_api: Any) -> FloatControls:
-    """:func:`for_client` from a client's facts: its ``platform`` name and
-    ``using_pjrt_c_api`` (a bool, or a callable giving it, asked only for ``cpu``)."""
+                 using_pjrt_c_api: bool) -> FloatControls:
+    """:func:`for_client` from a client's facts: its ``platform`` name and whether it is
+    a PJRT C API plugin's client (``using_pjrt_c_api``)."""
     if declared is not None:
         return declared
-    if platform == "cpu" and not (using_pjrt_c_api() if callable(using_pjrt_c_api)
-                                  else using_pjrt_c_api):
+    if platform == "cpu" and not using_pjrt_c_api:
         return dataclasses.replace(XLA_CPU, source="auto: jaxlib's built-in CPU client")
     return dataclasses.replace(IEEE, source="auto: no declaration")
 

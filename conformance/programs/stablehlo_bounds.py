@@ -106,7 +106,7 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
     grad: ``d_offset = sum(dy)``, ``d_scale = sum(dy * xhat)`` (``n + 1 +
     NORMALIZE_ROUNDINGS`` roundings relative to ``sum|dy||xhat|``), and ``dx = scale /
     sigma / n * (n dy - d_offset - xhat d_scale)``, relative to the sum of the absolute
-    values of those three terms (training and grad: see the growth below). A result may also carry a third entry, the ``growth``
+    values of those three terms. A result may also carry a third entry, the ``growth``
     of :func:`conformance.helpers.error_bounds.rounding_bound`: the factor by which the
     normalisation moves an absolute error of ``tiny`` (an intermediate flushed to zero
     on an FTZ/DAZ backend) into it. Raises ValueError for an unknown ``kind``.

@@ -35,9 +35,9 @@ def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None
             raise ValueError(f"comparison: case {case.id!r} has a derived bound; pass "
                              f"'args' and 'expected'")
         derived = [(id(w), error_bounds.rounding_bound(
-            dt.dtype, b[1], roundings=b[0] + 1, growth=b[2] if len(b) > 2 else 1.0,
-            name=f"({b[0]}+1)*eps*magnitude + ({b[0]}+1)*tiny*growth "
-            f"(stablehlo_bounds, {case.op})")) for w, b in zip(expected, case.bound(args))]
+            dt.dtype, m, roundings=r + 1, growth=g[0] if g else 1.0,
+            name=f"({r}+1)*eps*magnitude + ({r}+1)*tiny*growth "
+            f"(stablehlo_bounds, {case.op})")) for w, (r, m, *g) in zip(expected, case.bound(args))]
 
     def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
         key = id(want)

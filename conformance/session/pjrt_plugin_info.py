@@ -74,7 +74,6 @@ def _package_version_check(platform: str) -> dict[str, Any] | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def library_distribution(library_path: str | None) -> dict[str, Any] | None:
     """The installed Python distribution whose RECORD lists the file ``library_path``
     (a plugin loaded with ``--plugin-library`` from a wheel's package), as
@@ -88,16 +87,24 @@ def library_distribution(library_path: str | None) -> dict[str, Any] | None:
         raise TypeError(f"argument 'library_path': expected a str or None, got "
                         f"{type(library_path).__name__}")
     target = Path(library_path).resolve()
-    if not target.is_file():
+    owner = _owning_distribution(target) if target.is_file() else None
+    if owner is None:
         return None
+    return {"distribution": owner[0], "version": owner[1], "compatible": None}
+
+
+@functools.lru_cache(maxsize=None)
+def _owning_distribution(target: Path) -> tuple[str, str] | None:
+    """(name, version) of the distribution whose RECORD lists the resolved file
+    ``target``, looked up once per file (it reads every installed RECORD until one
+    lists it); None when none does."""
     for dist in importlib.metadata.distributions():
         try:
             relative = target.relative_to(Path(dist.locate_file("")).resolve()).as_posix()
         except ValueError:
             continue
         if any(str(f) == relative for f in dist.files or ()):
-            return {"distribution": dist.metadata["Name"], "version": dist.version,
-                    "compatible": None}
+            return dist.metadata["Name"], dist.version
     return None
 
 

@@ -71,15 +71,13 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
 def _float_controls(config: pytest.Config, info: dict[str, Any]) -> dict[str, Any] | None:
     """The run's declared denormal handling for report.json (``--float-controls``,
     ``auto`` resolved from the platform facts as the ``float_controls`` fixture resolves
-    it); None when no client was described or the option does not parse."""
+    it; the option was checked when the session was configured); None when no client
+    was described."""
     from conformance.helpers import float_controls as fc
 
     if not info:
         return None
-    try:
-        declared = fc.parse(config.getoption("float_controls", fc.AUTO))
-    except ValueError:
-        return None
+    declared = fc.parse(config.getoption("float_controls", fc.AUTO))
     return fc.record(fc.for_platform(declared, info.get("name"),
                                      bool(info.get("using_pjrt_c_api"))))
 
