@@ -33,9 +33,11 @@ def lower_to_stablehlo(fn: Any, avals: tuple[Any, ...], platform: str,
     """StableHLO text of the jax function ``fn`` traced at ``avals`` (``jax.ShapeDtypeStruct``
     or ``ShapedArray`` values, 64-bit dtypes kept) and lowered for ``platform`` (a concrete
     platform name such as ``"cpu"`` or ``"cuda"``, not the alias ``"gpu"``). ``jit_options``
-    go to ``jax.jit`` (``in_shardings``, ``out_shardings``, ``donate_argnums``)."""
+    go to ``jax.jit`` (``in_shardings``, ``out_shardings``, ``donate_argnums``). Every
+    argument is kept (``keep_unused=True``), used or not: the suite passes every one to
+    the executable, and an executable given more arguments than it takes is an error."""
     with x64_context():
-        traced = jax.jit(fn, **jit_options).trace(*avals)
+        traced = jax.jit(fn, keep_unused=True, **jit_options).trace(*avals)
         lowered = traced.lower(lowering_platforms=(platform,))
     return lowered.as_text()
 

@@ -145,6 +145,24 @@ class ShardedRunner:
         return out, problem, text, exe
 
 
+    def run_outputs(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
+                    in_shardings: list[NamedSharding], out_sharding: NamedSharding,
+                    out_shapes: list[tuple[int, ...]]
+                    ) -> tuple[list[tuple[np.ndarray, str]], str]:
+        """Every output of ``fn`` on ``args`` (``out_sharding`` applies to each): a list
+        of (global output, problem) in order, and the StableHLO text. AssertionError
+        when the executable returns another number of outputs."""
+        exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
+        arrays = [shh.put_sharded(a, s, xc=self.xc) for a, s in zip(args, in_shardings)]
+        per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
+        coverage.note_executed(text)
+        assert len(per_output) == len(out_shapes), (
+            f"execute_sharded returned {len(per_output)} outputs, but the program has "
+            f"{len(out_shapes)} [{name}]")
+        return [assemble(o, out_sharding, shape) for o, shape in zip(per_output, out_shapes)], \
+            text
+
+
 def collective_case(mesh: Mesh, axis: str, collective: Collective, block: tuple[int, int],
                     dtype: Any, rng: np.random.Generator):
     """(fn, x, in_sharding, out_sharding, expected, out_shape) for ``collective`` over

@@ -1,0 +1,178 @@
+"""The float oracle of generated programs: float64 evaluation with a running error bound.
+
+Wilkinson's running error analysis, carried through the DAG node by node. Every node
+gets its float64 value ``v`` (computed from the float32 inputs) and a bound ``e``
+such that a healthy backend's float32 result ``d`` satisfies ``|d - v| <= e``
+elementwise, whatever order and fusion it chose. With ``u = eps`` of float32 (twice
+the unit roundoff, so fused multiply-adds and wider accumulators are covered) and
+``tiny`` its smallest normal (each rounding may flush a subnormal result to zero,
+and a subnormal input may be read as zero: flush-to-zero and denormals-are-zero):
+
+==================  ========================================================================
+node                bound ``e`` of the result (operands ``a``, ``b`` with bounds ``ea``, ``eb``)
+==================  ========================================================================
+parameter           ``|x|`` where ``x`` is subnormal (read as 0 under DAZ), else 0
+negate, abs         ``ea`` (exact)
+add, subtract       ``ea + eb + u (|v| + ea + eb) + tiny`` (one rounding of the computed sum)
+multiply            ``p + u (|v| + p) + tiny`` with ``p = |a| eb + |b| ea + ea eb``
+maximum, minimum    ``max(ea, eb)`` (1-Lipschitz, no rounding)
+tanh                ``min(ea, 2) + k u (|v| + ea) + tiny`` (``|tanh'| <= 1``; ``k``: the
+                    float32 ULP budget of the tolerance table)
+exp                 ``p + k u (v + p) + tiny`` with ``p = exp(a) (exp(ea) - 1)`` (mean value)
+select(a < b, c, d) the chosen operand's bound; where ``|a - b| <= ea + eb`` the device may
+                    choose the other one: ``max(ec, ed) + |c - d|``
+reduce add (n)      ``sum(e) + n u sum(|v| + e) + n tiny`` (any order, any tree)
+reduce max/min      ``max(e)``
+dot_general (K)     ``p + K u (|A|@|B| + p) + 2 K tiny`` with ``p = |A|@eB + eA@|B| + eA@eB``
+cumsum (n)          ``cumsum(e) + n u cumsum(|v| + e) + n tiny`` (any scan order)
+data movement       the operand's bound moved the same way (pad: 0 in the padding)
+==================  ========================================================================
+
+An element whose bound reaches the float32 range (``|v| + e >= max``) may overflow:
+any value, an infinity or NaN is accepted there, and so downstream (``e = inf``).
+The float64 reference's own rounding (``2**-53`` relative per op) is covered by the
+``u = 2**-23`` of every rounding node; the non-rounding nodes are exact in both.
+The comparison adds the rounding of the expected value to float32
+(``eps/2 |v| + 2**-149``). Derivation and sources: docs/programs.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from conformance.helpers import tolerances
+from conformance.helpers.error_bounds import ErrorBound
+from conformance.programs import dag
+from conformance.programs.dag import Node, Program
+
+F32 = np.finfo(np.float32)
+U, TINY, FMAX = float(F32.eps), float(F32.tiny), float(F32.max)
+#: Smallest positive float32 subnormal.
+DENORM_MIN = float(2.0**-149)
+
+
+def _rnd(mag: np.ndarray) -> np.ndarray:
+    return U * mag + TINY
+
+
+def _moved(node: Node, arrays: list[np.ndarray], idx: np.ndarray, pad: float | None = None
+           ) -> np.ndarray:
+    """A data-movement op applied to float64 arrays (values or bounds)."""
+    wide = dataclasses.replace(node, dtype="float64")
+    if pad is not None:
+        wide = dataclasses.replace(wide, attrs=tuple((k, pad if k == "value" else v)
+                                                     for k, v in node.attrs))
+    return dag.OPS[node.op].numpy(wide, arrays, idx)
+
+
+def _sum_axes(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    return np.sum(a, axis=axes)
+
+
+def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    op, k_ulp = node.op, tolerances.ulp_bound(None, "float32")
+    if op in ("negate", "abs"):
+        return (-vals[0] if op == "negate" else np.abs(vals[0])), errs[0]
+    if op in ("add", "subtract"):
+        v = vals[0] + vals[1] if op == "add" else vals[0] - vals[1]
+        e = errs[0] + errs[1]
+        return v, e + _rnd(np.abs(v) + e)
+    if op == "multiply":
+        (a, b), (ea, eb) = vals, errs
+        v = a * b
+        p = np.abs(a) * eb + np.abs(b) * ea + ea * eb
+        return v, p + _rnd(np.abs(v) + p)
+    if op in ("maximum", "minimum"):
+        return (np.maximum if op == "maximum" else np.minimum)(*vals), np.maximum(*errs)
+    if op == "tanh":
+        v = np.tanh(vals[0])
+        return v, np.minimum(errs[0], 2.0) + k_ulp * U * (np.abs(v) + errs[0]) + TINY
+    if op == "exp":
+        v = np.exp(vals[0])
+        p = v * np.expm1(errs[0])
+        return v, p + k_ulp * U * (v + p) + TINY
+    if op == "select":
+        a, b, c, d = vals
+        ea, eb, ec, ed = errs
+        pred = {"LT": np.less, "LE": np.less_equal, "GT": np.greater, "GE": np.greater_equal,
+                "EQ": np.equal, "NE": np.not_equal}[node.attr("dir")](a, b)
+        near = ea + eb
+        amb = (near > 0) & (np.abs(a - b) <= near)
+        e = np.where(amb, np.maximum(ec, ed) + np.abs(c - d), np.where(pred, ec, ed))
+        return np.where(pred, c, d), e
+    if op == "reduce":
+        axes, kind = node.attr("axes"), node.attr("kind")
+        if kind in ("max", "min"):
+            fn = np.max if kind == "max" else np.min
+            return fn(vals[0], axis=axes), np.max(errs[0], axis=axes)
+        n = int(np.prod([vals[0].shape[a] for a in axes]))
+        s = _sum_axes(np.abs(vals[0]) + errs[0], axes)
+        return _sum_axes(vals[0], axes), _sum_axes(errs[0], axes) + n * U * s + n * TINY
+    if op == "dot_general":
+        (cx, cy), (bx, by) = node.attr("contract"), node.attr("batch")
+        k = int(np.prod([vals[0].shape[a] for a in cx]))
+
+        def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+            return dag.einsum_dot(x, y, cx, cy, bx, by)
+        (a, b), (ea, eb) = vals, errs
+        p = dot(np.abs(a), eb) + dot(ea, np.abs(b)) + dot(ea, eb)
+        return dot(a, b), p + k * U * (dot(np.abs(a), np.abs(b)) + p) + 2 * k * TINY
+    if op == "cumsum":
+        axis, rev = node.attr("axis"), node.attr("reverse")
+        n = vals[0].shape[axis]
+        flip = (lambda x: np.flip(x, axis)) if rev else (lambda x: x)
+
+        def cum(x: np.ndarray) -> np.ndarray:
+            return flip(np.cumsum(flip(x), axis=axis))
+        return cum(vals[0]), cum(errs[0]) + n * U * cum(np.abs(vals[0]) + errs[0]) + n * TINY
+    if op == "loop":  # v <- v * 3 + 1, trips times
+        v, e = vals[0], errs[0]
+        for _ in range(node.attr("trips")):
+            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e)
+            v = v + 1
+            e = e + _rnd(np.abs(v) + e)
+        return v, e
+    if op == "pad":
+        return _moved(node, vals, idx), _moved(node, errs, idx, pad=0.0)
+    if op == "iota":
+        v = _moved(node, [], idx)
+        return v, np.zeros_like(v)
+    # data movement: the values and their bounds move alike
+    return _moved(node, vals, idx), _moved(node, errs, idx)
+
+
+def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray
+             ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(v, e)`` of every node of a float program (float64 arrays): the float64 value
+    and the running error bound. ``e`` is ``inf`` where the value may have overflowed.
+    Raises ValueError for a program of another family."""
+    if program.family != "float":
+        raise ValueError(f"dag_bounds.evaluate: argument 'program' must be a float program, "
+                         f"got family {program.family!r}")
+    out: list[tuple[np.ndarray, np.ndarray]] = []
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for n in program.nodes:
+            if n.op == "param":
+                x = np.asarray(inputs[n.attr("index")]).astype(np.float64)
+                out.append((x, np.where(np.abs(x) < TINY, np.abs(x), 0.0)))
+                continue
+            v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx)
+            v, e = np.asarray(v, np.float64), np.asarray(e, np.float64)
+            e = np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= FMAX), np.inf, e)
+            out.append((v, e))
+    return out
+
+
+def expected_and_bound(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, ErrorBound]:
+    """The float32 expected result and the :class:`ErrorBound` to hold a device's result
+    to, from a node's ``(v, e)``: ``e`` plus the rounding of ``v`` to float32; any
+    value (infinities and NaN included) where ``e`` is infinite."""
+    free = ~np.isfinite(e)
+    with np.errstate(over="ignore", invalid="ignore"):
+        expected = np.where(free, 0.0, v).astype(np.float32)
+        allowed = np.where(free, np.inf, e + 0.5 * U * np.abs(v) + DENORM_MIN)
+    return expected, ErrorBound(allowed, "running error bound (Wilkinson) of the program",
+                                overflow=free, nan=free)

@@ -1,0 +1,160 @@
+"""Area programs: generated multi-op programs, where ops meet in fusion and layout.
+
+Seed 000 (Compile and Execute), every device at once. Each example is a DAG of 2-30
+StableHLO ops drawn by :mod:`conformance.programs.dag_strategy` (elementwise,
+compare/select, broadcast, reduce, dot_general, transpose, reshape, slice,
+concatenate, pad, reverse, convert, dynamic_slice/dynamic_update_slice,
+gather/scatter, iota, reduce_window, cumsum, sort, while and case), with several
+outputs, compiled as ONE program (so the backend fuses, lays out and assigns buffers
+across ops) and run on every device. Oracles (docs/programs.md):
+
+- integer and data-movement programs: bit for bit against NumPy evaluating the same
+  DAG (:func:`conformance.programs.dag.evaluate`);
+- float programs: a float64 evaluation carrying Wilkinson's running error bound
+  through the DAG (:mod:`conformance.programs.dag_bounds`), flush-to-zero included;
+- on a failure, the same program op by op on the first device (each op its own
+  executable, the thing the single-op areas validate): when that run passes the same
+  oracle, the failure is the plugin compiler's (fusion, layout or buffer assignment)
+  and the note says so; otherwise it names the first op that is wrong on its own.
+
+Hypothesis shrinks a failing program to a minimal one; its jax source (the program
+that ran, not a description of it) is attached to the failure, with its inputs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.helpers import assertions as ph
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
+from conformance.programs import cache as programs
+from conformance.programs import dag, dag_bounds, dag_strategy
+
+
+def _budget() -> int:
+    """Elements of every value of a program: 4096 (ci, dev), 32768 (nightly)."""
+    return hh.element_budget(ci=2**12, nightly=2**15)
+
+
+def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.ndarray],
+                  idx: np.ndarray, where: str) -> None:
+    """Hold ``outs`` (one host array per program output) to the family's oracle.
+    AssertionError names the output and the node that computed it."""
+    __tracebackhide__ = True
+    if program.family == "float":
+        nodes = dag_bounds.evaluate(program, inputs, idx)
+        for k, (o, out) in enumerate(zip(program.outputs, outs)):
+            expected, bound = dag_bounds.expected_and_bound(*nodes[o])
+            ph.assert_within_bound(out, expected, bound, call=f"{where}, output {k} (v{o})")
+        return
+    values = dag.evaluate(program, inputs, idx)
+    for k, (o, out) in enumerate(zip(program.outputs, outs)):
+        ph.assert_bitwise_equal(out, values[o], call=f"{where}, output {k} (v{o})")
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
+
+
+def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
+             inputs: list[np.ndarray], idx: np.ndarray) -> str:
+    """The op-by-op verdict on the first device: every node run as its own executable on
+    the previous nodes' device results. Returns one sentence for the failure note."""
+    device = program_cache.client.local_devices()[0]
+    values: list[np.ndarray] = []
+    exact = dag.evaluate(program, inputs, idx) if program.family != "float" else None
+    first_wrong = None
+    for i, n in enumerate(program.nodes):
+        if n.op == "param":
+            values.append(inputs[n.attr("index")])
+            continue
+        fn, operands = program.node_function(i)
+        args = [values[a] for a in operands] + [idx]
+        outs, _ = program_cache.run(f"{program.name}_op{i}", fn, args, device)
+        values.append(outs[0])
+        if exact is not None and first_wrong is None:
+            alone = dag.OPS[n.op].numpy(n, [values[a] for a in operands], idx)
+            if not np.array_equal(_bits(outs[0]), _bits(alone)):
+                first_wrong = i
+    try:
+        check_outputs(program, [values[o] for o in program.outputs], inputs, idx, "op by op")
+    except AssertionError:
+        culprit = (f"; v{first_wrong} = {dag.OPS[program.nodes[first_wrong].op].code(program.nodes[first_wrong], [f'v{a}' for a in program.nodes[first_wrong].args])} "  # noqa: E501
+                   f"is wrong on its own" if first_wrong is not None else "")
+        return (f"op by op on {device} (each op its own executable) the program fails too"
+                f"{culprit}: a single-op defect, see the single-op areas")
+    return (f"op by op on {device} (each op its own executable) the same program passes "
+            f"the same oracle: the wrong result comes from compiling the ops together "
+            f"(fusion, layout or buffer assignment), a compiler defect of the plugin")
+
+
+def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
+                family: str) -> None:
+    """Draw a ``family`` program and its inputs, run it on every device and check it."""
+    program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
+    inputs, idx = dag_strategy.inputs(data.draw, program)
+    args = inputs + [idx]
+    base = dh.BY_NAME[program.nodes[program.params[0]].dtype]
+    call = f"execute({family} program {program.name}: {program.n_ops} ops, " \
+           f"{len(program.outputs)} outputs)"
+    outs, text = programs.run_everywhere(program_cache, program.name, program.function(),
+                                         args, base, call, n_outputs=len(program.outputs))
+    per_output = [outs] if len(program.outputs) == 1 else outs
+    with reproduction(call, program=text, inputs=args):
+        for d in range(len(per_output[0])):
+            device = per_output[0][d][0]
+            try:
+                check_outputs(program, [p[d][1] for p in per_output], inputs, idx,
+                              f"{call} on {device}")
+            except AssertionError as err:
+                err.add_note(op_by_op(program_cache, program, inputs, idx))
+                err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
+                             + program.source())
+                raise
+
+
+@given(data=st.data())
+def test_integer_programs(program_cache, data):
+    """int32 programs (and int8/int16/uint8/uint32 after converts), bit for bit."""
+    run_program(program_cache, data, "integer")
+
+
+@given(data=st.data())
+def test_data_movement_programs(program_cache, data):
+    """Programs of data-movement ops on any bit pattern (NaN payloads, -0.0,
+    subnormals), bit for bit."""
+    run_program(program_cache, data, "data_movement")
+
+
+@given(data=st.data())
+def test_float_programs(program_cache, data):
+    """float32 programs within the running error bound of their float64 evaluation."""
+    run_program(program_cache, data, "float")
+
+
+def _nested_dynamic_slice(x, i, j):
+    from jax import lax
+    return lax.dynamic_slice(lax.dynamic_slice(x, [i, 0], (3, 1)), [j, 0], (2, 1))
+
+
+def test_nested_dynamic_slice_clamps_each_start(program_cache):
+    """``dynamic_slice(dynamic_slice(x, (7, 0)){3, 1}, (2, 0)){2, 1}`` of float32[8, 8]:
+    each start is clamped to its own operand (StableHLO: 7 -> 5, then 2 -> 1, so rows
+    6 and 7), also when the compiler merges the two slices. Pinned: the generated
+    programs avoid a (dynamic) slice of a dynamic_slice, whose merge XLA clamps wrongly
+    (openxla/xla#49121, jax-ml/jax#40849; docs/repro/nested_dynamic_slice_clamp.py), so
+    that this defect is reported here, once."""
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    i, j = np.int32(7), np.int32(2)
+    expected = x[6:8, 0:1]
+    call = "execute(dynamic_slice(dynamic_slice(x, (7, 0)){3, 1}, (2, 0)){2, 1}, float32[8, 8])"
+    outs, text = programs.run_everywhere(program_cache, "nested_dynamic_slice",
+                                         _nested_dynamic_slice, [x, i, j],
+                                         dh.BY_NAME["float32"], call)
+    with reproduction(call, program=text, inputs=[x, i, j]):
+        for device, out in outs:
+            ph.assert_exact(out, expected, call=f"{call} on {device}")

@@ -1,0 +1,247 @@
+"""Area programs_spmd: ordinary programs the SPMD partitioner must insert communication for.
+
+Seed 003 (``execute_sharded`` with NamedSharding inputs and outputs). Each program is
+plain jax (no ``shard_map``, no hand-written collective) lowered with drawn
+``NamedSharding`` inputs and outputs over a 2-axis mesh of every factorisation of
+the device count (``(1, n)`` and ``(n, 1)`` included, devices in a drawn order), so
+XLA's SPMD partitioner decides the all-reduces, all-gathers, all-to-alls and
+collective-permutes:
+
+- a hand-picked set (:data:`CASES`): a sum and a max over sharded axes, a dot with a
+  sharded contracting dimension, a batched dot with sharded batch and contracting
+  dimensions, a transpose and a reshape across shards, a gather and a scatter-add on
+  sharded operands, a cumsum along a sharded axis, and a reshard between two ops;
+- generated programs (:mod:`conformance.programs.dag_strategy`, all three families)
+  whose parameters are sharded by drawn PartitionSpecs, outputs replicated.
+
+Oracles: int32 and data-movement results bit for bit against NumPy; float32 results
+within the error bound of their float64 evaluation (``n * eps * magnitude`` for the
+hand-picked set, the running error bound for generated programs), which also bounds
+the unpartitioned program. On a failure the same program runs unpartitioned on the
+first device; when that passes, the note says the partitioned program alone is
+wrong (the SPMD partitioner's or the collectives' defect in the plugin).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from conformance.helpers import assertions as ph
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds
+from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import strategies as hh
+from conformance.helpers.reproduction import reproduction
+from conformance.programs import dag_strategy
+from conformance.programs import sharded as sp
+from conformance.test_programs import check_outputs
+
+
+@pytest.fixture(scope="session")
+def runner(client, xc, program_cache):
+    return sp.ShardedRunner(client, xc, program_cache)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """A hand-picked SPMD program: ``make(mesh)`` its jax function; ``shapes(mx, my, b)`` its argument shapes
+    for mesh sizes ``mx``, ``my`` and a block count ``b``; ``in_specs`` and
+    ``out_spec``; ``reference``: the same math in NumPy (float64 or wrapping int32);
+    ``roundings(shapes)``: roundings on the longest path of a float32 result."""
+
+    name: str
+    make: Callable[[Mesh], Callable[..., Any]]
+    shapes: Callable[[int, int, int], list[tuple[int, ...]]]
+    in_specs: tuple[P, ...]
+    out_spec: P
+    reference: Callable[..., np.ndarray]
+    roundings: Callable[[list[tuple[int, ...]]], int]
+
+
+_GATHER_AT = np.array([0, 5, 2, 5, 1, 99, -1], np.int32)   # repeats, clipped past both ends
+_SCATTER_AT = np.array([0, 3, 3, 1], np.int32)              # a repeated row: two adds
+
+
+def _np_take(x, at, axis=0):
+    return np.take(x, np.clip(at, 0, x.shape[axis] - 1), axis=axis)
+
+
+def _np_scatter(x, u):
+    out = x.copy()
+    np.add.at(out, _SCATTER_AT, u)
+    return out
+
+
+def _two(mx, my, b):
+    return [(mx * my * b, mx * my * (b + 1))]
+
+
+CASES = [
+    Case("sum_over_sharded_axis", lambda m: lambda x: jnp.sum(x * 2 + 1, axis=1, dtype=x.dtype),
+         _two, (P("x", "y"),), P(), lambda x: np.sum(x * 2 + 1, axis=1, dtype=x.dtype),
+         lambda s: s[0][1] + 2),
+    Case("max_over_sharded_axis", lambda m: lambda x: lax.reduce_max(x - 1, (0,)), _two, (P("x", "y"),),
+         P("y"), lambda x: np.max(x - 1, axis=0), lambda s: 1),
+    Case("dot_sharded_contracting",
+         lambda m: lambda a, b: lax.dot(a, b, precision=lax.Precision.HIGHEST),
+         lambda mx, my, b: [(3, mx * b), (mx * b, my * 2)], (P(None, "x"), P("x", "y")), P(),
+         lambda a, b: a @ b, lambda s: s[0][1]),
+    Case("dot_sharded_batch_and_contracting",
+         lambda m: lambda a, b: jnp.einsum("bmk,bkn->bmn", a, b, precision=lax.Precision.HIGHEST),
+         lambda mx, my, b: [(mx, 2, my * b), (mx, my * b, 3)], (P("x", None, "y"),
+                                                                P("x", "y", None)),
+         P("x"), lambda a, b: np.einsum("bmk,bkn->bmn", a, b), lambda s: s[0][2]),
+    Case("transpose_across_shards", lambda m: lambda x: x.T * 3, _two, (P("x", "y"),), P("x", "y"),
+         lambda x: x.T * 3, lambda s: 1),
+    Case("reshape_across_shards", lambda m: lambda x: (x + 1).reshape(x.shape[1], x.shape[0]), _two,
+         (P("x", "y"),), P("y", None),
+         lambda x: (x + 1).reshape(x.shape[1], x.shape[0]), lambda s: 1),
+    Case("gather_from_sharded_operand",
+         lambda m: lambda x: jnp.take(x * 2, _GATHER_AT, axis=0, mode="clip"), _two, (P("x", "y"),),
+         P(None, "y"), lambda x: _np_take(x * 2, _GATHER_AT), lambda s: 1),
+    Case("scatter_add_into_sharded_operand",
+         lambda m: lambda x, u: x.at[_SCATTER_AT].add(u, mode="promise_in_bounds"),
+         lambda mx, my, b: [(mx * 4 * b, my * b), (len(_SCATTER_AT), my * b)],
+         (P("x", "y"), P(None, "y")), P("x", "y"), _np_scatter, lambda s: 3),
+    Case("cumsum_along_sharded_axis", lambda m: lambda x: lax.cumsum(x, axis=0), _two, (P("x", "y"),),
+         P("x", "y"), lambda x: np.cumsum(x, axis=0, dtype=x.dtype), lambda s: s[0][0] + 1),
+]
+
+
+def _resharded(mesh: Mesh) -> Callable[..., Any]:
+    def fn(x):
+        y = jax.lax.with_sharding_constraint(x * 2, NamedSharding(mesh, P("y", "x")))
+        return jnp.sum(y, axis=0, dtype=x.dtype) + y[-1]
+    return fn
+
+
+def _resharded_ref(x):
+    y = x * 2
+    return np.sum(y, axis=0, dtype=x.dtype) + y[-1]
+
+
+CASES.append(Case("reshard_between_ops", _resharded, _two, (P("x", "y"),), P("x"),
+                  _resharded_ref, lambda s: s[0][0] + 2))
+
+DTYPES = [dh.BY_NAME["int32"], dh.BY_NAME["float32"]]
+
+
+def _args(data: st.DataObject, shapes: list[tuple[int, ...]], dt: dh.DType) -> list[np.ndarray]:
+    lim = 100 if dt.kind == "int" else 2.0
+    return [data.draw(hh.seeded_arrays(dt, s, min_value=-lim, max_value=lim), label=f"a{k}")
+            for k, s in enumerate(shapes)]
+
+
+def _mesh(data: st.DataObject, devices: list[Any]) -> Mesh:
+    shape = data.draw(st.sampled_from(shh.mesh_shapes(len(devices), 2)), label="mesh shape")
+    order = data.draw(st.permutations(range(len(devices))), label="device order")
+    return shh.grid_mesh([devices[i] for i in order], shape)
+
+
+def _check(out: np.ndarray, args: list[np.ndarray], case_ref: Callable[..., np.ndarray],
+           roundings: int, dt: dh.DType, call: str) -> None:
+    __tracebackhide__ = True
+    if dt.kind == "int":
+        with np.errstate(over="ignore"):
+            ph.assert_exact(out, np.asarray(case_ref(*args)).astype(dt.dtype), call=call)
+        return
+    wide = [a.astype(np.float64) for a in args]
+    exact = np.asarray(case_ref(*wide))
+    mag = np.abs(np.asarray(case_ref(*[np.abs(a) for a in wide])))
+    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=roundings,
+                                        name=f"{roundings}*eps*magnitude + {roundings}*tiny")
+    ph.assert_within_bound(out, exact.astype(dt.dtype), bound, call=call)
+
+
+def _unpartitioned_note(program_cache, name, fn, args, check) -> str:
+    device = program_cache.client.local_devices()[0]
+    outs, _ = program_cache.run(f"{name}_unpartitioned", fn, args, device)
+    try:
+        check(outs)
+    except AssertionError:
+        return (f"unpartitioned on {device} the program fails too: not (only) a partitioning "
+                f"defect, see the single-device areas")
+    return (f"unpartitioned on {device} the same program passes the same oracle: the "
+            f"partitioned program alone is wrong (the SPMD partitioner's or the "
+            f"collectives' defect in the plugin)")
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in DTYPES])
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@given(data=st.data())
+def test_spmd_composition(client, runner, program_cache, case, dt, data):
+    """A hand-picked program over a drawn mesh, against NumPy and unpartitioned."""
+    mesh = _mesh(data, client.local_devices())
+    mx, my = mesh.devices.shape
+    b = data.draw(st.integers(1, 3), label="blocks")
+    shapes = case.shapes(mx, my, b)
+    args = _args(data, shapes, dt)
+    in_shardings = [NamedSharding(mesh, s) for s in case.in_specs]
+    out_sharding = NamedSharding(mesh, case.out_spec)
+    with np.errstate(over="ignore"):
+        out_shape = np.asarray(case.reference(*[np.zeros(s, dt.dtype) for s in shapes])).shape
+    call = f"execute_sharded({case.name}, {dt.name} {shapes}, {list(case.in_specs)} -> " \
+           f"{case.out_spec} over mesh {dict(mesh.shape)})"
+    name = f"spmd_{case.name}_{'x'.join(map(str, mesh.devices.shape))}"
+    fn = case.make(mesh)
+    with capabilities.gated(dt, call):
+        [(out, problem)], text = runner.run_outputs(name, fn, args, in_shardings,
+                                                    out_sharding, [out_shape])
+    roundings = case.roundings(shapes)
+    with reproduction(call, program=text, inputs=args):
+        try:
+            assert not problem, f"{problem} [{call}]"
+            _check(out, args, case.reference, roundings, dt, call)
+        except AssertionError as err:
+            err.add_note(_unpartitioned_note(
+                program_cache, name, fn, args,
+                lambda outs: _check(outs[0], args, case.reference, roundings, dt, call)))
+            raise
+
+
+@given(data=st.data())
+@pytest.mark.parametrize("family", ["integer", "data_movement", "float"])
+def test_spmd_generated_programs(client, runner, program_cache, family, data):
+    """A generated program with sharded parameters (drawn PartitionSpecs) and replicated
+    outputs, against the family's oracle."""
+    mesh = _mesh(data, client.local_devices())
+    n = mesh.size
+    shapes = [(n * data.draw(st.integers(1, 2), label="rows"),
+               n * data.draw(st.integers(1, 3), label="cols"))
+              for _ in range(data.draw(st.integers(1, 2), label="parameters"))]
+    program = data.draw(dag_strategy.programs(family, budget=12 * n * n, max_ops=20,
+                                              param_shapes=shapes), label="program")
+    inputs, idx = dag_strategy.inputs(data.draw, program)
+    specs = [data.draw(shh.partition_specs(mesh, 2), label=f"p{k} spec")
+             for k in range(len(inputs))]
+    in_shardings = [NamedSharding(mesh, s) for s in specs] + [NamedSharding(mesh, P())]
+    out_shapes = [program.nodes[o].shape for o in program.outputs]
+    call = f"execute_sharded({family} program {program.name}: {program.n_ops} ops, " \
+           f"inputs {specs} over mesh {dict(mesh.shape)}, outputs replicated)"
+    results, text = runner.run_outputs(f"spmd_{program.name}", program.function(),
+                                       inputs + [idx], in_shardings,
+                                       NamedSharding(mesh, P()), out_shapes)
+    with reproduction(call, program=text, inputs=inputs + [idx]):
+        try:
+            for problem in (p for _, p in results if p):
+                raise AssertionError(f"{problem} [{call}]")
+            check_outputs(program, [r for r, _ in results], inputs, idx, call)
+        except AssertionError as err:
+            err.add_note(_unpartitioned_note(
+                program_cache, program.name, program.function(), inputs + [idx],
+                lambda outs: check_outputs(program, outs, inputs, idx, "unpartitioned")))
+            err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
+                         + program.source())
+            raise
