@@ -1,0 +1,84 @@
+"""Area models: training steps, attention, a conv net and a scan, as users run them.
+
+Seed 000 (Compile and Execute) and seed 003 (``execute_sharded``). Each model of
+:mod:`conformance.programs.models` (an MLP training step with an optimizer update, a
+transformer block forward and backward at seq 128 and width 256, a conv + batch norm
++ relu + pooling block, an RNN through ``lax.scan``) is one float32 program, run on
+every device at once; a data-parallel MLP training step runs with its batch sharded
+over a mesh of all devices, so its gradients need the partitioner's all-reduce.
+Parameters and data come from a drawn seed (no downloads).
+
+Oracle (:mod:`conformance.programs.model_oracle`, docs/programs.md): the float64
+evaluation of the same model; every output within ``ceil(sqrt(n))`` times XLA:CPU's
+own float32 error on the same inputs plus ``n * eps * max|ref|``, ``n`` the model's
+longest reduction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+from conformance.helpers import dtype_helpers as dh
+from conformance.helpers.reproduction import reproduction
+from conformance.programs import cache as programs
+from conformance.programs import model_oracle, models
+from conformance.programs import sharded as sp
+
+#: Examples per model: each one compiles nothing new but runs a whole model three times
+#: (device, float64 and float32 references).
+EXAMPLES = 2
+
+
+@pytest.mark.parametrize("name", list(models.MODELS))
+@settings(max_examples=EXAMPLES)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_model(program_cache, name, seed):
+    """The model on every device, against its float64 evaluation."""
+    model = models.MODELS[name]
+    args = model.args(np.random.default_rng(seed))
+    call = f"execute({name}, seed {seed})"
+    outs, text = programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
+                                         dh.BY_NAME["float32"], call,
+                                         n_outputs=len(model.outputs))
+    ref, cpu = model_oracle.reference_outputs(f"model_{name}", model.fn, args)
+    with reproduction(call, program=text, inputs=args):
+        for d in range(len(outs[0])):
+            device = outs[0][d][0]
+            model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
+                               model.reduction, f"{call} on {device}")
+
+
+@pytest.fixture(scope="session")
+def runner(client, xc, program_cache):
+    return sp.ShardedRunner(client, xc, program_cache)
+
+
+@settings(max_examples=EXAMPLES)
+@given(seed=st.integers(0, 2**32 - 1), data=st.data())
+def test_data_parallel_training_step(client, runner, seed, data):
+    """The MLP training step with its batch sharded over every device (parameters
+    replicated, results replicated): the batch sums of the gradients cross devices."""
+    devices = client.local_devices()
+    order = data.draw(st.permutations(range(len(devices))), label="device order")
+    mesh = Mesh(np.array([devices[i] for i in order]), ("batch",))
+    args = models.data_parallel_args(np.random.default_rng(seed), len(devices))
+    replicated, batch = NamedSharding(mesh, P()), NamedSharding(mesh, P("batch"))
+    shardings = [replicated] * 6 + [batch, batch]
+    names = models.MODELS["mlp_training_step"].outputs
+    ref, cpu = model_oracle.reference_outputs(f"data_parallel_{len(devices)}",
+                                              models.data_parallel_step, args)
+    call = f"execute_sharded(data-parallel MLP step, batch {args[6].shape[0]} over " \
+           f"{len(devices)} devices, seed {seed})"
+    results, text = runner.run_outputs(f"data_parallel_{len(devices)}",
+                                       models.data_parallel_step, args, shardings, replicated,
+                                       [np.shape(r) for r in ref])
+    with reproduction(call, program=text, inputs=args):
+        for (_, problem) in results:
+            assert not problem, f"{problem} [{call}]"
+        model_oracle.check([r for r, _ in results], ref, cpu, names,
+                           max(models.MODELS["mlp_training_step"].reduction,
+                               args[6].shape[0]), call)

@@ -1,0 +1,193 @@
+"""Self-tests of the oracles of the programs, programs_spmd and models areas.
+
+Each oracle must fail on the wrong results a broken backend returns (a fused reduce
+that drops its tail, a dot that drops a contracting index, a broadcast read in the
+wrong order, a result off by more than the running error bound, a model step that
+forgets a cross-device sum) and pass healthy results, flush-to-zero included; and
+bad input gets a clear error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
+from conformance.programs.dag import Node, Program
+from conformance.test_programs import check_outputs
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::hypothesis.errors.NonInteractiveExampleWarning")
+_SETTINGS = settings(max_examples=15, deadline=None, database=None, derandomize=True,
+                     suppress_health_check=list(HealthCheck))
+
+
+def _program(family: str, *nodes: Node, outputs=None) -> Program:
+    return Program(family, tuple(nodes), outputs or (len(nodes) - 1,))
+
+
+def _jax_outputs(program: Program, inputs, idx):
+    with jax.default_device(jax.devices("cpu")[0]):
+        return [np.asarray(o) for o in jax.jit(program.function())(*inputs, idx)]
+
+
+IDX = np.zeros(dag.IDX_LEN, np.int32)
+
+
+@_SETTINGS
+@given(data=st.data())
+@pytest.mark.parametrize("family", dag.FAMILIES)
+def test_generated_programs_agree_with_jax_cpu(family, data):
+    """The NumPy evaluation (and, for floats, the bound) accepts what jax's own CPU
+    backend computes for the same source: the oracle and the program are one."""
+    program = data.draw(dag_strategy.programs(family, budget=256, max_ops=12))
+    inputs, idx = dag_strategy.inputs(data.draw, program)
+    check_outputs(program, _jax_outputs(program, inputs, idx), inputs, idx, "jax cpu")
+
+
+def _reduce_of_product(x: np.ndarray) -> Program:
+    return _program("float", Node("param", (), (("index", 0),), x.shape, "float32"),
+                    Node("multiply", (0, 0), (), x.shape, "float32"),
+                    Node("reduce", (1,), (("axes", (1,)), ("kind", "add")), x.shape[:1],
+                         "float32"))
+
+
+def test_float_oracle_fails_a_reduce_that_drops_its_tail():
+    x = np.random.default_rng(0).uniform(-2, 2, (3, 129)).astype(np.float32)
+    program = _reduce_of_product(x)
+    healthy = np.sum(x * x, axis=1, dtype=np.float32)
+    check_outputs(program, [healthy], [x], IDX, "healthy")
+    dropped = np.sum((x * x)[:, :-1], axis=1, dtype=np.float32)
+    with pytest.raises(AssertionError, match="running error bound"):
+        check_outputs(program, [dropped], [x], IDX, "tail dropped")
+
+
+def test_float_oracle_accepts_flush_to_zero_and_rejects_one_ulp_per_element_bias():
+    """Subnormal inputs read as zero and subnormal products flushed pass; a result
+    moved by 8 ULP (past the two roundings of x*x + y) fails."""
+    tiny = np.finfo(np.float32).tiny
+    x = np.array([tiny / 4, -tiny / 2, 1.5, 3e-20], np.float32)
+    program = _program("float", Node("param", (), (("index", 0),), (4,), "float32"),
+                       Node("multiply", (0, 0), (), (4,), "float32"),
+                       Node("add", (1, 0), (), (4,), "float32"))
+    flushed = np.where(np.abs(x) < tiny, 0, x * x + x).astype(np.float32)
+    flushed[3] = 0 + x[3]  # 9e-40 flushed to 0, then + x
+    check_outputs(program, [flushed], [x], IDX, "ftz")
+    exact = (x.astype(np.float64) ** 2 + x).astype(np.float32)
+    moved = np.nextafter(exact, np.float32(np.inf))
+    for _ in range(7):
+        moved = np.nextafter(moved, np.float32(np.inf))
+    with pytest.raises(AssertionError):
+        check_outputs(program, [moved], [x], IDX, "8 ulp")
+
+
+def test_exact_oracle_fails_a_dot_without_its_last_contracting_index():
+    rng = np.random.default_rng(1)
+    a = rng.integers(-5, 5, (4, 17)).astype(np.int32)
+    program = _program("integer", Node("param", (), (("index", 0),), (4, 17), "int32"),
+                       Node("negate", (0,), (), (4, 17), "int32"),
+                       Node("dot_general", (1, 0), (("batch", ((), ())),
+                                                    ("contract", ((1,), (1,)))), (4, 4),
+                            "int32"))
+    good = (-a) @ a.T
+    check_outputs(program, [good.astype(np.int32)], [a], IDX, "healthy")
+    bad = (-a[:, :-1]) @ a[:, :-1].T
+    with pytest.raises(AssertionError, match="bitwise"):
+        check_outputs(program, [bad.astype(np.int32)], [a], IDX, "dropped")
+
+
+def test_exact_oracle_fails_a_broadcast_read_in_reverse():
+    v = np.arange(5, dtype=np.int32)
+    program = _program("integer", Node("param", (), (("index", 0),), (5,), "int32"),
+                       Node("broadcast_in_dim", (0,), (("dims", (1,)),), (3, 5), "int32"),
+                       Node("add", (1, 1), (), (3, 5), "int32"))
+    check_outputs(program, [np.broadcast_to(2 * v, (3, 5)).copy()], [v], IDX, "healthy")
+    with pytest.raises(AssertionError):
+        check_outputs(program, [np.broadcast_to(2 * v[::-1], (3, 5)).copy()], [v], IDX,
+                      "reversed")
+
+
+def test_dynamic_starts_follow_jax_then_stablehlo():
+    """A negative start counts from the end (jax), then clamps (StableHLO)."""
+    x = np.arange(10, dtype=np.int32)
+    node = Node("dynamic_slice", (0,), (("starts", (0,)),), (3,), "int32")
+    for start, first in [(-1, 7), (-20, 0), (100, 7), (2, 2)]:
+        idx = np.full(dag.IDX_LEN, start, np.int32)
+        assert dag.OPS["dynamic_slice"].numpy(node, [x], idx).tolist() == [first, first + 1,
+                                                                            first + 2]
+
+
+def test_generated_source_is_the_program():
+    """The source runs standalone and names every parameter and idx."""
+    program = dag_strategy.programs("integer", budget=64).example()
+    scope: dict = {}
+    exec(program.source(), scope)  # noqa: S102
+    import inspect
+    assert list(inspect.signature(scope["program"]).parameters) == [
+        f"p{k}" for k in range(len(program.params))] + ["idx"]
+
+
+def test_strategy_and_bounds_reject_bad_input():
+    with pytest.raises(ValueError, match="argument 'family'"):
+        dag_strategy.programs("complex", budget=16).example()
+    with pytest.raises(ValueError, match="budget"):
+        dag_strategy.programs("float", budget=0).example()
+    with pytest.raises(ValueError, match="over the budget"):
+        dag_strategy.programs("float", budget=4, param_shapes=[(3, 3)]).example()
+    with pytest.raises(ValueError, match="float program"):
+        dag_bounds.evaluate(_program("integer", Node("param", (), (("index", 0),), (1,),
+                                                     "int32")), [np.zeros(1, np.int32)], IDX)
+
+
+# ---- model oracle ----------------------------------------------------------------------
+def test_model_oracle_passes_cpu_and_fails_a_forgotten_cross_device_sum():
+    """XLA:CPU's own float32 result passes; the data-parallel step whose gradients sum
+    only one device's rows of the batch (a partitioner that forgets the all-reduce)
+    fails, and so does a bfloat16-rounded gradient."""
+    model = models.MODELS["mlp_training_step"]
+    args = models.data_parallel_args(np.random.default_rng(3), 4)
+    ref, cpu = model_oracle.reference_outputs("selftest_mlp", model.fn, args)
+    model_oracle.check(cpu, ref, cpu, model.outputs, model.reduction, "cpu itself")
+    local = args[:6] + [args[6][:8], args[7][:8]]
+    partial, _ = model_oracle.reference_outputs("selftest_mlp_local", model.fn, local)
+    with pytest.raises(AssertionError, match="should be <="):
+        model_oracle.check(partial, ref, cpu, model.outputs, model.reduction, "local sum")
+    import ml_dtypes
+    rounded = [c.astype(ml_dtypes.bfloat16).astype(np.float32) for c in cpu]
+    with pytest.raises(AssertionError, match="should be <="):
+        model_oracle.check(rounded, ref, cpu, model.outputs, model.reduction, "bf16")
+
+
+def test_model_oracle_names_a_missing_output():
+    with pytest.raises(AssertionError, match="returned 1 outputs, but the model has 2"):
+        model_oracle.check([np.zeros(1)], [np.zeros(1)] * 2, [np.zeros(1)] * 2, ("a", "b"),
+                           4, "count")
+
+
+def test_model_bound_is_tight_enough_to_see_one_term():
+    """Dropping one of ``n`` unit terms of a sum (relative 1/n) is far above the bound:
+    with XLA:CPU's error e, K*e + n*eps*|ref| stays below 1e-2 relative for n <= 1024."""
+    n = 1024
+    allowed, _ = model_oracle.allowed_error(np.array([float(n)]), np.array([n * (1 + 2e-7)]),
+                                            n)
+    assert allowed < 1e-2 * n
+
+
+def test_models_lower_at_both_widths():
+    """Every model's float32 program computes in float32 (no float64 constants leak in):
+    its outputs are float32."""
+    for name, model in models.MODELS.items():
+        args = model.args(np.random.default_rng(0))
+        outs = jax.eval_shape(model.fn, *args)
+        assert all(o.dtype == np.float32 for o in outs), name
+
+
+def test_nodes_are_hashable_records():
+    n = Node("reduce", (0,), (("axes", (0,)), ("kind", "add")), (), "int32")
+    assert hash(n) == hash(dataclasses.replace(n))
+    assert n.attr("kind") == "add"
