@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_controls as fc
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
@@ -41,12 +42,16 @@ def _budget() -> int:
 
 
 def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.ndarray],
-                  idx: np.ndarray, where: str) -> None:
-    """Hold ``outs`` (one host array per program output) to the family's oracle.
+                  idx: np.ndarray, where: str, controls: fc.FloatControls = fc.XLA_CPU
+                  ) -> None:
+    """Hold ``outs`` (one host array per program output) to the family's oracle, float
+    programs under the declared float ``controls`` (default: flushing, the loosest).
     AssertionError names the output and the node that computed it."""
     __tracebackhide__ = True
     if program.family == "float":
-        nodes = dag_bounds.evaluate(program, inputs, idx)
+        nodes = dag_bounds.evaluate(program, inputs, idx,
+                                    ftz=controls.flushes_results("float32"),
+                                    daz=controls.flushes_inputs("float32"))
         for k, (o, out) in enumerate(zip(program.outputs, outs)):
             expected, bound = dag_bounds.expected_and_bound(*nodes[o])
             ph.assert_within_bound(out, expected, bound, call=f"{where}, output {k} (v{o})")
@@ -61,7 +66,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 
 def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
-             inputs: list[np.ndarray], idx: np.ndarray) -> str:
+             inputs: list[np.ndarray], idx: np.ndarray, controls: fc.FloatControls) -> str:
     """The op-by-op verdict on the first device: every node run as its own executable on
     the previous nodes' device results. Returns one sentence for the failure note."""
     device = program_cache.client.local_devices()[0]
@@ -81,7 +86,8 @@ def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
             if not np.array_equal(_bits(outs[0]), _bits(alone)):
                 first_wrong = i
     try:
-        check_outputs(program, [values[o] for o in program.outputs], inputs, idx, "op by op")
+        check_outputs(program, [values[o] for o in program.outputs], inputs, idx, "op by op",
+                      controls)
     except AssertionError:
         culprit = (f"; v{first_wrong} = {dag.OPS[program.nodes[first_wrong].op].code(program.nodes[first_wrong], [f'v{a}' for a in program.nodes[first_wrong].args])} "  # noqa: E501
                    f"is wrong on its own" if first_wrong is not None else "")
@@ -93,7 +99,7 @@ def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
 
 
 def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
-                family: str) -> None:
+                family: str, controls: fc.FloatControls) -> None:
     """Draw a ``family`` program and its inputs, run it on every device and check it."""
     program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
@@ -109,31 +115,31 @@ def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
             device = per_output[0][d][0]
             try:
                 check_outputs(program, [p[d][1] for p in per_output], inputs, idx,
-                              f"{call} on {device}")
+                              f"{call} on {device}", controls)
             except AssertionError as err:
-                err.add_note(op_by_op(program_cache, program, inputs, idx))
+                err.add_note(op_by_op(program_cache, program, inputs, idx, controls))
                 err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
                              + program.source())
                 raise
 
 
 @given(data=st.data())
-def test_integer_programs(program_cache, data):
+def test_integer_programs(program_cache, float_controls, data):
     """int32 programs (and int8/int16/uint8/uint32 after converts), bit for bit."""
-    run_program(program_cache, data, "integer")
+    run_program(program_cache, data, "integer", float_controls)
 
 
 @given(data=st.data())
-def test_data_movement_programs(program_cache, data):
+def test_data_movement_programs(program_cache, float_controls, data):
     """Programs of data-movement ops on any bit pattern (NaN payloads, -0.0,
     subnormals), bit for bit."""
-    run_program(program_cache, data, "data_movement")
+    run_program(program_cache, data, "data_movement", float_controls)
 
 
 @given(data=st.data())
-def test_float_programs(program_cache, data):
+def test_float_programs(program_cache, float_controls, data):
     """float32 programs within the running error bound of their float64 evaluation."""
-    run_program(program_cache, data, "float")
+    run_program(program_cache, data, "float", float_controls)
 
 
 def _nested_dynamic_slice(x, i, j):

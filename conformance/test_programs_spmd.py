@@ -213,7 +213,7 @@ def test_spmd_composition(client, runner, program_cache, case, dt, data):
 
 @given(data=st.data())
 @pytest.mark.parametrize("family", ["integer", "data_movement", "float"])
-def test_spmd_generated_programs(client, runner, program_cache, family, data):
+def test_spmd_generated_programs(client, runner, program_cache, float_controls, family, data):
     """A generated program with sharded parameters (drawn PartitionSpecs) and replicated
     outputs, against the family's oracle."""
     mesh = _mesh(data, client.local_devices())
@@ -237,11 +237,12 @@ def test_spmd_generated_programs(client, runner, program_cache, family, data):
         try:
             for problem in (p for _, p in results if p):
                 raise AssertionError(f"{problem} [{call}]")
-            check_outputs(program, [r for r, _ in results], inputs, idx, call)
+            check_outputs(program, [r for r, _ in results], inputs, idx, call, float_controls)
         except AssertionError as err:
             err.add_note(_unpartitioned_note(
                 program_cache, program.name, program.function(), inputs + [idx],
-                lambda outs: check_outputs(program, outs, inputs, idx, "unpartitioned")))
+                lambda outs: check_outputs(program, outs, inputs, idx, "unpartitioned",
+                                           float_controls)))
             err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
                          + program.source())
             raise

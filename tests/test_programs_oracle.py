@@ -191,3 +191,18 @@ def test_nodes_are_hashable_records():
     n = Node("reduce", (0,), (("axes", (0,)), ("kind", "add")), (), "int32")
     assert hash(n) == hash(dataclasses.replace(n))
     assert n.attr("kind") == "add"
+
+
+def test_float_oracle_holds_an_ieee_backend_to_gradual_underflow():
+    """``x + x`` of a subnormal flushed to zero passes under the flushing declaration
+    (XLA:CPU's) and fails under ``ieee``, where the sum is exact."""
+    from conformance.helpers import float_controls as fc
+    tiny = np.finfo(np.float32).tiny
+    x = np.array([tiny / 8, 1.0], np.float32)
+    program = _program("float", Node("param", (), (("index", 0),), (2,), "float32"),
+                       Node("add", (0, 0), (), (2,), "float32"))
+    flushed = np.array([0.0, 2.0], np.float32)
+    check_outputs(program, [flushed], [x], IDX, "ftz", fc.XLA_CPU)
+    check_outputs(program, [x + x], [x], IDX, "ieee exact", fc.IEEE)
+    with pytest.raises(AssertionError):
+        check_outputs(program, [flushed], [x], IDX, "flushed under ieee", fc.IEEE)

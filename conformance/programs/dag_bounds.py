@@ -6,7 +6,9 @@ such that a healthy backend's float32 result ``d`` satisfies ``|d - v| <= e``
 elementwise, whatever order and fusion it chose. With ``u = eps`` of float32 (twice
 the unit roundoff, so fused multiply-adds and wider accumulators are covered) and
 ``tiny`` its smallest normal (each rounding may flush a subnormal result to zero,
-and a subnormal input may be read as zero: flush-to-zero and denormals-are-zero):
+and a subnormal input may be read as zero: flush-to-zero and denormals-are-zero; a
+backend that declares IEEE float32 (``--float-controls``) gets half the smallest
+subnormal per rounding instead of ``tiny``, and exact inputs):
 
 ==================  ========================================================================
 node                bound ``e`` of the result (operands ``a``, ``b`` with bounds ``ea``, ``eb``)
@@ -53,8 +55,8 @@ U, TINY, FMAX = float(F32.eps), float(F32.tiny), float(F32.max)
 DENORM_MIN = float(2.0**-149)
 
 
-def _rnd(mag: np.ndarray) -> np.ndarray:
-    return U * mag + TINY
+def _rnd(mag: np.ndarray, under: float) -> np.ndarray:
+    return U * mag + under
 
 
 def _moved(node: Node, arrays: list[np.ndarray], idx: np.ndarray, pad: float | None = None
@@ -71,29 +73,29 @@ def _sum_axes(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return np.sum(a, axis=axes)
 
 
-def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.ndarray
-          ) -> tuple[np.ndarray, np.ndarray]:
+def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.ndarray,
+          under: float) -> tuple[np.ndarray, np.ndarray]:
     op, k_ulp = node.op, tolerances.ulp_bound(None, "float32")
     if op in ("negate", "abs"):
         return (-vals[0] if op == "negate" else np.abs(vals[0])), errs[0]
     if op in ("add", "subtract"):
         v = vals[0] + vals[1] if op == "add" else vals[0] - vals[1]
         e = errs[0] + errs[1]
-        return v, e + _rnd(np.abs(v) + e)
+        return v, e + _rnd(np.abs(v) + e, under)
     if op == "multiply":
         (a, b), (ea, eb) = vals, errs
         v = a * b
         p = np.abs(a) * eb + np.abs(b) * ea + ea * eb
-        return v, p + _rnd(np.abs(v) + p)
+        return v, p + _rnd(np.abs(v) + p, under)
     if op in ("maximum", "minimum"):
         return (np.maximum if op == "maximum" else np.minimum)(*vals), np.maximum(*errs)
     if op == "tanh":
         v = np.tanh(vals[0])
-        return v, np.minimum(errs[0], 2.0) + k_ulp * U * (np.abs(v) + errs[0]) + TINY
+        return v, np.minimum(errs[0], 2.0) + k_ulp * U * (np.abs(v) + errs[0]) + under
     if op == "exp":
         v = np.exp(vals[0])
         p = v * np.expm1(errs[0])
-        return v, p + k_ulp * U * (v + p) + TINY
+        return v, p + k_ulp * U * (v + p) + under
     if op == "select":
         a, b, c, d = vals
         ea, eb, ec, ed = errs
@@ -110,7 +112,7 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             return fn(vals[0], axis=axes), np.max(errs[0], axis=axes)
         n = int(np.prod([vals[0].shape[a] for a in axes]))
         s = _sum_axes(np.abs(vals[0]) + errs[0], axes)
-        return _sum_axes(vals[0], axes), _sum_axes(errs[0], axes) + n * U * s + n * TINY
+        return _sum_axes(vals[0], axes), _sum_axes(errs[0], axes) + n * U * s + n * under
     if op == "dot_general":
         (cx, cy), (bx, by) = node.attr("contract"), node.attr("batch")
         k = int(np.prod([vals[0].shape[a] for a in cx]))
@@ -119,7 +121,7 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             return dag.einsum_dot(x, y, cx, cy, bx, by)
         (a, b), (ea, eb) = vals, errs
         p = dot(np.abs(a), eb) + dot(ea, np.abs(b)) + dot(ea, eb)
-        return dot(a, b), p + k * U * (dot(np.abs(a), np.abs(b)) + p) + 2 * k * TINY
+        return dot(a, b), p + k * U * (dot(np.abs(a), np.abs(b)) + p) + 2 * k * under
     if op == "cumsum":
         axis, rev = node.attr("axis"), node.attr("reverse")
         n = vals[0].shape[axis]
@@ -127,13 +129,13 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
 
         def cum(x: np.ndarray) -> np.ndarray:
             return flip(np.cumsum(flip(x), axis=axis))
-        return cum(vals[0]), cum(errs[0]) + n * U * cum(np.abs(vals[0]) + errs[0]) + n * TINY
+        return cum(vals[0]), cum(errs[0]) + n * U * cum(np.abs(vals[0]) + errs[0]) + n * under
     if op == "loop":  # v <- v * 3 + 1, trips times
         v, e = vals[0], errs[0]
         for _ in range(node.attr("trips")):
-            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e)
+            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e, under)
             v = v + 1
-            e = e + _rnd(np.abs(v) + e)
+            e = e + _rnd(np.abs(v) + e, under)
         return v, e
     if op == "pad":
         return _moved(node, vals, idx), _moved(node, errs, idx, pad=0.0)
@@ -144,22 +146,27 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
     return _moved(node, vals, idx), _moved(node, errs, idx)
 
 
-def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray
-             ) -> list[tuple[np.ndarray, np.ndarray]]:
+def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray, *,
+             ftz: bool = True, daz: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(v, e)`` of every node of a float program (float64 arrays): the float64 value
     and the running error bound. ``e`` is ``inf`` where the value may have overflowed.
-    Raises ValueError for a program of another family."""
+    ``ftz``/``daz``: the backend's declared float32 controls (``float_controls``): a
+    flushing backend may lose ``tiny`` per rounding and a subnormal input, an IEEE one
+    half the smallest subnormal per rounding and nothing on input. Raises ValueError for
+    a program of another family."""
     if program.family != "float":
         raise ValueError(f"dag_bounds.evaluate: argument 'program' must be a float program, "
                          f"got family {program.family!r}")
     out: list[tuple[np.ndarray, np.ndarray]] = []
+    under = TINY if ftz else DENORM_MIN / 2
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for n in program.nodes:
             if n.op == "param":
                 x = np.asarray(inputs[n.attr("index")]).astype(np.float64)
-                out.append((x, np.where(np.abs(x) < TINY, np.abs(x), 0.0)))
+                out.append((x, np.where((np.abs(x) < TINY) & daz, np.abs(x), 0.0)))
                 continue
-            v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx)
+            v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx,
+                         under)
             v, e = np.asarray(v, np.float64), np.asarray(e, np.float64)
             e = np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= FMAX), np.inf, e)
             out.append((v, e))
