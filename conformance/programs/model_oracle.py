@@ -13,7 +13,7 @@ measures, on the same inputs:
 
 A device's float32 result ``out`` passes when, per output tensor,
 
-    max|out - ref|  <=  K * e_cpu  +  F,    K = ceil(sqrt(n)),   F = n * eps * max|ref|
+    max|out - ref|  <=  K * e_cpu  +  F,    K = ceil(sqrt(n)),   F = (n + 1) * eps * max|ref|
 
 with ``n`` the model's longest reduction (:attr:`conformance.programs.models.Model.reduction`)
 and ``eps`` float32's (the tolerance table's ``derived_rtol`` with ``n`` roundings,
@@ -90,6 +90,6 @@ def check(outs: list[np.ndarray], ref: list[np.ndarray], cpu: list[np.ndarray],
         raise AssertionError(
             f"{name}: max|out - float64| = {worst:.3g}, but should be <= "
             f"ceil(sqrt({reduction}))*{e_cpu:.3g} (XLA:CPU float32's error) + "
-            f"{reduction}*eps*max|ref| = {allowed:.3g} [{where}]\n"
+            f"({reduction}+1)*eps*max|ref| = {allowed:.3g} [{where}]\n"
             f"  at {tuple(int(i) for i in at)}: out={np.asarray(out)[at]!r}, "
             f"float64={np.asarray(r)[at]!r}, XLA:CPU float32={np.asarray(c)[at]!r}")
