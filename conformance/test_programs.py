@@ -144,7 +144,8 @@ def test_float_programs(program_cache, float_controls, data):
 
 def _nested_dynamic_slice(x, i, j):
     from jax import lax
-    return lax.dynamic_slice(lax.dynamic_slice(x, [i, 0], (3, 1)), [j, 0], (2, 1))
+    zero = np.int32(0)  # one index type: jax 0.11 rejects int32 beside a 64-bit literal
+    return lax.dynamic_slice(lax.dynamic_slice(x, [i, zero], (3, 1)), [j, zero], (2, 1))
 
 
 def test_nested_dynamic_slice_clamps_each_start(program_cache):
