@@ -105,10 +105,3 @@ def test_zero_size_and_scalar(client, device, shape):
     call = f"buffer_from_pyval(float32{list(shape)}, device={device})"
     ph.assert_shape(buf.shape, shape, call=call)
     ph.assert_bitwise_equal(np.asarray(buf), x, call=call)
-
-
-def test_default_device_is_first_local(client):
-    buf = client.buffer_from_pyval(np.arange(3, dtype=np.int32))
-    first = client.local_devices()[0]
-    assert buf.devices() == {first}, (f"out.devices()={buf.devices()}, but should be {{{first}}} "
-                                      "[buffer_from_pyval(x) with device=None]")

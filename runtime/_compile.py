@@ -14,6 +14,15 @@ _CALL = "compile_and_load"
 #: Words of a parser's complaint; whole words, so that a target name such as
 #: ``cpu_csr_sparse_dense_ffi`` in "No FFI handler registered" is not one.
 _PARSER_ERROR = re.compile(r"\b(parse|parsing|expected)\b", re.IGNORECASE)
+#: Errors of the compiler's own passes on a module that parsed (the HLO verifier after
+#: SPMD partitioning, a RET_CHECK): the backend's failure, never the caller's input.
+_COMPILER_PASS_ERROR = re.compile(r"hlo verifier|Failed after|RET_CHECK", re.IGNORECASE)
+
+
+def is_parse_error(text: str) -> bool:
+    """True when a compile error's ``text`` says the module did not parse or verify as
+    StableHLO (the caller's input), False for an error of the compiler's own passes."""
+    return bool(_PARSER_ERROR.search(text)) and not _COMPILER_PASS_ERROR.search(text)
 
 
 def device_list(client: Any, executable_devices: Any, call: str = _CALL) -> Any:
@@ -88,7 +97,7 @@ def compile_and_load(client: Any, computation: Any, executable_devices: Any,
         return client.native.compile_and_load(computation, devices, compile_options, *callbacks)
     except native.XlaRuntimeError as err:
         text = str(err)
-        if _PARSER_ERROR.search(text):
+        if is_parse_error(text):
             raise bad_value("computation", "a valid StableHLO module", computation, _CALL,
                             f"The parser said: {text.splitlines()[0] if text else text}") from err
         raise

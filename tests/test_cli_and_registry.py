@@ -29,7 +29,7 @@ def test_cli_random_seed_job_prints_and_records_its_seed(tmp_path):
     after the run and recorded in the report, so a failure is reproducible from it."""
     proc = _cli("run", "--random-seed", "--platform", "cpu", "--cpu-devices", "2", "--output",
                 "out", "--profile", "none", "--", "-k",
-                "test_array_shape_dimensions_and_rank", cwd=tmp_path)
+                "test_reorder_shards_preserves_data", cwd=tmp_path)
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     seed = doc["hypothesis"]["seed"]
     assert isinstance(seed, int) and 0 <= seed < 2**32, doc["hypothesis"]

@@ -50,13 +50,13 @@ def test_run_from_another_directory_has_package_ids_and_a_signed_bundle(tmp_path
     proc = subprocess.run(
         [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
          "--cpu-devices", "1", "--sign-key", str(tmp_path / "k"), "--output",
-         str(tmp_path / "out"), "--", "-k", "test_shape_parses_text"],
+         str(tmp_path / "out"), "--", "-k", "test_device_ids_unique"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]  # profile: partial
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [(r["nodeid"], r["test_id"], r["tier"]) for r in doc["results"]] == [
-        ("conformance/test_types.py::test_shape_parses_text",
-         "test_types.py::test_shape_parses_text", "core")]
+        ("conformance/test_client.py::test_device_ids_unique",
+         "test_client.py::test_device_ids_unique", "core")]
     proc = main(capsys, "verify", str(tmp_path / "out"), "--key", str(tmp_path / "k.pub"))
     assert proc.returncode == 1 and "signature: verified" in proc.stdout, proc.stdout
 
@@ -191,12 +191,12 @@ def test_wheel_install_run_from_another_directory(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
          "--cpu-devices", "1", "--output", str(tmp_path / "out"), "--", "-k",
-         "test_shape_parses_text"], cwd=tmp_path / "cwd", capture_output=True, text=True,
+         "test_device_ids_unique"], cwd=tmp_path / "cwd", capture_output=True, text=True,
         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}, timeout=600)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     assert [(r["nodeid"], r["tier"]) for r in doc["results"]] == [
-        ("conformance/test_types.py::test_shape_parses_text", "core")]
+        ("conformance/test_client.py::test_device_ids_unique", "core")]
     record = tmp_path / "site" / "pjrt_conformance-0.1.0.dist-info" / "RECORD"
     assert doc["suite"]["source"] == "wheel" and doc["suite"]["dirty"] is False
     assert doc["suite"]["record_sha256"] == hashlib.sha256(record.read_bytes()).hexdigest()

@@ -1,9 +1,9 @@
 """Mutant backends: the suite's own mutation score.
 
 ``CATALOG`` (name -> :class:`~tests.mutants.catalog.Mutant`) holds every mutant of the
-operator modules: ``hlo`` (StableHLO rewrites before compile), ``outputs`` (per-device
-output transforms after execute), ``transfer`` (transfers, copies, reorders, donation,
-collectives), ``placement`` (placement and memory kinds), ``host_paths`` (aliasing,
+operator modules: ``hlo`` (StableHLO rewrites before compile; ``composition``: where ops
+meet), ``outputs`` (per-device output transforms after execute), ``transfer`` (transfers,
+copies, reorders, donation, collectives), ``placement`` (placement and memory kinds), ``host_paths`` (aliasing,
 writable views, next-device placement, memory-kind labels, multi-axis shards), and the seed-API mutants
 (``legacy_io``, ``legacy_seed``, ``client_api``). :func:`register_platforms` registers
 them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
@@ -11,9 +11,9 @@ them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 
 from __future__ import annotations
 
-from tests.mutants import (client_api, denormals, hlo, host_paths, just_past,  # noqa: F401
-                           legacy_io, legacy_seed, moved_bits, optional_features, outputs, placement,
-                           stablehlo_ops, transfer)
+from tests.mutants import (client_api, composition, denormals, hlo, host_paths,  # noqa: F401
+                           just_past, legacy_io, legacy_seed, moved_bits, optional_features,
+                           outputs, placement, stablehlo_ops, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
 HEALTHY = "healthy-control"

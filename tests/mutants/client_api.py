@@ -42,8 +42,7 @@ class HidesLiveExecutables(Client):
 add("api-device-count-plus-one", "seed_api", CountsOneDeviceTooMany,
     "test_client: test_device_counts")
 add("api-local-devices-reversed", "seed_api", ReversedLocalDevices,
-    "test_registry: test_device_lists_agree or test_local_devices_partition; "
-    "test_transfer: test_default_device_is_first_local")
+    "test_registry: test_device_lists_agree or test_local_devices_partition")
 add("api-device-zero-twice", "seed_api", ListsDeviceZeroTwice,
     "test_client: test_device_ids_unique or test_local_devices_within_devices")
 add("dist-broken-runtime", "seed_api", Client,

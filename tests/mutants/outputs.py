@@ -119,7 +119,8 @@ def ties_away(site: Site, inputs, outputs):
 
 def bf16_accumulation(site: Site, inputs, outputs):
     """float32 sums are rounded to bfloat16 precision (a low-precision accumulator)."""
-    if not site.program.startswith(("reduce_sum", "cumsum", "dot_")):
+    if not site.program.startswith(("reduce_sum", "cumsum", "dot_", "model_", "float_",
+                                    "pinned_elementwise_into_reduce")):
         return outputs
     return [o.astype(ml_dtypes.bfloat16).astype(o.dtype) if o.dtype == np.float32 else o
             for o in outputs]
@@ -143,7 +144,9 @@ def _masked(pick, doc):
 def _register():
     ew, red = "test_kernels_elementwise", "test_kernels_reduce"
     add("out-last-device", "output", _masked(last_device, "Outputs of the last device are wrong."),
-        f"{red}: test_reduce and sum-float32; test_execute: test_elementwise and add-int32")
+        f"{red}: test_reduce and sum-float32; test_execute: test_elementwise and add-int32; "
+        "test_programs: test_integer_programs; test_programs_spmd: test_spmd_composition and "
+        "sum_over_sharded_axis; test_models: test_model and mlp_training_step")
     for name, area in [("float16", f"{red}: test_reduce and sum-float16"),
                        ("bfloat16", f"{red}: test_reduce and sum-bfloat16"),
                        ("float64", "test_kernels_dot: float64"),
@@ -188,7 +191,9 @@ def _register():
         "(float32-to-bf16 or float32-to-f16 or float64-to-core))")
     add("out-bf16-accumulation", "output",
         transforming(bf16_accumulation, bf16_accumulation.__doc__),
-        f"{red}: (test_reduce and sum-float32) or (test_cumsum and float32)")
+        f"{red}: (test_reduce and sum-float32) or (test_cumsum and float32); "
+        "test_programs: test_float_programs or (test_pinned_compositions and "
+        "elementwise_into_reduce); test_models: test_model and transformer_block")
     add("out-fft-large-prime", "output", transforming(fft_large_prime, fft_large_prime.__doc__),
         "test_kernels_fft: fft-complex64")
 

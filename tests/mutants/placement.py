@@ -11,7 +11,7 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants.base import adjusting_puts, put
+from tests.mutants.base import put
 from tests.mutants.catalog import add
 
 
@@ -81,11 +81,6 @@ class RotatesShardedOutputs(Client):
         return _RotatesShards(super().compile_and_load(*args, **kwargs), self)
 
 
-DefaultDeviceIsLast = adjusting_puts(
-    lambda c, a, d, f, s: (a, c.local_devices()[-1] if d is None else d, f, s),
-    "buffer_from_pyval without a device puts on the last local device.")
-
-
 class _MisreportsKinds:
     def __init__(self, exe):
         self._exe = exe
@@ -124,9 +119,8 @@ def _register():
                                     "their outputs there."),
         "test_execute: test_single_device_executable or test_multiple_outputs")
     add("place-sharded-outputs-rotated", "placement", RotatesShardedOutputs,
-        "test_collectives: test_sharded_elementwise")
-    add("place-default-device-last", "placement", DefaultDeviceIsLast,
-        "test_transfer: test_default_device_is_first_local")
+        "test_collectives: test_sharded_elementwise; test_programs_spmd: test_spmd_composition "
+        "and transpose_across_shards")
     add("mem-put-ignores-kind", "placement", Client,
         f"{mk}: test_put_into_memory_kind",
         doc="batched_device_put puts into device memory whatever kind is asked for.",

@@ -1,0 +1,449 @@
+"""Mutation operator ``hlo`` where ops meet: a fusion or partitioner bug.
+
+Each mutant is a StableHLO rewrite before compile that is wrong only where two ops
+compose, so every single-op kernel test passes on it:
+
+* ``fused-reduce-drops-tail``: a reduce fused with the elementwise op producing its
+  input skips the last index of its first reduced dimension;
+* ``fused-dot-drops-last-contracting``: a dot_general fused with an elementwise
+  producer skips the last index of its first contracting dimension;
+* ``multi-output-aliasing``: @main's second result of a type is written to the first's
+  buffer (a multi-output fusion aliasing two outputs);
+* ``fused-broadcast-reversed``: a broadcast_in_dim feeding an elementwise op reads its
+  operand in reverse;
+* ``partitioner-forgets-reduction``: a reduce (or a dot_general contraction) over a
+  sharded dimension of an SPMD program gets no all-reduce: each device returns its local
+  partial result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.mutants import rewrite as rw
+from tests.mutants.base import rewriting
+from tests.mutants.catalog import add
+
+#: StableHLO ops computing each element from the same element of their operands.
+ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in (
+    "abs", "add", "and", "atan2", "bitcast_convert", "cbrt", "ceil", "clamp", "compare",
+    "complex", "convert", "cosine", "count_leading_zeros", "divide", "exponential",
+    "exponential_minus_one", "floor", "imag", "is_finite", "log", "log_plus_one", "logistic",
+    "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real",
+    "reduce_precision", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt",
+    "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sine",
+    "sqrt", "subtract", "tan", "tanh", "xor"))
+
+
+def _ir() -> Any:
+    from jaxlib.mlir import ir
+
+    return ir
+
+
+def producer(value: Any) -> Any:
+    """The operation defining ``value``; None for a block argument."""
+    ir = _ir()
+    owner = value.owner
+    return owner.operation if isinstance(owner, (ir.Operation, ir.OpView)) else None
+
+
+def _from_elementwise(value: Any) -> bool:
+    op = producer(value)
+    return op is not None and op.name in ELEMENTWISE
+
+
+def _shape(value: Any) -> list[int] | None:
+    """The static shape of a ranked tensor value, else None."""
+    try:
+        t = _ir().RankedTensorType(value.type)
+    except ValueError:
+        return None
+    return None if not t.has_static_shape else list(t.shape)
+
+
+def _ints(op: Any, name: str) -> list[int]:
+    return list(_ir().DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _create(name: str, operand: Any, result: Any, before: Any, **attrs: Any) -> Any:
+    ir = _ir()
+    return ir.Operation.create(name, results=[result], operands=[operand],
+                               attributes={k: ir.DenseI64ArrayAttr.get(v)
+                                           for k, v in attrs.items()},
+                               ip=ir.InsertionPoint(before)).results[0]
+
+
+def drop_last(value: Any, dim: int, before: Any) -> Any:
+    """A ``stablehlo.slice`` of ``value`` without the last index of ``dim`` (inserted
+    before operation ``before``)."""
+    ir = _ir()
+    shape = _shape(value)
+    limits = shape[:dim] + [shape[dim] - 1] + shape[dim + 1:]
+    etype = ir.RankedTensorType(value.type).element_type
+    return _create("stablehlo.slice", value, ir.RankedTensorType.get(limits, etype), before,
+                   start_indices=[0] * len(shape), limit_indices=limits,
+                   strides=[1] * len(shape))
+
+
+# 1. fused-reduce-drops-tail
+
+def _reduce_inputs(op: Any) -> list[Any]:
+    return list(op.operands)[:len(op.operands) // 2]
+
+
+def _reduce_tail(op: Any) -> int | None:
+    """The first reduced dimension of a reduce fed by an elementwise op, if its size
+    is >= 2."""
+    if op.name != "stablehlo.reduce":
+        return None
+    inputs = _reduce_inputs(op)
+    if not any(_from_elementwise(v) for v in inputs):
+        return None
+    dims, shape = _ints(op, "dimensions"), _shape(inputs[0])
+    if not dims or shape is None or shape[dims[0]] < 2:
+        return None
+    return dims[0]
+
+
+def _drop_reduce_tail(op: Any) -> None:
+    dim = _reduce_tail(op)
+    for i, value in enumerate(_reduce_inputs(op)):
+        op.operands[i] = drop_last(value, dim, op)
+
+
+# 2. fused-dot-drops-last-contracting
+
+def _contracting(op: Any) -> tuple[int, int] | None:
+    """(lhs, rhs) first contracting dimensions of a dot_general with an elementwise
+    producer, when they have size >= 2."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    if op.name != "stablehlo.dot_general" or not any(_from_elementwise(v) for v in op.operands):
+        return None
+    numbers = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    lhs, rhs = list(numbers.lhs_contracting_dimensions), list(numbers.rhs_contracting_dimensions)
+    shape = _shape(op.operands[0])
+    if not lhs or shape is None or _shape(op.operands[1]) is None or shape[lhs[0]] < 2:
+        return None
+    return lhs[0], rhs[0]
+
+
+def _drop_last_contracting(op: Any) -> None:
+    for i, dim in enumerate(_contracting(op)):
+        op.operands[i] = drop_last(op.operands[i], dim, op)
+
+
+# 3. multi-output-aliasing
+
+def _non_trivial(value: Any) -> bool:
+    """Computed by the program: not a parameter, a constant or a broadcast constant."""
+    op = producer(value)
+    if op is None or op.name == "stablehlo.constant":
+        return False
+    return not (op.name == "stablehlo.broadcast_in_dim" and
+                producer(op.operands[0]) is not None and
+                producer(op.operands[0]).name == "stablehlo.constant")
+
+
+def _aliased_pair(op: Any) -> tuple[int, int] | None:
+    """(i, j), i < j: two distinct results of @main of one type, both computed, one of
+    them by dynamic_update_slice if any such pair exists (else the first pair)."""
+    if op.name != "func.return" or _in_main(op) is None:
+        return None
+    values = list(op.operands)
+    pairs = [(i, j) for j in range(len(values)) for i in range(j)
+             if values[i].type == values[j].type and values[i] != values[j] and
+             _non_trivial(values[i]) and _non_trivial(values[j])]
+    updated = [(i, j) for i, j in pairs if any(
+        producer(values[k]).name == "stablehlo.dynamic_update_slice" for k in (i, j))]
+    return (updated or pairs or [None])[0]
+
+
+def _alias(op: Any) -> None:
+    i, j = _aliased_pair(op)
+    op.operands[j] = op.operands[i]
+
+
+# 4. fused-broadcast-reversed
+
+def _reversed_dim(op: Any) -> int | None:
+    """The first operand dimension of size >= 2 of a broadcast_in_dim whose result an
+    elementwise op reads."""
+    if op.name != "stablehlo.broadcast_in_dim":
+        return None
+    shape = _shape(op.operands[0])
+    uses = [u.owner.operation.name for u in op.results[0].uses]
+    if not shape or not any(name in ELEMENTWISE for name in uses):
+        return None
+    return next((d for d, n in enumerate(shape) if n >= 2), None)
+
+
+def _reverse_operand(op: Any) -> None:
+    operand = op.operands[0]
+    op.operands[0] = _create("stablehlo.reverse", operand, operand.type, op,
+                             dimensions=[_reversed_dim(op)])
+
+
+# 5. partitioner-forgets-reduction
+
+Axes = list[list[str]]          # mesh axis names per dimension
+
+
+def _in_main(op: Any) -> Any:
+    """The @main func.func that is ``op``'s parent, else None."""
+    parent = op.parent
+    if parent is None or parent.operation.name != "func.func":
+        return None
+    parent = parent.operation
+    return parent if _ir().StringAttr(parent.attributes["sym_name"]).value == "main" else None
+
+
+def _axes(sharding: Any) -> tuple[str, Axes] | None:
+    """(mesh name, axis names per dimension) of an ``sdy`` TensorShardingAttr; None for
+    an inlined mesh or sub-axes."""
+    from jaxlib.mlir.dialects import sdy
+
+    ir = _ir()
+    sharding = sdy.TensorShardingAttr(sharding)
+    try:
+        mesh = ir.FlatSymbolRefAttr(sharding.mesh_or_ref).value
+    except ValueError:
+        return None
+    dims = []
+    for dim in sharding.dimension_shardings:
+        refs = [sdy.AxisRefAttr(a) for a in sdy.DimensionShardingAttr(dim).axes]
+        if any(r.sub_axis_info is not None for r in refs):
+            return None
+        dims.append([r.name for r in refs])
+    return mesh, dims
+
+
+def _argument_sharding(value: Any) -> Any:
+    ir = _ir()
+    func = value.owner.owner
+    func = func.operation if func is not None else None
+    if func is None or func.name != "func.func" or "arg_attrs" not in func.attributes:
+        return None
+    index = ir.BlockArgument(value).arg_number
+    attrs = ir.DictAttr(ir.ArrayAttr(func.attributes["arg_attrs"])[index])
+    return attrs["sdy.sharding"] if "sdy.sharding" in attrs else None
+
+
+_FOLLOWED = ELEMENTWISE | {f"stablehlo.{n}" for n in (
+    "broadcast_in_dim", "transpose", "slice", "dot_general", "reduce")}
+
+
+def sharding_of(value: Any, depth: int = 0) -> tuple[str, Axes] | None:
+    """(mesh, axes per dimension) of ``value`` as far as it follows from @main's argument
+    shardings and sdy sharding annotations through elementwise ops, broadcast_in_dim,
+    transpose, slice, dot_general and reduce; None where unknown or unsharded."""
+    from jaxlib.mlir.dialects import sdy
+
+    op = producer(value)
+    if depth > 64:
+        return None
+    if op is None:
+        found = _argument_sharding(value)
+        return _axes(found) if found is not None else None
+    if op.name == "sdy.sharding_constraint":
+        return _axes(op.attributes["sharding"])
+    if op.name == "sdy.manual_computation":     # an earlier edit of this rewrite
+        per_value = sdy.TensorShardingPerValueAttr(op.attributes["out_shardings"]).shardings
+        return _axes(per_value[list(op.results).index(value)])
+    if "sdy.sharding" in op.attributes:
+        per_value = sdy.TensorShardingPerValueAttr(op.attributes["sdy.sharding"]).shardings
+        return _axes(per_value[list(op.results).index(value)])
+    if op.name not in _FOLLOWED or not len(op.operands):
+        return None
+    ins = [sharding_of(v, depth + 1) for v in op.operands]
+    shape = _shape(value) or []
+    if op.name in ELEMENTWISE:
+        return next((s for s in ins if s is not None and len(s[1]) == len(shape) and
+                     any(s[1])), None)
+    if op.name == "stablehlo.dot_general":
+        return None if ins[0] is None and ins[1] is None else _dot_sharding(op, *ins[:2])[1]
+    if ins[0] is None:
+        return None
+    mesh, dims = ins[0]
+    source = _shape(op.operands[0])
+    if op.name == "stablehlo.broadcast_in_dim":
+        out: Axes = [[] for _ in shape]
+        for d, r in enumerate(_ints(op, "broadcast_dimensions")):
+            out[r] = dims[d] if source[d] == shape[r] else []
+        return mesh, out
+    if op.name == "stablehlo.transpose":
+        return mesh, [dims[p] for p in _ints(op, "permutation")]
+    if op.name == "stablehlo.slice":
+        return mesh, [a if source[d] == shape[d] else [] for d, a in enumerate(dims)]
+    reduced = set(_ints(op, "dimensions"))
+    return mesh, [a for d, a in enumerate(dims) if d not in reduced]
+
+
+def _dot_sharding(op: Any, lhs: Any, rhs: Any) -> tuple[tuple[Axes, Axes], tuple[str, Axes],
+                                                      bool]:
+    """A dot_general with operand shardings ``lhs``/``rhs`` (either may be None) as the
+    partitioner would run it locally: ((lhs axes, rhs axes), (mesh, result axes), whether
+    a contracting dimension is sharded). The side with a sharded contracting dimension
+    (else lhs) leads; the other side follows its batch and contracting axes, replicated
+    elsewhere; the result is batch, then lhs free, then rhs free dimensions."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    n = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    batch = (list(n.lhs_batching_dimensions), list(n.rhs_batching_dimensions))
+    contracting = (list(n.lhs_contracting_dimensions), list(n.rhs_contracting_dimensions))
+    given = (lhs, rhs)
+    lead = next((s for s in (0, 1) if given[s] is not None and
+                 any(given[s][1][d] for d in contracting[s])), 0 if lhs is not None else 1)
+    mesh, dims = given[lead]
+    sides: list[Axes] = [[], []]
+    sides[lead] = dims
+    other = [[] for _ in _shape(op.operands[1 - lead])]
+    for d, o in zip(batch[lead] + contracting[lead], batch[1 - lead] + contracting[1 - lead]):
+        other[o] = dims[d]
+    sides[1 - lead] = other
+    free = [[a for d, a in enumerate(sides[s]) if d not in batch[s] + contracting[s]]
+            for s in (0, 1)]
+    result = [sides[0][d] for d in batch[0]] + free[0] + free[1]
+    return (sides[0], sides[1]), (mesh, result), any(dims[d] for d in contracting[lead])
+
+
+def _mesh_axes(op: Any, mesh: str) -> dict[str, int] | None:
+    """Axis name -> size of the ``sdy.mesh`` named ``mesh`` in ``op``'s module."""
+    from jaxlib.mlir.dialects import sdy
+
+    ir = _ir()
+    module = op
+    while module.parent is not None:
+        module = module.parent
+    for child in module.regions[0].blocks[0].operations:
+        child = child.operation
+        if child.name == "sdy.mesh" and ir.StringAttr(child.attributes["sym_name"]).value == mesh:
+            axes = sdy.MeshAttr(child.attributes["mesh"]).axes
+            return {sdy.MeshAxisAttr(a).name: sdy.MeshAxisAttr(a).size for a in axes}
+    return None
+
+
+def _partial(op: Any) -> tuple[str, dict[str, int], list[Axes], list[Axes]] | None:
+    """(mesh, its axis sizes, axes of each operand, axes of each result) of a reduce or
+    dot_general in @main summing over a dimension sharded by an axis of size > 1 (an axis of
+    the operand the result lacks), every dimension evenly divided by its axes; else None."""
+    if op.name not in ("stablehlo.reduce", "stablehlo.dot_general") or _in_main(op) is None:
+        return None
+    if op.name == "stablehlo.reduce":
+        inputs = _reduce_inputs(op)
+        found = sharding_of(inputs[0])
+        if found is None or any(_shape(v) != _shape(inputs[0]) for v in inputs):
+            return None
+        mesh, dims = found
+        reduced = set(_ints(op, "dimensions"))
+        kept = [a for d, a in enumerate(dims) if d not in reduced]
+        operands = [dims] * len(inputs) + [[]] * len(inputs)
+        results = [kept] * len(op.results)
+    else:
+        lhs, rhs = sharding_of(op.operands[0]), sharding_of(op.operands[1])
+        if lhs is None and rhs is None:
+            return None
+        (a, b), (mesh, result), summed = _dot_sharding(op, lhs, rhs)
+        if not summed or (lhs is not None and rhs is not None and lhs[0] != rhs[0]):
+            return None
+        operands, results = [a, b], [result]
+    sizes = _mesh_axes(op, mesh)
+    gone = {a for axes in operands[0] for a in axes} - {a for axes in results[0] for a in axes}
+    if sizes is None or all(sizes.get(a, 1) == 1 for a in gone):
+        return None     # no device holds a partial sum: nothing to forget
+    for value, dims in zip(op.operands, operands):
+        for n, axes in zip(_shape(value) or [], dims):
+            parts = 1
+            for axis in axes:
+                parts *= sizes.get(axis, 0)
+            if parts == 0 or n % parts:
+                return None
+    return mesh, sizes, operands, results
+
+
+def _local(value_type: Any, dims: Axes, sizes: dict[str, int]) -> Any:
+    ir = _ir()
+    t = ir.RankedTensorType(value_type)
+    shape = list(t.shape)
+    for d, axes in enumerate(dims):
+        for a in axes:
+            shape[d] //= sizes[a]
+    return ir.RankedTensorType.get(shape, t.element_type)
+
+
+def _manual(op: Any) -> None:
+    """The op moved into an ``sdy.manual_computation`` over every mesh axis, its operands
+    sharded as found and its results keeping the axes of their dimensions: the summed
+    dimensions' axes are dropped without an all-reduce (shard_map without psum)."""
+    from jaxlib.mlir.dialects import sdy
+
+    ir = _ir()
+    plan = _partial(op)
+    if plan is None:      # not summing over a sharded dimension after all: left alone
+        return
+    mesh, sizes, operands, results = plan
+
+    def sharding(per_dim: Axes) -> Any:
+        return sdy.TensorShardingAttr.get(mesh, [sdy.DimensionShardingAttr.get(
+            [sdy.AxisRefAttr.get(a) for a in axes], True) for axes in per_dim])
+
+    manual = sdy.ManualComputationOp(
+        [r.type for r in op.results], list(op.operands),
+        sdy.TensorShardingPerValueAttr.get([sharding(d) for d in operands]),
+        sdy.TensorShardingPerValueAttr.get([sharding(d) for d in results]),
+        sdy.ManualAxesAttr.get([ir.StringAttr.get(a) for a in sizes]),
+        ip=ir.InsertionPoint(op))
+    block = manual.regions[0].blocks.append(
+        *[_local(v.type, d, sizes) for v, d in zip(op.operands, operands)])
+    inner = op.clone(ip=ir.InsertionPoint(block))
+    for i, argument in enumerate(block.arguments):
+        inner.operands[i] = argument
+    for result, dims in zip(inner.results, results):
+        result.set_type(_local(result.type, dims, sizes))
+    sdy.ReturnOp(list(inner.results), ip=ir.InsertionPoint(block))
+    rw.replace_results(op, list(manual.results))
+
+
+MUTANTS = {
+    "fused-reduce-drops-tail": (
+        rw.Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
+        "A reduce whose input an elementwise op produces skips the last index of its first "
+        "reduced dimension (a fused reduction's tail loop dropped).",
+        "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
+        "test_models: test_model and (mlp_training_step or transformer_block)"),
+    "fused-dot-drops-last-contracting": (
+        rw.Mutation(lambda op: _contracting(op) is not None, _drop_last_contracting),
+        "A dot_general with an elementwise producer skips the last index of its first "
+        "contracting dimension (a fused matmul's remainder lost).",
+        "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
+        "test_models: test_model and (mlp_training_step or transformer_block)"),
+    "multi-output-aliasing": (
+        rw.Mutation(lambda op: _aliased_pair(op) is not None, _alias),
+        "Two computed results of @main of one type (a dynamic_update_slice's first) share a "
+        "buffer: the second returns the first's value (multi-output fusion aliasing).",
+        "test_programs: test_data_movement_programs or test_integer_programs or test_pinned_compositions; "
+        "test_models: test_model and (mlp_training_step or rnn_scan)"),
+    "fused-broadcast-reversed": (
+        rw.Mutation(lambda op: _reversed_dim(op) is not None, _reverse_operand),
+        "A broadcast_in_dim read by an elementwise op reads its operand reversed along its "
+        "first dimension of size >= 2 (a fused broadcast's index map wrong).",
+        "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
+        "test_models: test_model and (mlp_training_step or transformer_block or conv_block)"),
+    "partitioner-forgets-reduction": (
+        rw.Mutation(lambda op: _partial(op) is not None, _manual),
+        "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
+        "no all-reduce: each device returns its local partial result (the partitioner "
+        "forgot the collective).",
+        "test_programs_spmd: test_spmd_composition or test_spmd_generated_programs; "
+        "test_models: data_parallel"),
+}
+
+
+def _register():
+    for name, (mutation, doc, targets) in MUTANTS.items():
+        add(name, "hlo", rewriting(name, mutation, doc), targets,
+            devices=4 if name == "partitioner-forgets-reduction" else 2)
+
+
+_register()

@@ -1,0 +1,167 @@
+"""The composition mutants (tests/mutants/composition.py) on programs lowered by the
+installed jax: each breaks a program where two ops meet (the healthy CPU client computes
+NumPy's result, the mutant does not) and leaves the single-op program alone."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from conformance.programs import sharded as sp
+from conformance.programs.cache import ProgramCache, lower
+from tests.mutants import CATALOG, rewrite
+from tests.test_mutant_rewrite import _op_names, _run
+
+RNG = np.random.default_rng(0)
+X = RNG.integers(-4, 5, (3, 4)).astype(np.float32)     # small integers: exact float sums
+B = RNG.integers(-4, 5, (4, 5)).astype(np.float32)
+ROW = RNG.integers(-4, 5, (4,)).astype(np.float32)
+PATCH = RNG.integers(10, 20, (2, 2)).astype(np.float32)
+
+
+def _updated(x, u, at):
+    out = x.copy()
+    out[at:at + u.shape[0], at:at + u.shape[1]] = u
+    return out
+
+
+# mutant: (composed program, its arguments, NumPy's outputs, single-op program or None)
+CASES = {
+    "fused-reduce-drops-tail": (lambda x: jnp.sum(x * 2 + 1, axis=1), [X],
+                                [np.sum(X * 2 + 1, axis=1)], lambda x: jnp.sum(x, axis=1)),
+    "fused-dot-drops-last-contracting": (lambda a, b: (a * 2) @ b, [X, B], [(X * 2) @ B],
+                                         lambda a, b: a @ b),
+    "multi-output-aliasing": (
+        lambda x, u: (jax.lax.dynamic_update_slice(x, u, (0, 0)),
+                      jax.lax.dynamic_update_slice(x, u, (1, 1))),
+        [X, PATCH], [_updated(X, PATCH, 0), _updated(X, PATCH, 1)],
+        lambda x, u: jax.lax.dynamic_update_slice(x, u, (1, 1))),
+    "fused-broadcast-reversed": (lambda x, y: x + y[None, :], [X, ROW], [X + ROW[None, :]],
+                                 lambda x, y: jnp.broadcast_to(y, (3, 4))),
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    from runtime._client import Client
+    from runtime._compat import native
+
+    return Client(native.make_cpu_client(num_devices=4))
+
+
+def _lowered(client, fn, args):
+    from runtime.xla_bridge import client_platform
+
+    return lower(fn, args, client_platform(client))
+
+
+def _outputs(client, mutant, name, fn, args):
+    broken = CATALOG[mutant].client(client._native) if mutant else client
+    outs, _ = ProgramCache(broken).run(name, fn, args, broken.local_devices()[0])
+    return outs
+
+
+@pytest.mark.parametrize("mutant", sorted(CASES))
+def test_composition_mutant_breaks_the_composed_program(client, mutant):
+    fn, args, expected, _ = CASES[mutant]
+    text = _lowered(client, fn, args)
+    changed = rewrite.apply(text, CATALOG[mutant].client.mutation, mutant)
+    assert changed is not None and changed != text
+    for out, want in zip(_outputs(client, None, mutant, fn, args), expected, strict=True):
+        np.testing.assert_array_equal(out, want)
+    outs = _outputs(client, mutant, mutant, fn, args)
+    assert any(not np.array_equal(o, w) for o, w in zip(outs, expected, strict=True)), (
+        f"{mutant} computes the right result of a composed program")
+
+
+@pytest.mark.parametrize("mutant", sorted(CASES))
+def test_composition_mutant_leaves_the_single_op_program_alone(client, mutant):
+    _, args, _, single = CASES[mutant]
+    text = _lowered(client, single, args)
+    assert rewrite.apply(text, CATALOG[mutant].client.mutation, mutant) is None
+    healthy = _outputs(client, None, "single", single, args)
+    for out, want in zip(_outputs(client, mutant, "single", single, args), healthy, strict=True):
+        np.testing.assert_array_equal(out, want)
+
+
+def _sum_case(client, fn, spec, out_spec=PartitionSpec()):
+    """(fn, x, in sharding, out sharding, expected, out shape, text) for ``_run``: ``fn`` of
+    an int-valued float32[4, 8] sharded by ``spec`` over a 1-D mesh of 4 devices."""
+    from runtime.xla_bridge import client_platform
+
+    mesh = Mesh(np.array(client.local_devices()), ("d",))
+    x = RNG.integers(-4, 5, (4, 8)).astype(np.float32)
+    in_s, out_s = NamedSharding(mesh, spec), NamedSharding(mesh, out_spec)
+    expected = np.asarray(fn(x))
+    text = sp.lower(fn, [x], [in_s], out_s, client_platform(client))
+    return fn, x, in_s, out_s, expected, expected.shape, text
+
+
+def test_partitioner_mutant_returns_each_devices_local_partial_sum(client):
+    mutant = CATALOG["partitioner-forgets-reduction"]
+    case = _sum_case(client, lambda x: jnp.sum(x * 2, axis=1) + 1, PartitionSpec(None, "d"))
+    changed = rewrite.apply(case[-1], mutant.client.mutation, mutant.name)
+    assert "sdy.manual_computation" in _op_names(changed)
+    healthy, problem = _run(None, client, case)
+    assert not problem, problem
+    np.testing.assert_array_equal(healthy, case[4])
+    out, problem = _run(mutant.client, client, case)
+    x = case[1]
+    assert "disagree" in problem, problem          # replicas hold different partial sums
+    partial = [np.sum(x[:, 2 * d:2 * d + 2] * 2, axis=1) + 1 for d in range(4)]
+    assert any(np.array_equal(out, p) for p in partial), (out, partial)  # one device's
+
+
+def test_partitioner_mutant_breaks_a_data_parallel_gradient_step(client):
+    """A linear model's step, the batch sharded: the gradient's contraction over the
+    batch (a dot_general) and the loss (a reduce) each lose their all-reduce."""
+    from runtime import xla_client as xc
+    from runtime.xla_bridge import client_platform
+
+    mutant = CATALOG["partitioner-forgets-reduction"]
+    mesh = Mesh(np.array(client.local_devices()), ("d",))
+    w, x = ROW, RNG.integers(-4, 5, (8, 4)).astype(np.float32)
+    y = RNG.integers(-4, 5, (8,)).astype(np.float32)
+
+    def loss(w, x, y):
+        return jnp.sum((x @ w - y) ** 2)
+
+    shardings = [NamedSharding(mesh, PartitionSpec()), NamedSharding(mesh, PartitionSpec("d")),
+                 NamedSharding(mesh, PartitionSpec("d"))]
+    replicated = NamedSharding(mesh, PartitionSpec())
+    for name, fn, want in [("loss", loss, np.sum((x @ w - y) ** 2)),
+                           ("step", lambda w, x, y: w - jax.grad(loss)(w, x, y),
+                            w - 2 * x.T @ (x @ w - y))]:
+        text = sp.lower(fn, [w, x, y], shardings, replicated, client_platform(client))
+        assert rewrite.apply(text, mutant.client.mutation, mutant.name) is not None, name
+        outs = {}
+        for broken in (None, mutant.client):
+            c = broken(client._native) if broken else client
+            outs[broken] = sp.ShardedRunner(c, xc).run(name, fn, [w, x, y], shardings,
+                                                       replicated, np.shape(want))[:2]
+        healthy, problem = outs[None]
+        assert not problem, problem
+        np.testing.assert_array_equal(healthy, want)
+        out, problem = outs[mutant.client]
+        assert problem or not np.array_equal(out, want), name
+
+
+@pytest.mark.parametrize("fn,spec", [
+    (lambda x: jnp.sum(x, axis=1), None),                          # unsharded
+    (lambda x: jnp.sum(x * 2, axis=0), PartitionSpec(None, "d")),  # sharded, kept axis
+], ids=["unsharded", "sum-over-unsharded-axis"])
+def test_partitioner_mutant_leaves_sums_over_unsharded_axes_alone(client, fn, spec):
+    mutant = CATALOG["partitioner-forgets-reduction"]
+    if spec is None:
+        x = RNG.integers(-4, 5, (4, 8)).astype(np.float32)
+        text = _lowered(client, fn, [x])
+        assert rewrite.apply(text, mutant.client.mutation, mutant.name) is None
+        out = _outputs(client, mutant.name, "unsharded", fn, [x])[0]
+        np.testing.assert_array_equal(out, np.sum(x, axis=1))
+        return
+    case = _sum_case(client, fn, spec, PartitionSpec("d"))
+    assert rewrite.apply(case[-1], mutant.client.mutation, mutant.name) is None
+    out, problem = _run(mutant.client, client, case)
+    assert not problem, problem
+    np.testing.assert_array_equal(out, case[4])
