@@ -86,6 +86,17 @@ else:
         [arr], [xc.DeviceList(tuple(order))], [shh.moved(case, order)],
         [xc.ArrayCopySemantics.DONATE_INPUT])[0]
 """
+#: Whether the donated input and the result are among ``client.live_arrays()``, by
+#: identity: observes the donation without calling anything on the donated array (its
+#: methods crash on some jaxlib releases). An ALWAYS_COPY in place of DONATE_INPUT leaves
+#: the input live.
+_LIVE = """
+results = out if isinstance(out, list) else [out]
+live = client.live_arrays()
+print("LIVE_ARRAYS", len(live), flush=True)
+print("INPUT_LIVE", any(a is arr for a in live),
+      "RESULT_LIVE", all(any(a is o for a in live) for o in results), flush=True)
+"""
 #: What is observed after a donation, each in its own child process, so that one
 #: observation that crashes (``is_deleted()`` on jaxlib 0.10.2) hides none of the others:
 #: name -> (snippet run after the donation, the line it must print, what is wrong if not).
@@ -107,6 +118,9 @@ print("CALLING input.is_deleted()", flush=True)
 print("INPUT_DELETED", arr.is_deleted(), flush=True)
 """, "INPUT_DELETED True", "input.is_deleted() is not True after {call}, but donation "
                            "deletes it"),
+    "live_arrays": (_LIVE, "INPUT_LIVE False RESULT_LIVE True",
+                    "client.live_arrays() still holds the donated input after {call} (or "
+                    "misses the result): the input was copied, not donated"),
 }
 
 
@@ -205,6 +219,9 @@ except Exception as err:
     print("SECOND_USE_RAISED", type(err).__name__, flush=True)
 """, "SECOND_USE_RAISED", "executing again with the input donated to {call} did not raise "
                           "a clear error"),
+    "aliased_live_arrays": ("out = outs\n" + _LIVE, "INPUT_LIVE False RESULT_LIVE True",
+                            "client.live_arrays() still holds the donated input after {call} "
+                            "(or misses the result): the input was copied, not donated"),
 }
 
 

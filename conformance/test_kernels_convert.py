@@ -15,11 +15,14 @@ capability), on every device at once:
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jax import lax
 
 from conformance.helpers import assertions as ph
@@ -76,7 +79,8 @@ def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray,
             wrapped = [int(v) & ((1 << bits) - 1) for v in x]
             return np.array(wrapped, f"u{dst.dtype.itemsize}").view(dst.dtype), mask
         if src.kind in ("int", "uint"):  # exact integers rounded once to the destination
-            return np.array([float(int(v)) for v in x], np.float64).astype(dst.dtype), mask
+            return np.array([round_int_to_float(int(v), dh.real_dtype(dst)) for v in x],
+                            np.float64).astype(dst.dtype), mask
         if dst.kind in ("int", "uint"):  # truncation toward zero; out of range not compared
             w = x.real.astype(np.float64) if src.kind == "complex" else x.astype(np.float64)
             info = np.iinfo(dst.dtype)  # bounds as exact powers of two
@@ -237,3 +241,79 @@ def test_convert_rounds_ties_to_nearest_even(program_cache, src, group):
     float -> int truncates ``k + 0.5`` toward zero. Reference: ml_dtypes / NumPy."""
     _convert_and_check(program_cache, _ties(src, TIE_GROUPS[group]), src, TIE_GROUPS[group],
                        f"{src.name}_to_{group}", "convert ties")
+
+
+def round_int_to_float(v: int, dst: np.dtype) -> float:
+    """The integer ``v`` rounded once, to nearest even, to the float dtype ``dst``
+    (infinity past the largest finite value, IEEE 754's overflow rule), computed exactly
+    with Python integers (never through float64, which would round twice)."""
+    fi = ml_dtypes.finfo(dst)
+    nmant, top = int(fi.nmant), 2 ** int(fi.maxexp)  # top: the first power of two past max
+    a = abs(int(v))
+    shift = a.bit_length() - 1 - nmant  # bits of a below the destination's last place
+    if shift > 0:
+        q, r = divmod(a, 1 << shift)
+        half = 1 << (shift - 1)
+        q += r > half or (r == half and q & 1)
+        a = q << shift
+    if a >= top:  # rounded (with an unbounded exponent) to 2**maxexp or beyond: overflow
+        return -np.inf if v < 0 else np.inf
+    return float(-a if v < 0 else a)  # at most nmant + 1 significant bits: exact
+
+
+@st.composite
+def near_ties(draw, src: dh.DType, dst: dh.DType) -> int:
+    """An integer of ``src`` at, or a little off, the midpoint of two neighbours of ``dst``:
+    ``m * 2**k + 2**(k-1) + d`` (``m``: ``nmant + 1`` leading bits, ``k`` >= 1), with the
+    offset ``d`` 0 (an exact tie), or ``+-(1 .. 2**j)`` for a drawn ``j < k - 1`` (small
+    ones vanish in a first rounding to float64 or float32 and make a tie of a near-tie:
+    two roundings then give the even neighbour where one rounding gives the nearer)."""
+    info = np.iinfo(src.dtype)
+    nmant = int(ml_dtypes.finfo(dst.dtype).nmant)
+    width = int(info.max).bit_length()  # 63 (int64), 64 (uint64)
+    bits = draw(st.integers(nmant + 2, width), label="bit length")
+    k = bits - 1 - nmant
+    m = draw(st.integers(2**nmant, 2 ** (nmant + 1) - 1), label="leading bits")
+    tie = (m << k) + (1 << (k - 1))
+    j = draw(st.integers(0, k - 2), label="offset bits") if k >= 2 else 0
+    d = draw(st.sampled_from([0, 1, -1]) | st.integers(-(2**j), 2**j), label="offset")
+    v = min(tie + d, int(info.max))
+    negative = src.kind == "int" and draw(st.booleans(), label="negative")
+    return -v if negative else v
+
+
+@functools.lru_cache(maxsize=None)  # one function per dtype: the program cache keys on it
+def _convert_to(dtype: np.dtype):
+    return lambda a: lax.convert_element_type(a, dtype)
+
+
+WIDE_INT_CASES = [pytest.param(src, dst, id=f"{src.name}-to-{dst.name}",
+                               marks=[pytest.mark.capability(dst.capability)]
+                               if dst.capability else [])
+                  for src in (dh.BY_NAME["int64"], dh.BY_NAME["uint64"])
+                  for dst in (dh.BY_NAME[n] for n in ("float32", "bfloat16", "float16"))]
+
+
+@pytest.mark.parametrize("src,dst", WIDE_INT_CASES)
+@given(data=st.data())
+def test_convert_wide_integers_rounds_once(program_cache, src, dst, data):
+    """int64/uint64 -> float32/bfloat16/float16 rounds once, to nearest even (IEEE 754
+    convertFromInt): drawn integers at and near the midpoints of ``dst``'s neighbours
+    (:func:`near_ties`; most need more than float64's 53 bits), compared bit-exact with
+    the correctly rounded value computed with Python integers
+    (:func:`round_int_to_float`). A conversion through float64 or float32 (two
+    roundings) gives the even neighbour for a value just off a midpoint."""
+    values = data.draw(st.lists(near_ties(src, dst), min_size=32, max_size=32), label="x")
+    x = np.array(values, src.dtype)
+    with np.errstate(over="ignore"):
+        expected = np.array([round_int_to_float(int(v), dst.dtype) for v in x],
+                            np.float64).astype(dst.dtype)
+    call = f"execute(convert {src.name}[{x.size}] -> {dst.name}) of near-ties"
+    outs, program = programs.run_everywhere(
+        program_cache, f"convert_wide_int_{src.name}_to_{dst.name}",
+        _convert_to(dst.dtype), [x], dst if dst.capability else src,
+        call)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            ph.assert_ulp_close(out, expected, max_ulp=0, signed_zeros=True,
+                                call=f"{call} on {device}")

@@ -22,6 +22,7 @@ once (one SPMD executable, replicated inputs):
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import ml_dtypes
@@ -34,6 +35,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import error_bounds
 from conformance.helpers import float_controls as fc
 from conformance.helpers import mp_reference, tolerances, ulp
 from conformance.helpers import strategies as hh
@@ -256,3 +258,140 @@ def test_integer_division_by_zero_follows_xla(program_cache, name, dt):
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
             ph.assert_exact(out, expected, call=f"{call} on {device}")
+
+
+def _scaled_complex(rng: np.random.Generator, dtype: np.dtype, exponent: np.ndarray
+                    ) -> np.ndarray:
+    """Complex values of ``dtype`` whose components are 0 or normal with binary exponents
+    within 6 below ``exponent`` (per element): ``m * 2**e``, ``m`` in [1, 2)."""
+    real = dh.real_dtype(dh.BY_NAME[np.dtype(dtype).name])
+    fi = ml_dtypes.finfo(real)
+    parts = []
+    for _ in range(2):
+        e = np.clip(exponent - rng.integers(0, 7, exponent.shape), int(fi.minexp),
+                    int(fi.maxexp) - 1)
+        m = rng.uniform(1, 2, exponent.shape) * rng.choice([-1.0, 1.0], exponent.shape)
+        v = np.ldexp(m, e).astype(real)
+        parts.append(np.where(rng.random(exponent.shape) < 0.1, 0.0, v).astype(real))
+    z = np.empty(exponent.shape, dtype)
+    z.real, z.imag = parts
+    z[z == 0] = np.array(1, real) * 2.0 ** int(exponent.flat[0])  # no zero divisor
+    return z
+
+
+def exact_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a / b`` per element, each component the exact rational rounded once to float64
+    (Python's Fraction division), never through ``|b|**2`` in floating point."""
+    from fractions import Fraction
+
+    out = np.empty(a.shape, np.complex128)
+    for i, (x, y) in enumerate(zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())):
+        ar, ai, br, bi = (Fraction(float(v)) for v in (x.real, x.imag, y.real, y.imag))
+        den = br * br + bi * bi
+        out.flat[i] = complex(float((ar * br + ai * bi) / den), float((ai * br - ar * bi) / den))
+    return out
+
+
+#: Normwise relative error of a complex quotient, in units of eps: a scaled (Smith's or
+#: Baudin-Smith) division is within a few eps in norm; 8 leaves room for an extra
+#: rescaling step and the reference's rounding to the dtype.
+COMPLEX_DIVIDE_ROUNDINGS = 8
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+                                for n in ("complex64", "complex128")])
+@given(data=st.data())
+def test_complex_divide_by_huge_and_tiny_divisors(program_cache, dt, data):
+    """``a / b`` for divisors near the top (``|b|**2`` overflows) and the bottom (``|b|**2``
+    underflows; components still normal) of the exponent range, numerators scaled with them
+    so that the quotient is moderate (``|a/b|`` within about 2**+-10; every component
+    below max/4 and 2**30 above the smallest normal): the textbook
+    ``a * conj(b) / |b|**2`` returns inf/NaN or 0 there; a scaled division returns the
+    quotient within ``8 * eps * |a/b|`` in norm (the tiny part: flush-to-zero of a
+    subnormal component) of the exact quotient (:func:`exact_quotient`, rational arithmetic)."""
+    real = dh.real_dtype(dt)
+    fi = ml_dtypes.finfo(real)
+    n = 64
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    huge = data.draw(st.booleans(), label="huge divisors")
+    # |b|**2 overflows (|b| > 2**(maxexp/2)) or underflows (|b| < 2**(minexp/2)); tiny
+    # divisors stay 2**30 above the smallest normal, so that no product of the division
+    # (components times ratios of at most 2**-7) is subnormal and flushed (FTZ); every
+    # component stays below max/4, so that the sums of a scaled division (|re| + |im| of
+    # a or b) cannot overflow either
+    top = int(fi.maxexp) - 3
+    lo, hi = ((int(fi.maxexp) // 2 + 1, top) if huge else
+              (int(fi.minexp) + 30, int(fi.minexp) // 2 - 2))
+    e_b = data.draw(st.integers(lo, hi), label="divisor exponent") + rng.integers(-2, 3, n)
+    e_b = np.clip(e_b, lo, hi)
+    shift = data.draw(st.integers(-4, 4), label="quotient exponent")
+    e_a = np.clip(e_b + shift + rng.integers(-4, 5, n), int(fi.minexp) + 30, top)
+    b = _scaled_complex(rng, dt.dtype, e_b)
+    a = _scaled_complex(rng, dt.dtype, e_a)
+    call = f"execute(divide, {dt.name}[{n}] with {'huge' if huge else 'tiny'} divisors)"
+    outs, program = programs.run_everywhere(program_cache, "divide", lax.div, [a, b], dt, call)
+    exact = exact_quotient(a, b)
+    bound = error_bounds.rounding_bound(dt.dtype, np.abs(exact),
+                                        roundings=COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
+                                        name="8*eps*|a/b| + 2*tiny (normwise)")
+    with reproduction(call, program=program, inputs=[a, b]):
+        for device, out in outs:
+            ph.assert_within_bound(out, exact.astype(dt.dtype), bound,
+                                   call=f"{call} on {device}")
+
+
+#: Ops of test_float_ops_past_64_elements: name -> (operand range of each argument). The
+#: exact ops (0 ULP) and a few transcendental ones whose vectorized code has a remainder loop.
+LONG_OPS = {"add": ((-1e3, 1e3), (-1e3, 1e3)), "multiply": ((-1e3, 1e3), (-1e3, 1e3)),
+            "divide": ((-1e3, 1e3), (0.5, 1e3)), "sqrt": ((0.0, 1e3),),
+            "exp": ((-10.0, 10.0),), "log": ((1e-3, 1e3),), "tanh": ((-10.0, 10.0),),
+            "sin": ((-100.0, 100.0),)}
+
+
+@functools.lru_cache(maxsize=None)  # one function per signature: the program cache keys on it
+def _long_ops():
+    ops = [catalog.ELEMENTWISE[n] for n in LONG_OPS]
+
+    def every(*args):
+        it = iter(args)
+        return tuple(op.fn(*[next(it) for _ in range(op.arity)]) for op in ops)
+    return every
+
+
+@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+                                for n in ("float32", "bfloat16", "float16")])
+@given(data=st.data())
+def test_float_ops_past_64_elements(program_cache, dt, data):
+    """add, multiply, divide, sqrt (0 ULP, or the flushed result) and exp, log, tanh, sin
+    (the op's ULP budget against mpmath, sin with its argument-scaled allowance) on one
+    long axis (``hh.axis_sizes``: the vector and tile boundaries 63..4097 and any size up
+    to the element budget, 4097; 2**16 under the nightly profile), so that a kernel's
+    vectorized body and its remainder loop both run. One program computes all eight."""
+    n = data.draw(hh.axis_sizes(hh.element_budget(ci=4097, nightly=2**16), min_size=65),
+                  label="size")
+    args, names = [], []
+    for name, ranges in LONG_OPS.items():
+        for i, (lo, hi) in enumerate(ranges):
+            args.append(data.draw(hh.seeded_arrays(dt, (n,), min_value=lo, max_value=hi),
+                                  label=f"{name} arg{i}"))
+            names.append(name)
+    call = f"execute(add/multiply/divide/sqrt/exp/log/tanh/sin, {dt.name}[{n}])"
+    outs, program = programs.run_everywhere(program_cache, "long_ops", _long_ops(), args, dt,
+                                            call, n_outputs=len(LONG_OPS))
+    fi = ml_dtypes.finfo(dt.dtype)
+    with reproduction(call, program=program, inputs=args):
+        it = iter(args)
+        for k, name in enumerate(LONG_OPS):
+            op = catalog.ELEMENTWISE[name]
+            op_args = [next(it) for _ in range(op.arity)]
+            if not op.exact:
+                expected = mp_reference.correctly_rounded(name, op_args, dt.dtype)
+                atol = (float(fi.eps) * op.arg_scale(op_args)
+                        if op.tolerance == catalog.ARGUMENT_SCALED else float(fi.tiny))
+            for device, out in outs[k]:
+                where = f"{call} on {device} ({name})"
+                if op.exact:
+                    _check_ieee_or_flushed(op, out, op_args, dt.dtype, where)
+                else:
+                    ph.assert_ulp_close(out, expected, max_ulp=tolerances.ulp_bound(
+                        name, dt.name), atol=atol, call=where)

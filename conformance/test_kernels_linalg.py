@@ -291,4 +291,63 @@ def test_hessenberg(program_cache, dt, data):
             qw = _wide(q)
             ph.assert_residual_ratio(_wide(a) - qw @ _wide(h) @ _h(qw), _norm1(_wide(a)), n=n,
                                      eps=_eps(dt), what="A - Q H Q^H", call=where)
+            ph.assert_residual_ratio(_h(qw) @ qw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     what="Q^H Q - I", call=where)
             ph.assert_exact(np.tril(h, -2), np.zeros_like(h), call=f"{where}: H upper Hessenberg")
+
+
+#: Sides past LAPACK's blocking: its block size nb is 32 or 64 (ILAENV for GETRF, GEQRF,
+#: POTRF, GEHRD), and the blocked paths start at 2 * nb; 65 and 129 take a partial last block.
+BLOCKED_SIDES = (65, 129)
+BLOCKED = {"lu": (lax.linalg.lu, 3), "qr": (jnp.linalg.qr, 2),
+           "cholesky": (jnp.linalg.cholesky, 1), "hessenberg": (_hessenberg, 2)}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.informational]
+                                              if n == "hessenberg" else [])
+                                  for n in BLOCKED])  # hessenberg: CPU only (see test_hessenberg)
+@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n]) for n in ("float32",
+                                                                            "float64")])
+@given(data=st.data())
+def test_decompositions_past_lapack_block_sizes(program_cache, name, dt, data):
+    """LU, QR, Cholesky and Hessenberg of 65x65 and 129x129 matrices (LAPACK's blocked
+    code paths, with a partial last block): the reconstruction and orthogonality residual
+    ratios of the small-size tests (LAPACK's threshold 30), L's pivoting bound and the
+    triangular/Hessenberg structure."""
+    n = data.draw(st.sampled_from(BLOCKED_SIDES), label="side")
+    a = _matrix(data, dt, (n, n))
+    if name == "cholesky":
+        a = _spd(a)
+    fn, n_outputs = BLOCKED[name]
+    call = f"execute({name}, {dt.name}[{n}, {n}])"
+    outs, program = _run(program_cache, name, fn, [a], dt, call, n_outputs)
+    outs = outs if n_outputs > 1 else [outs]
+    aw, eps = _wide(a), _eps(dt)
+    with reproduction(call, program=program, inputs=[a]):
+        for device, results in _per_device(outs):
+            where = f"{call} on {device}"
+            w = [_wide(r) for r in results]
+            if name == "lu":
+                lower, upper = np.tril(w[0], -1) + np.eye(n), np.triu(w[0])
+                permuted = aw[results[2].astype(np.intp)]
+                ph.assert_residual_ratio(permuted - lower @ upper, _norm1(aw), n=n, eps=eps,
+                                         what="P A - L U", call=where)
+                assert np.max(np.abs(lower)) <= 1 + 1e-6, (
+                    f"max |L| = {np.max(np.abs(lower)):.4g} > 1: not partial pivoting [{where}]")
+                continue
+            if name == "cholesky":
+                ph.assert_residual_ratio(aw - w[0] @ _h(w[0]), _norm1(aw), n=n, eps=eps,
+                                         what="A - L L^H", call=where)
+                ph.assert_exact(np.triu(results[0], 1), np.zeros_like(results[0]),
+                                call=f"{where}: L lower triangular")
+                continue
+            q, r = (w[0], w[1]) if name == "qr" else (w[1], w[0])
+            product = q @ r if name == "qr" else q @ r @ _h(q)
+            ph.assert_residual_ratio(aw - product, _norm1(aw), n=n, eps=eps,
+                                     what="A - Q R" if name == "qr" else "A - Q H Q^H",
+                                     call=where)
+            ph.assert_residual_ratio(_h(q) @ q - np.eye(n), 1.0, n=n, eps=eps,
+                                     what="Q^H Q - I", call=where)
+            below = np.tril(r, -1 if name == "qr" else -2)
+            ph.assert_exact(below, np.zeros_like(below),
+                            call=f"{where}: {'R upper triangular' if name == 'qr' else 'H upper Hessenberg'}")

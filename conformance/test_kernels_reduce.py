@@ -61,13 +61,19 @@ def _shapes() -> st.SearchStrategy[tuple[int, ...]]:
 
 def _values(data, dt: dh.DType, shape: tuple[int, ...], name: str) -> np.ndarray:
     """Terms of a reduction: within +-1e3 and small enough that partial sums of the
-    dtype cannot overflow; products: within +-2, and for many terms +-1 apart from 8."""
+    dtype cannot overflow (unsigned: the whole range, sums wrap); products: within +-2,
+    and for many terms +-1 apart from 8."""
     size = int(np.prod(shape))
     if name == "prod":
         if size <= 24:
             return data.draw(hh.finite_arrays(dt, shape, min_value=-2, max_value=2), label="x")
         return data.draw(hh.seeded_arrays(dt, shape, min_value=-2, max_value=2,
                                           values=(-1.0, 1.0)), label="x")
+    if dt.kind == "uint":  # the whole range (sums wrap): a signed compare picks wrong
+        top = int(np.iinfo(dt.dtype).max)
+        if size <= 64:
+            return data.draw(hh.finite_arrays(dt, shape, min_value=0, max_value=top), label="x")
+        return data.draw(hh.seeded_arrays(dt, shape, min_value=0, max_value=top), label="x")
     bound = 1e3 if dt.kind not in ("float", "complex") else min(
         1e3, float(ml_dtypes.finfo(dh.real_dtype(dt)).max) / (4 * max(size, 1)))
     if size <= 64:
@@ -283,3 +289,32 @@ def _check_cumsum(out: np.ndarray, x: np.ndarray, axis: int, reverse: bool, dt: 
     bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=x.shape[axis] + 1,
                                         name="(n+1)*eps*cumsum|x| + (n+1)*tiny")
     ph.assert_within_bound(out, expected.astype(dt.dtype), bound, call=where)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.UINTS])
+@given(data=st.data())
+def test_unsigned_max_min_over_the_whole_range(program_cache, name, dt, data):
+    """max/min of unsigned integers drawn over the whole range, every reduced row holding
+    a value with the top bit set (>= 2**(bits-1), negative if compared as signed) and one
+    without: a signed compare returns the other one, so this fails every row of a backend
+    that compares unsigned values as signed. Rows of up to 4097 terms."""
+    info = np.iinfo(dt.dtype)
+    half = int(info.max) // 2 + 1  # 2**(bits-1)
+    shape = data.draw(st.sampled_from(((2,), (3, 17), (2, 3, 5), (4, 65), (2, 1025),
+                                       (4097,))), label="shape")
+    axes = tuple(sorted(set(data.draw(_axes(shape), label="axes")) | {len(shape) - 1}))
+    x = data.draw(hh.seeded_arrays(dt, shape, min_value=0, max_value=int(info.max))
+                  if np.prod(shape) > 64 else
+                  hh.finite_arrays(dt, shape, min_value=0, max_value=int(info.max)), label="x")
+    high = data.draw(st.integers(half, int(info.max)), label="top-bit value")
+    low = data.draw(st.integers(0, half - 1), label="low value")
+    where = data.draw(st.integers(0, shape[-1] - 1), label="top-bit position")
+    x[..., where] = high  # every row of the last axis (always reduced) gets both
+    x[..., (where + 1) % shape[-1]] = low
+    call = f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)}, whole range)"
+    outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}",
+                                            _reduce_fn(name, axes), [x], dt, call)
+    with reproduction(call, program=program, inputs=[x]):
+        for device, out in outs:
+            _check(name, out, x, axes, dt, f"{call} on {device}")

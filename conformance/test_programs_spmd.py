@@ -225,6 +225,7 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
                                               param_shapes=shapes, strided_slices=False),
                         label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
+    inputs = [dag_strategy.add_insensitive(a) for a in inputs]  # pinned: keep_bits tests
     specs = [data.draw(shh.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(inputs))]
     in_shardings = [NamedSharding(mesh, s) for s in specs] + [NamedSharding(mesh, P())]
@@ -249,14 +250,62 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
             raise
 
 
-def _column_sharded_slice(runner, client, start: int, limit: int, stride: int):
-    """``x[0:1, start:limit:stride]`` of x = f32[4, n] with one column per device (1-D
-    mesh of the n local devices), result replicated: (x, output, problem, text)."""
+#: Values an addition of +0.0 changes: -0.0, a negative subnormal and a signaling NaN.
+_ADD_SENSITIVE = np.array([0x80000000, 0x80000001, 0x7F800001, 0x3F800000], np.uint32)
+
+
+def _sharded_move(runner, client, name: str):
+    """A data movement of a sharded f32 operand with a replicated result, on a 1-D mesh
+    of the n local devices: (x, expected, output, problem, text, call). ``name``:
+    ``strided_slice`` (``x[0:1, 0:n:2]``, x f32[4, n] with one column per device),
+    ``slice_within_a_shard`` (``x[0:1, 0:4]``, x f32[n, 4] with one row per device) or
+    ``gather_within_a_shard`` (``take(x, [0], axis=0)`` of the same)."""
     devices = client.local_devices()
     n = len(devices)
     mesh = Mesh(np.array(devices), ("d",))
-    x = np.full((4, n), -0.0, np.float32)
-    x.view(np.uint32)[0, max(n - 2, 0)] = 0xFF800001  # a signaling NaN, payload 1
+    if name == "strided_slice":
+        x = np.full((4, n), -0.0, np.float32)
+        x.view(np.uint32)[0, :] = np.resize(_ADD_SENSITIVE, n)
+        spec, fn = P(None, "d"), lambda a: lax.slice(a, (0, 0), (1, n), (1, 2))
+        want = x[0:1, 0:n:2]
+    else:
+        x = np.ones((n, 4), np.float32)
+        x.view(np.uint32)[0] = _ADD_SENSITIVE
+        spec = P("d", None)
+        fn = (lambda a: lax.slice(a, (0, 0), (1, 4))) if name == "slice_within_a_shard" \
+            else (lambda a: jnp.take(a, np.array([0], np.int32), axis=0))
+        want = x[0:1]
+    [(out, problem)], text = runner.run_outputs(
+        f"sharded_move_{name}", fn, [x], [NamedSharding(mesh, spec)],
+        NamedSharding(mesh, P()), [want.shape])
+    call = f"execute_sharded({name} of f32{list(x.shape)} sharded {spec} over {n} devices, " \
+           f"result replicated)"
+    return x, want, out, problem, text, call
+
+
+@pytest.mark.capability("multi_device")
+@pytest.mark.parametrize("name", ["strided_slice", "slice_within_a_shard",
+                                  "gather_within_a_shard"])
+def test_sharded_slice_and_gather_keep_bits(client, runner, name):
+    """A slice or gather of a sharded operand, result replicated, moves bits: -0.0, a
+    negative subnormal and a signaling NaN come back as they were (XLA's partitioner
+    assembles such results with an add of zero-filled pieces: +0.0, a flushed subnormal
+    and a quiet NaN; docs/upstream/spmd_replicated_move.md). The generated SPMD programs
+    draw no value an addition of +0.0 changes, so this defect is reported here, once."""
+    if client.local_device_count() < 2:
+        pytest.skip("needs 2 devices: an operand sharded over several devices")
+    x, want, out, problem, text, call = _sharded_move(runner, client, name)
+    with reproduction(call, program=text, inputs=[x]):
+        assert not problem, f"{problem} [{call}]"
+        ph.assert_bitwise_equal(out, want, call=call)
+
+
+def _column_sharded_slice(runner, client, start: int, limit: int, stride: int):
+    """``x[0:1, start:limit:stride]`` of x = f32[4, n] with one column per device (1-D
+    mesh of the n local devices), result replicated: (x, expected, output, problem, text)."""
+    devices = client.local_devices()
+    mesh = Mesh(np.array(devices), ("d",))
+    x = np.arange(4 * len(devices), dtype=np.float32).reshape(4, len(devices))
     fn = lambda a: lax.slice(a, (0, start), (1, limit), (1, stride))  # noqa: E731
     want = x[0:1, start:limit:stride]
     [(out, problem)], text = runner.run_outputs(
@@ -265,27 +314,11 @@ def _column_sharded_slice(runner, client, start: int, limit: int, stride: int):
     return x, want, out, problem, text
 
 
-def test_strided_slice_of_a_sharded_dimension_keeps_bits(client, runner):
-    """``x[0:1, 0:n:2]`` of a column-sharded f32[4, n] of -0.0 and a signaling NaN: a
-    slice moves bits, so -0.0 stays -0.0 and the NaN keeps its payload (XLA's partitioner
-    gathers the pieces with an add of zeros: +0.0 and a quiet NaN;
-    docs/upstream/spmd_strided_slice.md). The generated SPMD programs draw no strided
-    slice, so this defect is reported here, once."""
-    if client.local_device_count() < 2:
-        pytest.skip("needs 2 devices: a dimension sharded over several devices")
-    x, want, out, problem, text = _column_sharded_slice(runner, client, 0,
-                                                       client.local_device_count(), 2)
-    call = f"execute_sharded(x[0:1, 0:n:2], x f32{list(x.shape)} column-sharded over " \
-           f"{client.local_device_count()} devices)"
-    with reproduction(call, program=text, inputs=[x]):
-        assert not problem, f"{problem} [{call}]"
-        ph.assert_bitwise_equal(out, want, call=call)
-
-
+@pytest.mark.capability("multi_device")
 def test_strided_slice_of_a_sharded_dimension_compiles(client, runner):
     """``x[0:1, 1:2:3]`` (one element, stride 3) of a column-sharded f32[4, n] compiles
     and returns x[0, 1] (XLA's partitioner emits HLO its verifier rejects from 4
-    devices on; docs/upstream/spmd_strided_slice.md)."""
+    devices on; docs/upstream/spmd_replicated_move.md)."""
     if client.local_device_count() < 4:
         pytest.skip("needs 4 devices: seen from 4 column shards on")
     x, want, out, problem, text = _column_sharded_slice(runner, client, 1, 2, 3)

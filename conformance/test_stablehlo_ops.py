@@ -174,19 +174,49 @@ def test_rng_in_replicated_program(program_cache, distribution: str, dtype: str,
                                          gaps_text.rng(*args, shape, distribution,
                                                        replicated=True), args, dt,
                                          call)
-    problems = []
+    problems, spec = [], False
     for device, got in outs:  # every device checked, so the message names all bad ones
         try:
             rng_and_ids.check_rng_sample(got, distribution, a, b, shape, dt.dtype,
                                          call=f"{call} on {device}")
         except AssertionError as err:
+            spec |= isinstance(err, ph.SpecPropertyViolation)
             problems.append(f"{str(err).splitlines()[0]}, {np.unique(got).size} distinct "
                             f"values, first {got.reshape(-1)[0]!r}")
     with reproduction(call, program=text, inputs=args):
-        if problems:
-            raise AssertionError(f"{len(problems)} of {len(outs)} devices returned no valid "
-                                 f"draw:\n" + "\n".join(problems))
+        if problems:  # a value outside [a, b) stays a spec violation (never flaky)
+            raise (ph.SpecPropertyViolation if spec else AssertionError)(
+                f"{len(problems)} of {len(outs)} devices returned no valid draw:\n"
+                + "\n".join(problems))
 
+
+
+#: rng UNIFORM pinned at the top of the range: [2**p - 2, 2**p) holds only two values of a
+#: float type with p significand bits (2**p - 2 and 2**p - 1), and a + (b - a) * u with u
+#: in [0, 1) rounds to b for about a quarter of the u's unless the kernel excludes it.
+RNG_EDGE = {"float32": 24, "float64": 53}
+
+
+@pytest.mark.parametrize("dtype", list(RNG_EDGE))
+def test_rng_uniform_never_returns_b(program_cache, dtype: str) -> None:
+    """``rng`` UNIFORM (StableHLO spec: the interval [a, b), half-open) with a = 2**p - 2,
+    b = 2**p (p: the dtype's significand bits), 64x64 values on every device: no value
+    may equal b. A kernel that rounds ``a + (b - a) * u`` to b does so for about 25% of
+    the values, so its chance to pass is 0.75**4096 (no draw: the check is certain).
+    A failure is a spec violation, never ``flaky``."""
+    dt = dh.BY_NAME[dtype]
+    p = RNG_EDGE[dtype]
+    a, b = 2.0**p - 2, 2.0**p
+    args = [np.array(a, dt.dtype), np.array(b, dt.dtype)]
+    shape = (64, 64)
+    call = f"rng(UNIFORM) -> {dtype}{list(shape)} with a = 2**{p} - 2, b = 2**{p}"
+    for device in program_cache.client.local_devices():
+        (got,), text = program_cache.run("stablehlo_ops_rng_UNIFORM",
+                                         gaps_text.rng(*args, shape, "UNIFORM"), args, device)
+        with reproduction(call, program=text, inputs=args):
+            ph.assert_shape(got.shape, shape, call=call)
+            ph.assert_dtype(got.dtype, dt.dtype, call=call)
+            rng_and_ids.check_uniform_interval(got, a, b, call=f"{call} on {device}")
 
 
 @pytest.mark.capability("multi_device")

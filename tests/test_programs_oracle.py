@@ -206,3 +206,17 @@ def test_float_oracle_holds_an_ieee_backend_to_gradual_underflow():
     check_outputs(program, [x + x], [x], IDX, "ieee exact", fc.IEEE)
     with pytest.raises(AssertionError):
         check_outputs(program, [flushed], [x], IDX, "flushed under ieee", fc.IEEE)
+
+
+def test_add_insensitive_inputs_survive_an_add_of_zero():
+    """What the sharded programs draw: x + 0.0 keeps every bit (no -0.0, no subnormal,
+    no signaling NaN), and normal values, +-inf and quiet NaN payloads are kept."""
+    bits = np.array([0x80000000, 0x80000001, 0x7F800001, 0xFF800005, 0x3F800000, 0x7F800000,
+                     0xFFC00007, 0x00000001], np.uint32)
+    x = dag_strategy.add_insensitive(bits.view(np.float32))
+    assert x.view(np.uint32).tolist() == [0, 0, 0x7FC00001, 0xFFC00005, 0x3F800000,
+                                          0x7F800000, 0xFFC00007, 0]
+    with np.errstate(invalid="ignore"):
+        assert np.array_equal((x + np.float32(0)).view(np.uint32), x.view(np.uint32))
+    ints = np.array([-1, 0, 5], np.int16)
+    assert np.array_equal(dag_strategy.add_insensitive(ints), ints)

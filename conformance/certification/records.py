@@ -9,7 +9,9 @@ parsed back:
   ``pytest_runtest_makereport`` hookwrapper (:mod:`conformance.session.recording`):
   ``status`` (one of :data:`STATUSES` except ``waived``); for failures
   ``reproduction``, ``inputs``, ``program_text``, ``arrays``, ``falsifying_example``,
-  ``hypothesis_blob``; for ``not_supported`` the ``message``;
+  ``hypothesis_blob``; ``spec_property`` (True: the failure broke a property the spec
+  states for every execution, so a passing re-run leaves it ``fail_wrong_result``, not
+  ``flaky``); for ``not_supported`` the ``message``;
 - ``pjrt_processes``: the multi_process area's per-process outcomes.
 
 :class:`Collector` merges the phase reports of one run into one
@@ -129,6 +131,9 @@ class Collector:
         #: Test id -> first failure's message, for tests that failed and were re-run
         #: (pytest-rerunfailures' ``rerun`` reports).
         self.rerun: dict[str, str] = {}
+        #: Test id -> the outcome record of a failed run that broke a spec property
+        #: (``spec_property``) and was re-run: its re-run's pass is no excuse.
+        self.spec_failure: dict[str, dict[str, Any]] = {}
 
     def finished_results(self) -> list[Result]:
         """The results of tests that ran to their end (a run cut short leaves others)."""
@@ -147,11 +152,20 @@ class Collector:
         if report.outcome == "rerun":  # failed; pytest-rerunfailures runs it again
             self.rerun.setdefault(nodeid, f"failed, then passed on its re-run: "
                                           f"{outcome.get('message') or _message(report)}")
+            if outcome.get("spec_property") and nodeid not in self.spec_failure:
+                self.spec_failure[nodeid] = {
+                    **outcome, "message": "broke a spec property, then passed on its "
+                    f"re-run (a wrong result all the same): "
+                    f"{outcome.get('message') or _message(report)}",
+                    "traceback": str(report.longrepr or "")[-TRACEBACK_CHARS:]}
             self.results.pop(nodeid, None)
             return
         prev = self.results.get(nodeid)
         if nodeid in self.rerun and status == "pass" and prev is None:
-            status = "flaky"  # failed, then passed on the re-run: never a pass
+            if nodeid in self.spec_failure:  # a value the spec rules out is wrong, once
+                outcome, status = self.spec_failure[nodeid], "fail_wrong_result"
+            else:
+                status = "flaky"  # failed, then passed on the re-run: never a pass
         if prev is not None and status == "pass" and (prev.status != "pass"
                                                       or report.when == "teardown"):
             return
@@ -169,7 +183,8 @@ class Collector:
         if status in FATAL:
             result.reproduction = outcome.get("reproduction") or ""
             result.facts = {k: outcome.get(k) for k in FAILURE_FACTS}
-            result.facts["traceback"] = str(report.longrepr or "")[-TRACEBACK_CHARS:]
+            result.facts["traceback"] = outcome.get("traceback") or \
+                str(report.longrepr or "")[-TRACEBACK_CHARS:]
             result.command = repro_command
         self.results[nodeid] = result
 

@@ -24,6 +24,15 @@ class BackendCrash(AssertionError):
     """The backend killed its process (signal) instead of raising an error."""
 
 
+class SpecPropertyViolation(AssertionError):
+    """A result broke a property the spec states for *every* execution (a value outside
+    the interval an op may return), not a statistic that an unlucky draw may miss.
+
+    A test that raises it and passes on its re-run is still ``fail_wrong_result``, never
+    ``flaky`` (:class:`conformance.certification.records.Collector`): the first run's
+    result was wrong, whatever the second one returned."""
+
+
 def _host(out: Any) -> np.ndarray:
     return out if isinstance(out, np.ndarray) else np.asarray(out)
 

@@ -113,10 +113,13 @@ def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
         if values is not None:
             flat = rng.choice(np.asarray(values, np.float64), size)
         elif integral or dt.kind in ("int", "uint", "bool"):
-            flat = rng.integers(int(np.ceil(min_value)), int(np.floor(max_value)) + 1, size)
+            lo, hi = int(np.ceil(min_value)), int(np.floor(max_value))
+            flat = rng.integers(lo, hi + 1, size,  # uint64 values past int64's range too
+                                dtype=np.uint64 if hi >= 2**63 else np.int64)
         else:
             flat = rng.uniform(min_value, max_value, size)
-        flat = np.clip(flat, min_value, max_value)
+        if flat.dtype.kind == "f":
+            flat = np.clip(flat, min_value, max_value)
         if dt.kind == "complex" and values is None:
             flat = flat + 1j * rng.uniform(min_value, max_value, size)
         flat = flat.astype(dt.dtype)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
@@ -371,3 +372,22 @@ def inputs(draw: st.DrawFn, program: Program) -> tuple[list[np.ndarray], np.ndar
     idx = np.array(draw(st.lists(st.integers(-3, 5000) | st.integers(0, 16), min_size=IDX_LEN,
                                  max_size=IDX_LEN), label="idx"), np.int32)
     return out, idx
+
+
+def add_insensitive(a: np.ndarray) -> np.ndarray:
+    """``a`` without the float values an addition of +0.0 changes: -0.0 becomes +0.0,
+    subnormals +0.0, signaling NaNs quiet (their payload kept); other dtypes unchanged.
+    For programs over sharded operands: XLA's partitioner assembles replicated results
+    with such additions, a defect pinned once by
+    ``test_programs_spmd.py::test_sharded_slice_and_gather_keep_bits``."""
+    a = np.array(a, copy=True)
+    if a.dtype.kind != "f" or a.dtype.itemsize not in (2, 4, 8):
+        return a
+    info = ml_dtypes.finfo(a.dtype)
+    bits = a.view(f"u{a.dtype.itemsize}")
+    with np.errstate(invalid="ignore"):
+        tiny_or_zero = (np.abs(a) < float(info.tiny)) & ~np.isnan(a)
+    bits[tiny_or_zero] = 0
+    quiet = np.array(1 << (int(info.nmant) - 1), bits.dtype)
+    bits[np.isnan(a)] |= quiet
+    return a

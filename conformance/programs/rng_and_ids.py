@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from jax import lax
 
+from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
 
 
@@ -58,6 +59,21 @@ def as_replica_id(module_text: str) -> str:
     return module_text.replace("stablehlo.partition_id", "stablehlo.replica_id")
 
 
+def check_uniform_interval(got: np.ndarray, a: float, b: float, *, call: str) -> None:
+    """Every value of a ``rng`` UNIFORM result lies in the half-open [a, b) (StableHLO
+    spec: "uniform distribution over the interval [a, b)"; ``b`` itself never). A spec
+    property of every execution: raises :class:`~conformance.helpers.assertions.
+    SpecPropertyViolation` (a wrong result even when a re-run passes) naming ``call``."""
+    wide = np.asarray(got).astype(np.float64)
+    outside = ~((wide >= a) & (wide < b))
+    if np.any(outside):
+        bad = wide[outside]
+        raise ph.SpecPropertyViolation(
+            f"{int(outside.sum())} of {wide.size} values outside [{a}, {b}) (e.g. "
+            f"{bad[0]!r}; {int((wide == b).sum())} equal b): min {wide.min()!r}, max "
+            f"{wide.max()!r} [{call}]")
+
+
 def check_rng_sample(got: np.ndarray, distribution: str, a: float, b: float,
                      shape: tuple[int, ...], dtype: Any, *, call: str) -> None:
     """Check one result of ``rng``: ``shape`` and ``dtype``; ``UNIFORM``: every value in
@@ -69,8 +85,7 @@ def check_rng_sample(got: np.ndarray, distribution: str, a: float, b: float,
     assert got.dtype == np.dtype(dtype), f"dtype {got.dtype}, expected {np.dtype(dtype)} [{call}]"
     wide, n = got.astype(np.float64), got.size
     if distribution == "UNIFORM":
-        assert np.all((wide >= a) & (wide < b)), (
-            f"values outside [{a}, {b}): min {wide.min()}, max {wide.max()} [{call}]")
+        check_uniform_interval(got, a, b, call=call)
         top = b - 1 if np.dtype(dtype).kind in "iu" else b
         width = b - a + (1 if np.dtype(dtype).kind in "iu" else 0)
         mean, sigma = (a + top) / 2, width / np.sqrt(12)

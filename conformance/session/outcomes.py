@@ -8,7 +8,10 @@ pytest's failure text:
 - :class:`~conformance.helpers.assertions.BackendCrash` -> ``crash``;
 - :class:`~conformance.processes.isolation.BackendHang`, or pytest-timeout's
   failure (raised from its signal handler) -> ``timeout``;
-- an ``AssertionError`` in the test call -> ``fail_wrong_result`` (a failed check);
+- an ``AssertionError`` in the test call -> ``fail_wrong_result`` (a failed check); a
+  :class:`~conformance.helpers.assertions.SpecPropertyViolation` (a result outside what
+  the spec allows for any execution) also sets ``spec_property`` in the outcome record,
+  so that a re-run that passes leaves it ``fail_wrong_result``, not ``flaky``;
 - anything else -> ``fail_error`` (also setup/teardown errors, and a strict XPASS).
 
 An exception group (Hypothesis found several distinct failures) is a ``crash``
@@ -26,7 +29,7 @@ from typing import Any
 import pytest
 
 from conformance.helpers import reproduction, ulp_stats
-from conformance.helpers.assertions import BackendCrash
+from conformance.helpers.assertions import BackendCrash, SpecPropertyViolation
 from conformance.helpers.capabilities import NotSupported
 from conformance.processes.isolation import BackendHang
 
@@ -132,7 +135,8 @@ def group_message(exc: BaseException) -> str | None:
 
 def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str, Any]:
     """The outcome record of one phase: ``status``; for failures the facts of
-    :func:`failure_facts`, for ``not_supported`` the ``message``."""
+    :func:`failure_facts` (and ``spec_property``: True for a wrong result that broke a
+    spec property), for ``not_supported`` the ``message``."""
     exc = call.excinfo.value if call.excinfo is not None else None
     record: dict[str, Any] = {"status": status(exc, when=call.when, outcome=report.outcome)}
     if record["status"] == "not_supported":
@@ -141,4 +145,12 @@ def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str,
         record.update(failure_facts(exc))
         if group_message(exc):
             record["message"] = group_message(exc)
+        if record["status"] == "fail_wrong_result" and spec_property(exc):
+            record["spec_property"] = True
     return record
+
+
+def spec_property(exc: BaseException) -> bool:
+    """True when ``exc`` (or a member of its group) is a
+    :class:`~conformance.helpers.assertions.SpecPropertyViolation`."""
+    return any(isinstance(e, SpecPropertyViolation) for e in _leaves(exc))

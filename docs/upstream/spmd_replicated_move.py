@@ -1,20 +1,22 @@
-"""A strided slice of a sharded dimension: -0.0 becomes +0.0, signaling NaNs are quieted,
-and a one-element stride-3 slice fails to compile (XLA's SPMD partitioner).
+"""A slice or gather of a sharded operand, result replicated: -0.0 becomes +0.0,
+subnormals are flushed and signaling NaNs quieted; and a one-element stride-3 slice of a
+sharded dimension fails to compile (XLA's SPMD partitioner).
 
 Found by the PJRT conformance suite's generated SPMD programs
 (conformance/test_programs_spmd.py::test_spmd_generated_programs[data_movement], pinned as
-test_strided_slice_of_a_sharded_dimension_keeps_bits and
+test_sharded_slice_and_gather_keep_bits[*] and
 test_strided_slice_of_a_sharded_dimension_compiles) on jaxlib 0.10.2, CPU. Standalone:
 plain jax and numpy. Exit status: 0 the defect is absent, 3 present.
 
-    python docs/upstream/spmd_strided_slice.py [DEVICES]     (default 4 CPU devices)
+    python docs/upstream/spmd_replicated_move.py [DEVICES]     (default 4 CPU devices)
 
 ``lax.slice(x, (0, s), (1, l), (1, k))`` of f32[4, n] sharded over its columns on n CPU
 devices (one column each), result replicated. Expected (StableHLO slice: a data movement): the selected
 elements' bits. Observed on jaxlib 0.10.2: every -0.0 comes back +0.0 and the signaling
 NaN 0xff800001 comes back quiet (0xffc00001), for every stride >= 2 (the partitioned
 program gathers the pieces with an add of zeros); with n >= 4, a one-element slice with
-stride 3 starting at column >= 1 fails in the HLO verifier after spmd-partitioning.
+stride 3 starting at column >= 1 fails in the HLO verifier after spmd-partitioning. The
+same loss of bits happens to ``take(y, [0], axis=0)`` and ``y[0:1]`` of a row-sharded y.
 """
 import os
 import sys
@@ -48,6 +50,16 @@ want = x[0:1, 0:n:2]
 ok = np.array_equal(out.view(np.uint32), want.view(np.uint32))
 wrong += not ok
 print(f"x[0:1, 0:{n}:2] bits: expected {[hex(v) for v in want.view(np.uint32).ravel()]},\n"
+      f"  observed {[hex(v) for v in out.view(np.uint32).ravel()]}  {'OK' if ok else 'WRONG'}")
+y = np.ones((n, 4), np.float32)
+y.view(np.uint32)[0] = [0x80000000, 0x80000001, 0x7F800001, 0x3F800000]
+rows = NamedSharding(mesh, P("d", None))
+take = jax.jit(lambda a: jax.numpy.take(a, np.array([0], np.int32), axis=0),
+               in_shardings=rows, out_shardings=rep)
+out = np.asarray(take(jax.device_put(y, rows)))
+ok = np.array_equal(out.view(np.uint32), y[0:1].view(np.uint32))
+wrong += not ok
+print(f"take(y, [0], axis=0) bits: expected {[hex(v) for v in y[0].view(np.uint32)]},\n"
       f"  observed {[hex(v) for v in out.view(np.uint32).ravel()]}  {'OK' if ok else 'WRONG'}")
 if n >= 4:
     try:
