@@ -139,7 +139,14 @@ def test_reduce(program_cache, name, dt, data):
     shape = data.draw(_shapes(), label="shape")
     axes = data.draw(_axes(shape), label="axes")
     x = _values(data, dt, shape, name)
-    call = f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)})"
+    _reduce_everywhere(program_cache, name, axes, x, dt,
+                       f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)})")
+
+
+def _reduce_everywhere(program_cache, name: str, axes: tuple[int, ...], x: np.ndarray,
+                       dt: dh.DType, call: str) -> None:
+    """Reduction ``name`` of ``x`` over ``axes`` on every device, held to ``_check``."""
+    __tracebackhide__ = True
     outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}",
                                             _reduce_fn(name, axes), [x], dt, call)
     with reproduction(call, program=program, inputs=[x]):
@@ -312,9 +319,6 @@ def test_unsigned_max_min_over_the_whole_range(program_cache, name, dt, data):
     where = data.draw(st.integers(0, shape[-1] - 1), label="top-bit position")
     x[..., where] = high  # every row of the last axis (always reduced) gets both
     x[..., (where + 1) % shape[-1]] = low
-    call = f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)}, whole range)"
-    outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}",
-                                            _reduce_fn(name, axes), [x], dt, call)
-    with reproduction(call, program=program, inputs=[x]):
-        for device, out in outs:
-            _check(name, out, x, axes, dt, f"{call} on {device}")
+    _reduce_everywhere(program_cache, name, axes, x, dt,
+                       f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)}, "
+                       f"whole range)")

@@ -165,7 +165,8 @@ def test_a_crashing_donation_observation_hides_no_other(suite_runs):
     assert doc is not None, result.stdout.str()[-3000:]
     statuses = {r["test_id"].split("::")[-1]: r["status"] for r in doc["results"]}
     assert set(statuses) == {f"test_donate_input_deletes_the_input[batched_copy-{o}]"
-                             for o in ("result", "use_raises", "is_deleted")}, statuses
+                             for o in ("result", "use_raises", "is_deleted",
+                                       "live_arrays")}, statuses
     assert statuses["test_donate_input_deletes_the_input[batched_copy-result]"] == \
         "fail_wrong_result", (statuses, result.stdout.str()[-3000:])
 
