@@ -47,7 +47,8 @@ def test_a_full_disk_is_one_line_exit_5_and_finalizable(tmp_path, capsys, after)
         [str(tmp_path), os.environ.get("PYTHONPATH", "")]), FULL_DISK_AFTER_LINES=str(after))
     proc = subprocess.run(
         [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu", "--cpu-devices",
-         "1", "--profile", "none", "--output", str(out), "--", "-k", "test_registry",
+         "1", "--profile", "none", "--output", str(out), "--", "-k",
+             "test_registry or test_primitive_type_round_trip",
          "-p", "full_disk_plugin"], cwd=tmp_path, env=env, capture_output=True, text=True,
         timeout=600)
     text = proc.stdout + proc.stderr
