@@ -90,8 +90,11 @@ def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
         check_outputs(program, [values[o] for o in program.outputs], inputs, idx, "op by op",
                       controls)
     except AssertionError:
-        culprit = (f"; v{first_wrong} = {dag.OPS[program.nodes[first_wrong].op].code(program.nodes[first_wrong], [f'v{a}' for a in program.nodes[first_wrong].args])} "  # noqa: E501
-                   f"is wrong on its own" if first_wrong is not None else "")
+        culprit = ""
+        if first_wrong is not None:
+            node = program.nodes[first_wrong]
+            code = dag.OPS[node.op].code(node, [f"v{a}" for a in node.args])
+            culprit = f"; v{first_wrong} = {code} is wrong on its own"
         return (f"op by op on {device} (each op its own executable) the program fails too"
                 f"{culprit}: a single-op defect, see the single-op areas")
     return (f"op by op on {device} (each op its own executable) the same program passes "
@@ -104,11 +107,20 @@ def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
     """Draw a ``family`` program and its inputs, run it on every device and check it."""
     program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
+    run_and_check(program_cache, program, program.name, inputs, idx, controls,
+                  f"execute({family} program {program.name}: {program.n_ops} ops, "
+                  f"{len(program.outputs)} outputs)")
+
+
+def run_and_check(program_cache: programs.ProgramCache, program: dag.Program, name: str,
+                  inputs: list[np.ndarray], idx: np.ndarray, controls: fc.FloatControls,
+                  call: str) -> None:
+    """``program`` on every device at once, each device's outputs held to the family's
+    oracle; a failure gets the op-by-op verdict and the jax source as notes."""
+    __tracebackhide__ = True
     args = inputs + [idx]
     base = dh.BY_NAME[program.nodes[program.params[0]].dtype]
-    call = f"execute({family} program {program.name}: {program.n_ops} ops, " \
-           f"{len(program.outputs)} outputs)"
-    outs, text = programs.run_everywhere(program_cache, program.name, program.function(),
+    outs, text = programs.run_everywhere(program_cache, name, program.function(),
                                          args, base, call, n_outputs=len(program.outputs))
     per_output = [outs] if len(program.outputs) == 1 else outs
     with reproduction(call, program=text, inputs=args):
@@ -187,17 +199,9 @@ def test_pinned_compositions(program_cache, float_controls, name):
               rng.integers(-9, 10, program.nodes[i].shape).astype(np.int32)
               for i in program.params]
     idx = np.array([3, 60, 0, 0, 0, 0, 0, 0], np.int32)
-    args = inputs + [idx]
-    call = f"execute(pinned program {name}: {program.n_ops} ops, " \
-           f"{len(program.outputs)} outputs)"
-    base = dh.BY_NAME[program.nodes[0].dtype]
-    outs, text = programs.run_everywhere(program_cache, f"pinned_{name}", program.function(),
-                                         args, base, call, n_outputs=len(program.outputs))
-    per_output = [outs] if len(program.outputs) == 1 else outs
-    with reproduction(call, program=text, inputs=args):
-        for d in range(len(per_output[0])):
-            check_outputs(program, [p[d][1] for p in per_output], inputs, idx,
-                          f"{call} on {per_output[0][d][0]}", float_controls)
+    run_and_check(program_cache, program, f"pinned_{name}", inputs, idx, float_controls,
+                  f"execute(pinned program {name}: {program.n_ops} ops, "
+                  f"{len(program.outputs)} outputs)")
 
 
 def _nested_dynamic_slice(x, i, j):

@@ -254,33 +254,38 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
 _ADD_SENSITIVE = np.array([0x80000000, 0x80000001, 0x7F800001, 0x3F800000], np.uint32)
 
 
-def _sharded_move(runner, client, name: str):
-    """A data movement of a sharded f32 operand with a replicated result, on a 1-D mesh
-    of the n local devices: (x, expected, output, problem, text, call). ``name``:
+def _moved_operand(name: str, n: int):
+    """(x, spec, fn, expected) of a data movement of a sharded f32 operand over n devices:
     ``strided_slice`` (``x[0:1, 0:n:2]``, x f32[4, n] with one column per device),
     ``slice_within_a_shard`` (``x[0:1, 0:4]``, x f32[n, 4] with one row per device) or
-    ``gather_within_a_shard`` (``take(x, [0], axis=0)`` of the same)."""
-    devices = client.local_devices()
-    n = len(devices)
-    mesh = Mesh(np.array(devices), ("d",))
+    ``gather_within_a_shard`` (``take(x, [0], axis=0)`` of the same); x holds the
+    values an addition of +0.0 changes."""
     if name == "strided_slice":
         x = np.full((4, n), -0.0, np.float32)
         x.view(np.uint32)[0, :] = np.resize(_ADD_SENSITIVE, n)
-        spec, fn = P(None, "d"), lambda a: lax.slice(a, (0, 0), (1, n), (1, 2))
-        want = x[0:1, 0:n:2]
-    else:
-        x = np.ones((n, 4), np.float32)
-        x.view(np.uint32)[0] = _ADD_SENSITIVE
-        spec = P("d", None)
-        fn = (lambda a: lax.slice(a, (0, 0), (1, 4))) if name == "slice_within_a_shard" \
-            else (lambda a: jnp.take(a, np.array([0], np.int32), axis=0))
-        want = x[0:1]
+        return x, P(None, "d"), lambda a: lax.slice(a, (0, 0), (1, n), (1, 2)), x[0:1, 0:n:2]
+    x = np.ones((n, 4), np.float32)
+    x.view(np.uint32)[0] = _ADD_SENSITIVE
+    fn = (lambda a: lax.slice(a, (0, 0), (1, 4))) if name == "slice_within_a_shard" \
+        else (lambda a: jnp.take(a, np.array([0], np.int32), axis=0))
+    return x, P("d", None), fn, x[0:1]
+
+
+def _check_replicated_move(runner, client, name: str, x: np.ndarray, spec: P, fn,
+                           want: np.ndarray) -> None:
+    """``fn(x)`` with x sharded by ``spec`` over a 1-D mesh of the local devices and the
+    result replicated: the result's bits are ``want``'s."""
+    __tracebackhide__ = True
+    n = client.local_device_count()
+    mesh = Mesh(np.array(client.local_devices()), ("d",))
     [(out, problem)], text = runner.run_outputs(
         f"sharded_move_{name}", fn, [x], [NamedSharding(mesh, spec)],
         NamedSharding(mesh, P()), [want.shape])
     call = f"execute_sharded({name} of f32{list(x.shape)} sharded {spec} over {n} devices, " \
            f"result replicated)"
-    return x, want, out, problem, text, call
+    with reproduction(call, program=text, inputs=[x]):
+        assert not problem, f"{problem} [{call}]"
+        ph.assert_bitwise_equal(out, want, call=call)
 
 
 @pytest.mark.capability("multi_device")
@@ -294,24 +299,8 @@ def test_sharded_slice_and_gather_keep_bits(client, runner, name):
     draw no value an addition of +0.0 changes, so this defect is reported here, once."""
     if client.local_device_count() < 2:
         pytest.skip("needs 2 devices: an operand sharded over several devices")
-    x, want, out, problem, text, call = _sharded_move(runner, client, name)
-    with reproduction(call, program=text, inputs=[x]):
-        assert not problem, f"{problem} [{call}]"
-        ph.assert_bitwise_equal(out, want, call=call)
-
-
-def _column_sharded_slice(runner, client, start: int, limit: int, stride: int):
-    """``x[0:1, start:limit:stride]`` of x = f32[4, n] with one column per device (1-D
-    mesh of the n local devices), result replicated: (x, expected, output, problem, text)."""
-    devices = client.local_devices()
-    mesh = Mesh(np.array(devices), ("d",))
-    x = np.arange(4 * len(devices), dtype=np.float32).reshape(4, len(devices))
-    fn = lambda a: lax.slice(a, (0, start), (1, limit), (1, stride))  # noqa: E731
-    want = x[0:1, start:limit:stride]
-    [(out, problem)], text = runner.run_outputs(
-        f"column_sharded_slice_{start}_{limit}_{stride}", fn, [x],
-        [NamedSharding(mesh, P(None, "d"))], NamedSharding(mesh, P()), [want.shape])
-    return x, want, out, problem, text
+    _check_replicated_move(runner, client, name,
+                           *_moved_operand(name, client.local_device_count()))
 
 
 @pytest.mark.capability("multi_device")
@@ -319,11 +308,9 @@ def test_strided_slice_of_a_sharded_dimension_compiles(client, runner):
     """``x[0:1, 1:2:3]`` (one element, stride 3) of a column-sharded f32[4, n] compiles
     and returns x[0, 1] (XLA's partitioner emits HLO its verifier rejects from 4
     devices on; docs/upstream/spmd_replicated_move.md)."""
-    if client.local_device_count() < 4:
+    n = client.local_device_count()
+    if n < 4:
         pytest.skip("needs 4 devices: seen from 4 column shards on")
-    x, want, out, problem, text = _column_sharded_slice(runner, client, 1, 2, 3)
-    call = f"execute_sharded(x[0:1, 1:2:3], x f32{list(x.shape)} column-sharded over " \
-           f"{client.local_device_count()} devices)"
-    with reproduction(call, program=text, inputs=[x]):
-        assert not problem, f"{problem} [{call}]"
-        ph.assert_bitwise_equal(out, want, call=call)
+    x = np.arange(4 * n, dtype=np.float32).reshape(4, n)
+    _check_replicated_move(runner, client, "stride_3_single_element", x, P(None, "d"),
+                           lambda a: lax.slice(a, (0, 1), (1, 2), (1, 3)), x[0:1, 1:2:3])

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+#: The imports of every generated source (it runs standalone).
+_HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
 #: Length of the ``idx`` parameter every program takes.
 IDX_LEN = 8
 FAMILIES = ("integer", "data_movement", "float")
@@ -81,9 +83,7 @@ class Program:
         returning a tuple of its outputs (imports included, so it runs standalone)."""
         names = [f"p{n.attr('index')}" if n.op == "param" else f"v{i}"
                  for i, n in enumerate(self.nodes)]
-        lines = ["import jax", "import jax.numpy as jnp", "import numpy as np",
-                 "from jax import lax", "", "",
-                 f"def program({', '.join([names[i] for i in self.params] + ['idx'])}):"]
+        lines = [_HEADER + f"def program({', '.join([names[i] for i in self.params] + ['idx'])}):"]
         for i, n in enumerate(self.nodes):
             if n.op != "param":
                 lines.append(f"    {names[i]} = {OPS[n.op].code(n, [names[a] for a in n.args])}")
@@ -105,8 +105,7 @@ class Program:
         executable."""
         n = self.nodes[i]
         names = [f"a{k}" for k in range(len(n.args))]
-        src = ("import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n"
-               f"\n\ndef program({', '.join(names + ['idx'])}):\n"
+        src = (_HEADER + f"def program({', '.join(names + ['idx'])}):\n"
                f"    return ({OPS[n.op].code(n, names)},)\n")
         return _compiled_source(src), list(n.args)
 

@@ -69,10 +69,6 @@ def _moved(node: Node, arrays: list[np.ndarray], idx: np.ndarray, pad: float | N
     return dag.OPS[node.op].numpy(wide, arrays, idx)
 
 
-def _sum_axes(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    return np.sum(a, axis=axes)
-
-
 def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.ndarray,
           under: float) -> tuple[np.ndarray, np.ndarray]:
     op, k_ulp = node.op, tolerances.ulp_bound(None, "float32")
@@ -111,8 +107,8 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             fn = np.max if kind == "max" else np.min
             return fn(vals[0], axis=axes), np.max(errs[0], axis=axes)
         n = int(np.prod([vals[0].shape[a] for a in axes]))
-        s = _sum_axes(np.abs(vals[0]) + errs[0], axes)
-        return _sum_axes(vals[0], axes), _sum_axes(errs[0], axes) + n * U * s + n * under
+        s = np.sum(np.abs(vals[0]) + errs[0], axis=axes)
+        return np.sum(vals[0], axis=axes), np.sum(errs[0], axis=axes) + n * U * s + n * under
     if op == "dot_general":
         (cx, cy), (bx, by) = node.attr("contract"), node.attr("batch")
         k = int(np.prod([vals[0].shape[a] for a in cx]))
