@@ -5,13 +5,13 @@
 Exits 0 when plain pytest would have passed the run (every failure is a strict xfail of
 the defect catalog), 1 naming the tests it counts as failed (a failure outside the
 catalog, a strict XPASS, an error, a crashed worker), 2 when BUNDLE has no readable
-results log. The rule is conformance/certification/pytest_outcome.py's; why CI checks it
+results log. The rule is conformance/certification/results/pytest_outcome.py's; why CI checks it
 here instead of running the suite twice: docs/ci.md.
 """
 
 import sys
 
-from conformance.certification.pytest_outcome import unexpected_in_bundle
+from conformance.certification.results.pytest_outcome import unexpected_in_bundle
 
 
 def main(argv: list[str]) -> int:

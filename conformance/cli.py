@@ -42,7 +42,7 @@ failing test runs once more (pytest-rerunfailures) and one that then passes is
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
 written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
 ``dashboard``: see :mod:`conformance.dashboard.command` (0 written, 2 usage, 3 malformed).
-``catalog bisect``: see :mod:`conformance.certification.catalog_bisect` (0 measured,
+``catalog bisect``: see :mod:`conformance.certification.catalog.catalog_bisect` (0 measured,
 1 written with errors or unreproduced entries, 2 usage).
 """
 
@@ -60,9 +60,9 @@ import pytest
 
 from conformance import cli_bundles, cli_multihost
 from conformance.dashboard import command as dashboard_command
-from conformance.certification import catalog_bisect
-from conformance.certification import signing
-from conformance.certification import verdict
+from conformance.certification.catalog import catalog_bisect
+from conformance.certification.bundle import signing
+from conformance.certification.verdict import decide as verdict
 from conformance.session import disk_full
 from conformance.session import invocation
 from conformance.session import option_files
@@ -71,7 +71,7 @@ from conformance.session import results_log
 from conformance.session import validate
 from conformance.session import sharding
 from conformance.session import state as session_state
-from conformance.certification import profiles
+from conformance.certification.verdict import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 EXIT_WRITE_FAILED = disk_full.EXIT_WRITE_FAILED   # 5: the bundle could not be written

@@ -26,11 +26,11 @@ import sys
 from pathlib import Path
 
 from conformance import cli_shards
-from conformance.certification import bundle
-from conformance.certification import diff
-from conformance.certification import reportfile
-from conformance.certification import runlog
-from conformance.certification import signing
+from conformance.certification.bundle import files as bundle
+from conformance.certification.compare import diff
+from conformance.certification.bundle import reportfile
+from conformance.certification.results import runlog
+from conformance.certification.bundle import signing
 from conformance.session import results_log
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
@@ -174,7 +174,7 @@ def finalize_run(ns: argparse.Namespace) -> int:
 
 
 def rerender_command(ns: argparse.Namespace) -> int:
-    from conformance.certification import rerender
+    from conformance.certification.rendering import rerender
 
     if ns.key is not None and not ns.key.is_file():
         return _usage("rerender", f"--key {ns.key}: no such file")
@@ -198,7 +198,7 @@ def rerender_command(ns: argparse.Namespace) -> int:
 
 def scoreboard_command(ns: argparse.Namespace) -> int:
     """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
-    from conformance.certification import scoreboard
+    from conformance.certification.compare import scoreboard
 
     try:
         rows = scoreboard.collect(ns.reports_dir)

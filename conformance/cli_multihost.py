@@ -56,7 +56,9 @@ def wanted(ns: argparse.Namespace) -> bool:
 
 
 def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict[str, Any]:
-    from conformance.certification import profiles, report, waivers
+    from conformance.certification.verdict import profiles
+    from conformance.certification.verdict import report
+    from conformance.certification.catalog import waivers
     from conformance.processes import cluster_report as cr
 
     profile = profiles.load(ns.profile) if ns.profile != "none" else None
@@ -119,7 +121,8 @@ def run(ns: argparse.Namespace, output: Path,
     ``pytest_args(ns, report_dir)``: the per-process pytest command line;
     ``validate(ns, output or None)``: the run's option checks (OptionError), with the
     output directory checked (and made) in process 0 only."""
-    from conformance.certification import bundle, verdict
+    from conformance.certification.bundle import files as bundle
+    from conformance.certification.verdict import decide as verdict
     from conformance.processes import multihost
     from conformance.session.validate import OptionError
 

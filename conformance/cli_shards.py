@@ -5,7 +5,7 @@
 
 ``merge`` combines the bundles of ``pjrt-conformance run --shard 1/N`` .. ``N/N`` into
 one bundle whose verdict is recomputed from the union of their results
-(:mod:`conformance.certification.merge`); ``verify`` re-checks its parts. Exit 0
+(:mod:`conformance.certification.bundle.merge`); ``verify`` re-checks its parts. Exit 0
 written, 2 usage error (fewer than 2 parts, a path that does not exist, parts that
 overlap, miss a shard or disagree on suite, profile, platform, plugin or environment,
 a bad --output or --sign-key, an --output that is one of the parts, inside one or holds
@@ -28,10 +28,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from conformance.certification import merge as merging
-from conformance.certification import runlog
-from conformance.certification import shards
-from conformance.certification import signing
+from conformance.certification.bundle import merge as merging
+from conformance.certification.results import runlog
+from conformance.certification.bundle import shards
+from conformance.certification.bundle import signing
 from conformance.session import validate
 
 EXIT_OK, EXIT_USAGE = 0, 2

@@ -23,9 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.certification import failure_view as view
-from conformance.certification import scoreboard
-from conformance.certification import verdict
+from conformance.certification.rendering import failure_view as view
+from conformance.certification.compare import scoreboard
+from conformance.certification.verdict import decide as verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 _MARKERS = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"

@@ -37,7 +37,7 @@ from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
 from conformance.helpers import float_controls as fc
-from conformance.helpers import mp_reference, tolerances, ulp
+from conformance.helpers import mpmath_reference, tolerances, ulp
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import cache as programs
@@ -145,7 +145,7 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
             for i in range(op.arity)]
     call = f"execute({op.name}, {dt.name}[64])"
     outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
-    expected = mp_reference.correctly_rounded(op.name, args, dt.dtype)
+    expected = mpmath_reference.correctly_rounded(op.name, args, dt.dtype)
     atol = (float(fi.eps) * op.arg_scale(args) if op.tolerance == catalog.ARGUMENT_SCALED
             else float(fi.tiny))
     with reproduction(call, program=program, inputs=args):
@@ -385,7 +385,7 @@ def test_float_ops_past_64_elements(program_cache, dt, data):
             op = catalog.ELEMENTWISE[name]
             op_args = [next(it) for _ in range(op.arity)]
             if not op.exact:
-                expected = mp_reference.correctly_rounded(name, op_args, dt.dtype)
+                expected = mpmath_reference.correctly_rounded(name, op_args, dt.dtype)
                 atol = (float(fi.eps) * op.arg_scale(op_args)
                         if op.tolerance == catalog.ARGUMENT_SCALED else float(fi.tiny))
             for device, out in outs[k]:

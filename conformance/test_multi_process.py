@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from conformance.processes import launcher, mp_checks
 from conformance.programs import sharded as sp
 from conformance.helpers.assertions import BackendCrash
-from conformance.certification.report import PROCESSES_PROPERTY
+from conformance.certification.verdict.report import PROCESSES_PROPERTY
 from runtime.xla_bridge import client_platform
 
 pytestmark = pytest.mark.capability("multi_process")

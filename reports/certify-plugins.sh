@@ -39,7 +39,7 @@ for entry in "${BACKENDS[@]}"; do
   if [ -n "$expr" ]; then
     library=$("$PY" -c "print($expr)" 2>"$OUT/$folder/.probe.err") || library=""
     if [ -z "$library" ]; then
-      "$PY" -m conformance.certification.attempt "$OUT/$folder/attempt.json" \
+      "$PY" -m conformance.certification.results.attempt "$OUT/$folder/attempt.json" \
         --backend "$folder" --package "$package" --exit-code 2 --seconds 0 \
         --error-file "$OUT/$folder/.probe.err" --command "pip install $package"
       rm -f "$OUT/$folder/.probe.err"; STATUS=1; continue
@@ -54,7 +54,7 @@ for entry in "${BACKENDS[@]}"; do
   "$PY" -m conformance.cli "${args[@]}" 2> >(tee "$OUT/$folder/.stderr" >&2)
   code=$?
   seconds=$(( $(date +%s) - start ))
-  "$PY" -m conformance.certification.attempt "$OUT/$folder/attempt.json" \
+  "$PY" -m conformance.certification.results.attempt "$OUT/$folder/attempt.json" \
     --backend "$folder" --package "$package" --library "$library" --exit-code "$code" \
     --seconds "$seconds" --bundle "$OUT/$folder/$stamp" --error-file "$OUT/$folder/.stderr" \
     --command "pjrt-conformance ${args[*]}"

@@ -41,15 +41,13 @@ class PluginLibrary:
 
     ``path`` is absolute, ``sha256`` the hex digest of the file, ``size_bytes``
     its size, ``api_version`` the ``(major, minor)`` PJRT C API version its
-    ``GetPjrtApi`` reports and ``api_struct_size`` the size of its ``PJRT_Api``
-    struct in bytes.
+    ``GetPjrtApi`` reports.
     """
 
     path: str
     sha256: str
     size_bytes: int
     api_version: tuple[int, int]
-    api_struct_size: int
 
 
 def absolute_path(library_path: str | os.PathLike) -> str:
@@ -148,5 +146,4 @@ def probe(plugin_name: str, library_path: str | os.PathLike) -> PluginLibrary:
     if not head["ok"]:
         raise PluginLoadError(plugin_name, path, head["error"])
     return PluginLibrary(path=path, sha256=sha256_of(path), size_bytes=os.path.getsize(path),
-                         api_version=(head["major"], head["minor"]),
-                         api_struct_size=head["struct_size"])
+                         api_version=(head["major"], head["minor"]))

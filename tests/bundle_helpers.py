@@ -5,9 +5,9 @@ import subprocess
 import sys
 
 import conformance
-from conformance.certification import bundle
-from conformance.certification import profiles
-from conformance.certification import report
+from conformance.certification.bundle import files as bundle
+from conformance.certification.verdict import profiles
+from conformance.certification.verdict import report
 
 HEADER = {
     "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},
@@ -46,7 +46,8 @@ def rewrite(path, fn, *, render=False):
     fn(doc)
     (path / "report.json").write_text(json.dumps(doc))
     if render:
-        from conformance.certification import report_html, report_md
+        from conformance.certification.rendering import report_html
+        from conformance.certification.rendering import report_md
 
         (path / "report.md").write_text(report_md.render(doc), encoding="utf-8")
         (path / "report.html").write_text(report_html.render(doc), encoding="utf-8")

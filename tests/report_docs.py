@@ -9,7 +9,9 @@ import copy
 import numpy as np
 
 import conformance
-from conformance.certification import attribution, records, report
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.results import records
+from conformance.certification.verdict import report
 from conformance.helpers import ulp_stats
 
 SITE = "/home/alice/venv/lib/python3.11/site-packages"

@@ -5,13 +5,13 @@ import json
 
 import pytest
 
-from conformance.certification import attribution
-from conformance.certification import bundle
-from conformance.certification import defect_catalog
-from conformance.certification import known_failures
-from conformance.certification import report
-from conformance.certification import verdict
-from conformance.certification import waivers
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import files as bundle
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.catalog import known_failures
+from conformance.certification.verdict import report
+from conformance.certification.verdict import decide as verdict
+from conformance.certification.catalog import waivers
 from conformance.processes import reference_differential as ref
 from tests.bundle_helpers import HEADER, crafted as _crafted, rewrite as _rewrite
 

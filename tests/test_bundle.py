@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from conformance.certification import bundle
-from conformance.certification import diff
-from conformance.certification import profiles
+from conformance.certification.bundle import files as bundle
+from conformance.certification.compare import diff
+from conformance.certification.verdict import profiles
 from tests.bundle_helpers import cli as _cli, crafted as _crafted, rewrite as _rewrite
 
 

@@ -24,8 +24,8 @@ import hypothesis.strategies as st
 import pytest
 
 from conformance import cli
-from conformance.certification import bundle
-from conformance.certification import runlog
+from conformance.certification.bundle import files as bundle
+from conformance.certification.results import runlog
 from conformance.session import results_log
 
 #: Small areas with passes, skips and known defects (as tests/test_shards_merge.py).

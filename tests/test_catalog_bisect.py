@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.certification import catalog_bisect
-from conformance.certification import defect_catalog
-from conformance.certification import known_failures
+from conformance.certification.catalog import catalog_bisect
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.catalog import known_failures
 from conformance.session import recording
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from conformance.certification import verdict as certification
-from conformance.certification import profiles
-from conformance.certification import waivers
-from conformance.certification.verdict import CERTIFIED, NOT_CERTIFIED
+from conformance.certification.verdict import decide as certification
+from conformance.certification.verdict import profiles
+from conformance.certification.catalog import waivers
+from conformance.certification.verdict.decide import CERTIFIED, NOT_CERTIFIED
 
 PROFILE = profiles.Profile("t", 1, {"test_a.py::t_core[{device}]": "core",
                                     "test_a.py::t_bf16": "capability:bf16",

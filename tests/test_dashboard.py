@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification import scoreboard
+from conformance.certification.compare import scoreboard
 from conformance.dashboard import asv_results, charts, history, site
 from tests.bundle_helpers import main
 

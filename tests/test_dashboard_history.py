@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification.scoreboard import release_key
+from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import asv_results, bundles, charts, history, limits, regressions
 from conformance.dashboard import site
 from conformance.dashboard.errors import MalformedInput

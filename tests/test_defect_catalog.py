@@ -7,9 +7,9 @@ import textwrap
 
 import pytest
 
-from conformance.certification import defect_catalog
-from conformance.certification import known_failures
-from conformance.certification import profiles
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.catalog import known_failures
+from conformance.certification.verdict import profiles
 
 GOOD = """
 component = "test component"

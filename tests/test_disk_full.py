@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from conformance import cli
-from conformance.certification import bundle
+from conformance.certification.bundle import files as bundle
 from conformance.session import disk_full
 
 FULL_DISK = """
 import errno, os
 from pytest_reportlog import plugin as _reportlog
-from conformance.certification import bundle as _bundle
+from conformance.certification.bundle import files as _bundle
 
 _written = [0]
 _original = _reportlog.ReportLogPlugin._write_json_data

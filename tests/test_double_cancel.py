@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conformance.certification import bundle
+from conformance.certification.bundle import files as bundle
 from conformance.processes import lifetime
 from tests.test_run_survival import _start_slow_run, _statuses
 

@@ -4,7 +4,7 @@ import pytest
 
 from conformance.session import backend
 from conformance.processes import isolation
-from conformance.certification import known_failures
+from conformance.certification.catalog import known_failures
 from conformance.helpers.assertions import BackendCrash
 
 

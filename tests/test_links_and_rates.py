@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification import report_html, scoreboard
+from conformance.certification.rendering import report_html
+from conformance.certification.compare import scoreboard
 from conformance.dashboard import bundles as bundles_mod
 from conformance.dashboard import site
 

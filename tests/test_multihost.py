@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conformance import cli
-from conformance.certification import bundle
+from conformance.certification.bundle import files as bundle
 from conformance.processes import cluster, cluster_report, launcher, mp_checks
 from conformance.session.validate import OptionError
 

@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from conformance.certification import records
+from conformance.certification.results import records
 from conformance.session import progress
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance.certification import provenance
+from conformance.certification.bundle import provenance
 from tests.bundle_helpers import crafted, main, rewrite
 
 
@@ -159,7 +159,7 @@ def test_verify_notes_another_suite_version_and_strict_fails(tmp_path, capsys):
 
 
 def test_report_header_records_the_suite_identity():
-    from conformance.certification import report
+    from conformance.certification.verdict import report
     import datetime
     head = report.header(platform="cpu", platform_info={}, known=[], argv=["x"],
                          cpu_devices=1, num_processes=1, programs={},

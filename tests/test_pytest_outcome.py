@@ -1,4 +1,4 @@
-"""Plain pytest's outcome read from a results log (conformance/certification/pytest_outcome.py),
+"""Plain pytest's outcome read from a results log (conformance/certification/results/pytest_outcome.py),
 the check CI makes on README command 1's bundle instead of running the suite again under
 plain pytest (docs/ci.md)."""
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification import defect_catalog, runlog
-from conformance.certification.pytest_outcome import unexpected, unexpected_in_bundle
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.results import runlog
+from conformance.certification.results.pytest_outcome import unexpected, unexpected_in_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK = ROOT / ".ci" / "pytest_outcome.py"

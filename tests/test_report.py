@@ -4,7 +4,7 @@ import json
 
 import jsonschema
 
-from conformance.certification import bundle
+from conformance.certification.bundle import files as bundle
 
 import pytest
 

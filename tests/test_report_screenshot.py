@@ -12,8 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.certification import failure_view as view
-from conformance.certification import records, report, report_html, svg
+from conformance.certification.rendering import failure_view as view
+from conformance.certification.results import records
+from conformance.certification.verdict import report
+from conformance.certification.rendering import report_html
+from conformance.certification.rendering import svg
 from tests import report_docs
 
 Image = pytest.importorskip("PIL.Image")

@@ -6,8 +6,10 @@ import re
 import numpy as np
 import pytest
 
-from conformance.certification import failure_view as view
-from conformance.certification import report_html, report_md, svg
+from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import report_html
+from conformance.certification.rendering import report_md
+from conformance.certification.rendering import svg
 from conformance.helpers import assertions as ph
 from conformance.helpers import ulp_stats
 from conformance.session import outcomes
@@ -174,7 +176,7 @@ def test_markdown_groups_failures():
 
 
 def test_html_and_markdown_show_the_op_coverage_matrix_and_its_gaps():
-    from conformance.certification import coverage_md
+    from conformance.certification.rendering import coverage_md
     from conformance.programs import coverage
 
     d = report_docs.doc()

@@ -1,5 +1,5 @@
 """``pjrt-conformance rerender``: a bundle rebuilt from its own records, attribution decided
-again under the PJRT C API boundary rule (conformance.certification.rerender)."""
+again under the PJRT C API boundary rule (conformance.certification.rendering.rerender)."""
 
 import json
 import shutil
@@ -7,7 +7,11 @@ import subprocess
 
 import pytest
 
-from conformance.certification import bundle, defect_catalog, profiles, runlog, signing
+from conformance.certification.bundle import files as bundle
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.verdict import profiles
+from conformance.certification.results import runlog
+from conformance.certification.bundle import signing
 from conformance.processes import reference_differential as ref
 from tests.bundle_helpers import crafted, main, rewrite
 
@@ -42,7 +46,8 @@ def _old_bundle(tmp_path):
             pid = entry["test_id"]
             if pid in evidence:
                 entry["attribution"], entry["evidence"] = evidence[pid][0], evidence[pid][1]
-        from conformance.certification import attribution, verdict
+        from conformance.certification.attribution import sources as attribution
+        from conformance.certification.verdict import decide as verdict
         doc["stack_findings"] = attribution.stack_findings(doc["results"])
         doc["verdict"], doc["verdict_reasons"] = verdict.decide(
             doc["results"], collected=doc["summary"]["collected"],

@@ -7,7 +7,7 @@ import re
 import jsonschema
 import pytest
 
-from conformance.certification import bundle
+from conformance.certification.bundle import files as bundle
 from conformance.helpers import capabilities
 from conformance.helpers import reproduction as repro
 from conformance.helpers.assertions import BackendCrash

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.certification import bundle
-from conformance.certification import runlog
-from conformance.certification import verdict
-from conformance.certification.records import Collector
+from conformance.certification.bundle import files as bundle
+from conformance.certification.results import runlog
+from conformance.certification.verdict import decide as verdict
+from conformance.certification.results.records import Collector
 from conformance.processes import runner
 from conformance.session import results_log
 

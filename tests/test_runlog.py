@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance.certification import bundle
-from conformance.certification import runlog
-from conformance.certification import shards
-from conformance.certification import signing
-from conformance.certification.records import Collector
+from conformance.certification.bundle import files as bundle
+from conformance.certification.results import runlog
+from conformance.certification.bundle import shards
+from conformance.certification.bundle import signing
+from conformance.certification.results.records import Collector
 from conformance.session import results_log
 from tests.bundle_helpers import crafted, main
 

@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification import attempt, bundle, profiles, report, scoreboard
+from conformance.certification.results import attempt
+from conformance.certification.bundle import files as bundle
+from conformance.certification.verdict import profiles
+from conformance.certification.verdict import report
+from conformance.certification.compare import scoreboard
 from tests.bundle_helpers import HEADER
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,7 +153,7 @@ def test_no_bundles_is_a_usage_error(tmp_path, make):
 
 
 def test_cells_are_coloured_by_pass_rate_and_never_round_to_all():
-    from conformance.certification.scoreboard import Row
+    from conformance.certification.compare.scoreboard import Row
     r = Row(backend="cpu / built-in", source="x",
             areas={"dead": (0, 18), "almost": (206, 207), "half": (9, 18), "all": (5, 5)})
     assert [r.band(a) for a in ("dead", "almost", "half", "all", "absent")] == \
@@ -160,7 +164,7 @@ def test_cells_are_coloured_by_pass_rate_and_never_round_to_all():
 def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
     import json as _json
     import shutil as _shutil
-    from conformance.certification import scoreboard as sb
+    from conformance.certification.compare import scoreboard as sb
     src = sorted((ROOT / "reports" / "cpu").glob("*/report.json"))[-1].parent
     for release in ("0.10.2", "0.12.0.1"):
         dst = tmp_path / "reports" / "cpu" / f"r{release}"

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from bundle_helpers import main
-from conformance.certification import shards
+from conformance.certification.bundle import shards
 from conformance.session import sharding
 from conformance.session import validate
 

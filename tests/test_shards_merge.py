@@ -10,10 +10,10 @@ import sys
 import pytest
 
 from bundle_helpers import main, rewrite
-from conformance.certification import bundle
-from conformance.certification import merge_check
-from conformance.certification import reportfile
-from conformance.certification import runlog
+from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import merge_check
+from conformance.certification.bundle import reportfile
+from conformance.certification.results import runlog
 
 #: Small areas with passes, skips and wrong results (known defects), < 1 s of tests:
 #: cbrt's subnormal defect is present on every supported jaxlib (the zero-size shard

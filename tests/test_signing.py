@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from conformance.certification import bundle
-from conformance.certification import signing
+from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import signing
 from tests.bundle_helpers import crafted, main, rewrite
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None,

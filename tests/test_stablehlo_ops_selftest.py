@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from jax import lax
 
-from conformance.certification import coverage_md
+from conformance.certification.rendering import coverage_md
 from conformance.helpers import float_formats
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, mlir_ops, spec_ops_extract

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import mp_reference, tolerances, ulp
+from conformance.helpers import mpmath_reference, tolerances, ulp
 from conformance.programs import catalog
 from conformance.programs import stablehlo_catalog as shlo
 from conformance.programs import stablehlo_compare
@@ -83,31 +83,31 @@ def test_bad_names_raise_naming_the_table():
 def test_mpmath_reference_is_correctly_rounded():
     x = np.array([1.0, 0.5, 60.0, -3.0])
     # Python's float(decimal) of the exact constants is correctly rounded
-    assert mp_reference.correctly_rounded("exp", [x[:1]], np.float64)[0] == math.e
-    assert mp_reference.correctly_rounded("log", [np.array([2.0])], np.float64)[0] == \
+    assert mpmath_reference.correctly_rounded("exp", [x[:1]], np.float64)[0] == math.e
+    assert mpmath_reference.correctly_rounded("log", [np.array([2.0])], np.float64)[0] == \
         float("0.693147180559945309417232121458176568")
-    assert mp_reference.correctly_rounded("cbrt", [x[3:]], np.float64)[0] == \
+    assert mpmath_reference.correctly_rounded("cbrt", [x[3:]], np.float64)[0] == \
         float("-1.442249570307408382321638310780109588")
     # float32 rounds once from the exact value (not via float64)
-    got = mp_reference.correctly_rounded("exp", [x], np.float32)
-    exact64 = mp_reference.correctly_rounded("exp", [x], np.float64)
+    got = mpmath_reference.correctly_rounded("exp", [x], np.float32)
+    exact64 = mpmath_reference.correctly_rounded("exp", [x], np.float64)
     assert got.dtype == np.float32 and np.all(ulp.ulp_distance(got, exact64.astype(np.float32))
                                               <= 1)
-    assert np.isinf(mp_reference.correctly_rounded("exp", [np.array([800.0])], np.float64)[0])
+    assert np.isinf(mpmath_reference.correctly_rounded("exp", [np.array([800.0])], np.float64)[0])
 
 
 def test_mpmath_reference_keeps_ieee_special_cases():
-    out = mp_reference.correctly_rounded(
+    out = mpmath_reference.correctly_rounded(
         "atan2", [np.array([0.0, -0.0, 1.0]), np.array([-0.0, 1.0, -np.inf])], np.float64)
     assert out[0] == np.pi and np.signbit(out[1]) and out[2] == np.pi
-    assert np.isnan(mp_reference.correctly_rounded("log", [np.array([-1.0])], np.float64)[0])
+    assert np.isnan(mpmath_reference.correctly_rounded("log", [np.array([-1.0])], np.float64)[0])
 
 
 def test_mpmath_reference_rejects_bad_arguments():
     with pytest.raises(KeyError, match="'erf' has no mpmath reference"):
-        mp_reference.correctly_rounded("erf", [np.zeros(2)], np.float64)
+        mpmath_reference.correctly_rounded("erf", [np.zeros(2)], np.float64)
     with pytest.raises(ValueError, match="shapes differ"):
-        mp_reference.correctly_rounded("atan2", [np.zeros(2), np.zeros(3)], np.float64)
+        mpmath_reference.correctly_rounded("atan2", [np.zeros(2), np.zeros(3)], np.float64)
 
 
 # -- just inside passes, just past fails: every class ----------------------------------------
@@ -126,7 +126,7 @@ def test_float64_ulp_budget_just_inside_and_just_past(op):
     more fails."""
     arity = catalog.ELEMENTWISE[op].arity
     args = [np.array([0.7, 1.3]), np.array([0.4, 2.0])][:arity]
-    want = mp_reference.correctly_rounded(op, args, np.float64)
+    want = mpmath_reference.correctly_rounded(op, args, np.float64)
     k = tolerances.ulp_bound(op, "float64")
     inside, past = want.copy(), want.copy()
     for _ in range(k):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification import defect_catalog
+from conformance.certification.catalog import defect_catalog
 
 UPSTREAM = Path(__file__).resolve().parents[1] / "docs" / "upstream"
 REPROS = {"is_ready_clone_deleted_array.py": "jaxlib-is-ready-on-deleted-array",

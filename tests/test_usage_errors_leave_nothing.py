@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conformance.certification import defect_catalog
+from conformance.certification.catalog import defect_catalog
 from conformance.session import results_log
 
 

@@ -6,7 +6,7 @@ import datetime
 import pytest
 
 from conformance import cli
-from conformance.certification import waivers
+from conformance.certification.catalog import waivers
 from conformance.session import validate
 
 _LIB = "libpjrt_cpu.so"  # XLA's CPU plugin by file name: its create options are known

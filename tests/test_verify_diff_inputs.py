@@ -10,10 +10,10 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from conformance.certification import bundle
-from conformance.certification import diff
-from conformance.certification import report
-from conformance.certification import reportfile
+from conformance.certification.bundle import files as bundle
+from conformance.certification.compare import diff
+from conformance.certification.verdict import report
+from conformance.certification.bundle import reportfile
 from tests.bundle_helpers import HEADER, cli, crafted, main, rewrite
 
 

@@ -10,8 +10,8 @@ import shutil
 
 import pytest
 
-from conformance.certification import bundle
-from conformance.certification import report
+from conformance.certification.bundle import files as bundle
+from conformance.certification.verdict import report
 from conformance.dashboard import bundles as dashboard_bundles
 from tests.bundle_helpers import HEADER, main, rewrite
 

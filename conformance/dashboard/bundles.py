@@ -1,11 +1,11 @@
 """Conformance history: the pass rate per area of every committed bundle, per backend.
 
 Every ``report.json`` under the reports folder (``reports/<backend>/<stamp>/``) is
-read with :func:`conformance.certification.reportfile.load` (schema-checked); its
-results give area (:func:`conformance.certification.records.area_of`) and status.
+read with :func:`conformance.certification.bundle.reportfile.load` (schema-checked); its
+results give area (:func:`conformance.certification.results.records.area_of`) and status.
 Pass rate of an area = pass / all its results (skipped, not_supported and flaky count
 as not passing, as on the scoreboard). Backends are keyed as on the scoreboard
-(:func:`conformance.certification.scoreboard.backend_key`). A bundle that does not
+(:func:`conformance.certification.compare.scoreboard.backend_key`). A bundle that does not
 load, or that ``verify`` finds not intact (a tampered bundle is never drawn as
 genuine), is kept as a :class:`Broken` entry with the reason.
 """
@@ -17,9 +17,10 @@ import datetime
 from pathlib import Path
 from typing import Any
 
-from conformance.certification import records, reportfile
-from conformance.certification import scoreboard
-from conformance.certification.scoreboard import backend_key
+from conformance.certification.results import records
+from conformance.certification.bundle import reportfile
+from conformance.certification.compare import scoreboard
+from conformance.certification.compare.scoreboard import backend_key
 from conformance.dashboard.errors import UsageError
 
 
@@ -50,7 +51,7 @@ class Bundle:
 
     def share(self, area: str | None = None) -> str:
         """``rate`` as text that never rounds to 100% or 0% unless it is
-        (:func:`conformance.certification.scoreboard.percent`); "" when absent."""
+        (:func:`conformance.certification.compare.scoreboard.percent`); "" when absent."""
         passed, total = self.counts(area)
         return scoreboard.percent(passed, total) if total else ""
 
@@ -78,7 +79,7 @@ def _version(doc: dict[str, Any]) -> str:
 def read(path: Path) -> Bundle:
     """The pass rates of the bundle directory ``path``. Raises MalformedReport
     (a ValueError) or FileNotFoundError when it does not load or is not intact."""
-    from conformance.certification import bundle as bundle_check
+    from conformance.certification.bundle import files as bundle_check
 
     doc = reportfile.load(path)
     problems = bundle_check.verify(Path(path)).problems

@@ -6,7 +6,7 @@ A chart is one benchmark at one combination of its parameters other than ``backe
 - ``commit`` (:func:`build`): x = the commits in date order (asv's nightly history);
   one series per (machine when there are several, environment, ``backend`` value).
 - ``release`` (:func:`by_release`): x = the jaxlib release of each run's environment
-  (the release matrix), sorted by :func:`conformance.certification.scoreboard.release_key`;
+  (the release matrix), sorted by :func:`conformance.certification.compare.scoreboard.release_key`;
   one series per (machine when there are several, ``backend`` value); the value of a
   release is that of its newest run.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from conformance.certification.scoreboard import release_key
+from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts
 from conformance.dashboard.asv_results import Benchmark, ResultsDir, Run
 

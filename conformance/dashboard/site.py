@@ -24,7 +24,7 @@ from typing import Any
 import jinja2
 
 from conformance.dashboard import bundles as bundles_mod
-from conformance.certification.scoreboard import release_key
+from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts, history, regressions
 from conformance.dashboard.asv_results import ResultsDir
 from conformance.dashboard.limits import Limits
@@ -98,7 +98,7 @@ def _conformance_chart(backend_bundles: list[bundles_mod.Bundle]
 def newest_per_release(backend_bundles: list[bundles_mod.Bundle]
                        ) -> list[bundles_mod.Bundle]:
     """The newest bundle of each jaxlib release (bundles without one left out), oldest
-    release first (:func:`~conformance.certification.scoreboard.release_key`)."""
+    release first (:func:`~conformance.certification.compare.scoreboard.release_key`)."""
     newest: dict[str, bundles_mod.Bundle] = {}
     for b in backend_bundles:
         if b.release and (b.release not in newest or newest[b.release].started < b.started):

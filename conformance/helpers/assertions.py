@@ -29,7 +29,7 @@ class SpecPropertyViolation(AssertionError):
     the interval an op may return), not a statistic that an unlucky draw may miss.
 
     A test that raises it and passes on its re-run is still ``fail_wrong_result``, never
-    ``flaky`` (:class:`conformance.certification.records.Collector`): the first run's
+    ``flaky`` (:class:`conformance.certification.results.records.Collector`): the first run's
     result was wrong, whatever the second one returned."""
 
 

@@ -10,7 +10,7 @@ Besides the text, a failure carries its arrays as data (:meth:`Reproduction.arra
 compared a result (:func:`compared`), the observed and expected arrays and the
 assertion that rejected them. They feed the below-the-framework check
 (:mod:`conformance.capi`) and the standalone reproductions
-(:mod:`conformance.certification.repro`).
+(:mod:`conformance.certification.bundle.repro`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ ULP against a correctly rounded reference.
 The transcendental ULP bound of an op in float64 is the tightest of XLA's CPU
 spec and jax's default (``1e-15`` is ``4.5 eps``, at most 9 ULP), both converted
 to ULP against the correctly rounded mpmath reference
-(:mod:`conformance.helpers.mp_reference`).
+(:mod:`conformance.helpers.mpmath_reference`).
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.certification import attribution
-from conformance.certification.profiles import profile_id
-from conformance.certification.records import FAILURE_FACTS, Result
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.verdict.profiles import profile_id
+from conformance.certification.results.records import FAILURE_FACTS, Result
 from conformance.processes import mp_checks
 
 SEVERITY = ("crash", "timeout", "fail_wrong_result", "fail_error", "flaky", "not_supported",

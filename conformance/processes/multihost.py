@@ -232,7 +232,7 @@ def _phase_end(link: Link, got: Gathered, phase: str, key: str, timeout_s: float
 
 def _phases(link: Link, got: Gathered, local_args: list[str], local_timeout_s: float,
             global_timeout_s: float) -> None:
-    from conformance.certification.report import environment
+    from conformance.certification.verdict.report import environment
 
     pid, n = link.spec.process_id, link.spec.process_count
     t0 = time.monotonic()

@@ -4,8 +4,8 @@ The reference is jaxlib's built-in CPU client (``--platform=cpu`` without
 ``--plugin-library``). When the platform under test is another one, the failing test
 ids are re-run there in one child pytest process (bounded by a time limit and a
 number of ids), and the outcome becomes evidence for attribution
-(:mod:`conformance.certification.attribution`). The answers follow the PJRT C API boundary rule of
-:func:`conformance.certification.reference_rule.answer` (a pass there: ``plugin``;
+(:mod:`conformance.certification.attribution.sources`). The answers follow the PJRT C API boundary rule of
+:func:`conformance.certification.attribution.reference_rule.answer` (a pass there: ``plugin``;
 failing the same is never evidence for the framework).
 """
 
@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import conformance
-from conformance.certification import attribution
-from conformance.certification import known_failures
-from conformance.certification.records import FATAL
-from conformance.certification.reference_rule import (REFERENCE, REFERENCE_NAME,  # noqa: F401
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.catalog import known_failures
+from conformance.certification.results.records import FATAL
+from conformance.certification.attribution.reference_rule import (REFERENCE, REFERENCE_NAME,  # noqa: F401
                                                       _FILE, answer, is_reference, key,
                                                       reference_nodeid)
 

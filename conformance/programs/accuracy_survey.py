@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from conformance.helpers import mp_reference, tolerances, ulp
+from conformance.helpers import mpmath_reference, tolerances, ulp
 
 
 def survey(seed: int = 0, n: int = 2000) -> list[dict]:
@@ -38,7 +38,7 @@ def survey(seed: int = 0, n: int = 2000) -> list[dict]:
                     else (lambda: rng.uniform(lo, hi, n)))
             xs = [draw().astype(dt) for _ in range(op.arity)]
             out = np.asarray(jax.jit(op.fn)(*xs))
-            ref = mp_reference.correctly_rounded(name, xs, dt)
+            ref = mpmath_reference.correctly_rounded(name, xs, dt)
             with np.errstate(all="ignore"):
                 npref = np.asarray(op.reference(*[x.astype(np.float64) for x in xs])).astype(dt)
             ok = np.isfinite(ref) & np.isfinite(out) & (np.abs(ref) >= fi.tiny)

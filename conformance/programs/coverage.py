@@ -11,7 +11,7 @@ and the test then passed or failed on a comparison (``pass``, ``fail_wrong_resul
 a skipped, ``not_supported`` or erroring test compared nothing.
 
 The controller adds the tests' entries (:func:`add`, counts of tests; read from the phase
-reports by :func:`conformance.certification.coverage_records.collect`) and writes
+reports by :func:`conformance.certification.results.coverage_records.collect`) and writes
 ``coverage`` and ``coverage_gaps`` (:func:`section`) into report.json: the gaps are the
 spec ops (``stablehlo_spec_ops.json``) that no test compared, each with a reason.
 """

@@ -77,7 +77,7 @@ class Guard:
 def write_failed(config: pytest.Config, out: Path, err: OSError) -> str:
     """Note that the bundle of ``out`` could not be written (``err``); remove its
     unfinished manifest (finalize refuses a directory with one); return the line."""
-    from conformance.certification import bundle
+    from conformance.certification.bundle import files as bundle
     from conformance.session import state as session_state
 
     line = describe(out, err)

@@ -1,4 +1,4 @@
-"""The evidence sources of a run, in one place (:mod:`conformance.certification.attribution`).
+"""The evidence sources of a run, in one place (:mod:`conformance.certification.attribution.sources`).
 
 The process that merges the results calls :func:`sources` once, after the known
 failures are matched and before the report is built. To add a source, append an
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance import capi
-from conformance.certification import attribution
+from conformance.certification.attribution import sources as attribution
 from conformance.processes import reference_differential
 from conformance.programs import interpreter
 from conformance.session import state as session_state

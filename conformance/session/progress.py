@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import failure_view as view
+from conformance.certification.rendering import failure_view as view
 
 MODES = ("auto", "rich", "plain", "off")
 #: Column -> the statuses it counts (``flaky``: engineer "robust"'s re-run status).
@@ -75,7 +75,7 @@ class Tracker:
 
     def collected(self, nodeids: list[str]) -> None:
         """Set the totals from the collected test ids (once; later calls are ignored)."""
-        from conformance.certification import records  # lazy: imports jax
+        from conformance.certification.results import records
         if any(a.total for a in self.areas.values()):
             return
         for nodeid in nodeids:
@@ -84,7 +84,7 @@ class Tracker:
 
     def add(self, report: Any) -> bool:
         """Merge one phase report; True when it finished a test."""
-        from conformance.certification import records  # lazy: imports jax
+        from conformance.certification.results import records
         props = dict(getattr(report, "user_properties", ()) or ())
         outcome = props.get(records.OUTCOME_PROPERTY) or {}
         status = outcome.get("status") or {"passed": "pass", "skipped": "skipped"}.get(
@@ -278,7 +278,7 @@ def summary_lines(failed: dict[str, str], headlines: dict[str, str],
                   attribution: dict[str, str]) -> list[str]:
     """Failures (nodeid -> status) grouped by area, then by attribution when any
     failure has one: one heading line per group and one line per failure."""
-    from conformance.certification import records  # lazy: imports jax
+    from conformance.certification.results import records
     by_area: dict[str, dict[str, list[str]]] = {}
     for nodeid in failed:
         by_area.setdefault(records.area_of(nodeid), {}).setdefault(

@@ -4,7 +4,7 @@ Each process that runs tests records every phase's outcome as data in the
 report's ``user_properties`` (:mod:`conformance.session.outcomes`); pytest-xdist
 carries them to the controller. The process that merges the results (the
 controller, or the only process without workers) collects them, matches the
-known failures once, builds the report once (:func:`conformance.certification.report.build`)
+known failures once, builds the report once (:func:`conformance.certification.verdict.report.build`)
 and writes the bundle.
 """
 
@@ -20,16 +20,16 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.certification import attribution
-from conformance.certification import bundle
-from conformance.certification import coverage_records
-from conformance.certification import defect_catalog
-from conformance.certification import known_failures
-from conformance.certification import records
-from conformance.certification import report
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import files as bundle
+from conformance.certification.results import coverage_records
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.catalog import known_failures
+from conformance.certification.results import records
+from conformance.certification.verdict import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
-from conformance.certification import verdict
+from conformance.certification.verdict import decide as verdict
 from conformance.session import disk_full
 from conformance.session import crash_location
 from conformance.session import evidence

@@ -12,7 +12,7 @@ If the controller dies before it writes the report (SIGKILL, OOM kill, a crash),
 files: verdict ``incomplete``, every test that finished kept, a test in flight not
 counted. The manifest lists both files, so ``verify`` checks them too. When the bundle
 is written (here and at the end of a run) the log is packed: slimmed and xz-compressed
-to ``results.jsonl.xz`` (:mod:`conformance.certification.runlog`, the one module that
+to ``results.jsonl.xz`` (:mod:`conformance.certification.results.runlog`, the one module that
 reads and writes the log file).
 """
 
@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import jsontext
-from conformance.certification import runlog
+from conformance.certification.results import jsontext
+from conformance.certification.results import runlog
 
 LOG_FILE, RUN_FILE = runlog.LOG, "run.json"
-#: Files of the bundle beyond :data:`conformance.certification.bundle.FILES` (the log is
+#: Files of the bundle beyond :data:`conformance.certification.bundle.files.FILES` (the log is
 #: packed once the bundle is written; a log that could not be packed stays plain).
 EXTRA = (LOG_FILE, runlog.PACKED, RUN_FILE)
 #: The pytest options (``dest`` names) that :func:`finalize` needs again.
@@ -135,7 +135,7 @@ def read_reports(path: Path) -> list[pytest.TestReport]:
 
 def pack(out: Path) -> Path | None:
     """Pack the results log of the run directory ``out`` before its bundle is written
-    (:func:`conformance.certification.runlog.pack`); return the packed path, or None
+    (:func:`conformance.certification.results.runlog.pack`); return the packed path, or None
     when there is no plain log or it could not be packed (it then stays, plain, in the
     bundle: a bundle is never lost to packing)."""
     try:
@@ -164,7 +164,9 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     Raises ValueError naming the file for a missing or malformed ``run.json`` or
     ``results.jsonl``, and for a directory that already holds a report.json.
     """
-    from conformance.certification import attribution, bundle, report
+    from conformance.certification.attribution import sources as attribution
+    from conformance.certification.bundle import files as bundle
+    from conformance.certification.verdict import report
     from conformance.session import backend, evidence
     from conformance.session.state import SessionState
 

@@ -5,8 +5,8 @@
 process that collects tests (the only process, or every pytest-xdist worker, which
 all collect the same items) its last ``pytest_collection_modifyitems`` hook takes the
 selected items -- after ``-k``, ``-m`` and the paths given -- plans the split with
-:func:`conformance.certification.shards.plan` and deselects the other shards' tests.
-The plan's facts (:func:`conformance.certification.shards.record`) reach the process
+:func:`conformance.certification.bundle.shards.plan` and deselects the other shards' tests.
+The plan's facts (:func:`conformance.certification.bundle.shards.record`) reach the process
 that writes the report through pytest-xdist's ``workeroutput``; :func:`section` is
 the report's ``shard`` key. A run killed before a worker finished
 (``pjrt-conformance finalize``) has no ``shard`` key, so it cannot be merged.
@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import shards
-from conformance.certification.provenance import package_nodeid
+from conformance.certification.bundle import shards
+from conformance.certification.bundle.provenance import package_nodeid
 from conformance.session import validate
 
 _KEY = pytest.StashKey[dict[str, Any]]()

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from conformance.certification import defect_catalog
-from conformance.certification.provenance import package_nodeid
-from conformance.certification import known_failures
-from conformance.certification import profiles
-from conformance.certification import records
-from conformance.certification import waivers
+from conformance.certification.catalog import defect_catalog
+from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.catalog import known_failures
+from conformance.certification.verdict import profiles
+from conformance.certification.results import records
+from conformance.certification.catalog import waivers
 from conformance.programs.cache import ProgramCache
 from conformance.session import backend
 

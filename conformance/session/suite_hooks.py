@@ -15,10 +15,10 @@ import hypothesis
 import pytest
 
 import conformance
-from conformance.certification.provenance import package_nodeid
-from conformance.certification import known_failures
-from conformance.certification import profiles
-from conformance.certification import records
+from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.catalog import known_failures
+from conformance.certification.verdict import profiles
+from conformance.certification.results import records
 from conformance.session import results_log
 from conformance.session import state as session_state
 from runtime import versions, xla_bridge

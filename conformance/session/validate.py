@@ -135,9 +135,9 @@ def certification_files(*, profile: str, waivers: str | None,
                         known_failures: list[str]) -> None:
     """Load the profile, the waiver file and the known-failure files once; OptionError
     naming the option and the file for the first one that is missing or malformed."""
-    from conformance.certification import known_failures as known
-    from conformance.certification import profiles
-    from conformance.certification import waivers as waiver_file
+    from conformance.certification.catalog import known_failures as known
+    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import waivers as waiver_file
 
     try:
         if profile != "none":

@@ -3,7 +3,7 @@ results are one ULP beyond the op's budget in :mod:`conformance.helpers.toleranc
 
 The other output mutants perturb results far past every bound (``base.perturb``: x(1 +
 2**-9) plus 64 ULP), which says nothing about whether a bound is tight. These return
-the correctly rounded result (``mp_reference``) moved ``ulp_bound(op) + 1`` ULP up, so
+the correctly rounded result (``mpmath_reference``) moved ``ulp_bound(op) + 1`` ULP up, so
 the accuracy area must fail a backend that is wrong by as little as the table allows
 plus one. (Just-inside results passing is proven in ``tests/test_tolerances.py``.)
 Argument-scaled ops (sin, cos, tan) are left out: their absolute allowance
@@ -23,14 +23,14 @@ OPS = ("exp", "expm1", "log", "log1p", "tanh", "logistic", "rsqrt", "cbrt", "ata
 
 
 def _just_past(op: str):
-    from conformance.helpers import mp_reference, tolerances
+    from conformance.helpers import mpmath_reference, tolerances
 
     k = tolerances.ulp_bound(op, "float64")
 
     def transform(site, inputs, outputs):
         if site.program != op or not all(a.dtype == np.float64 for a in inputs):
             return outputs
-        want = mp_reference.correctly_rounded(op, inputs, np.float64)
+        want = mpmath_reference.correctly_rounded(op, inputs, np.float64)
         moved = want.copy()
         for _ in range(k + 1):
             moved = np.nextafter(moved, np.inf)

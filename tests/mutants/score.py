@@ -43,7 +43,7 @@ def overall(outcomes: Iterable[Outcome]) -> float:
 
 def _known(nodeid: str) -> str:
     """The known-defect entry of jaxlib's CPU backend that ``nodeid`` matches, else ""."""
-    from conformance.certification import defect_catalog
+    from conformance.certification.catalog import defect_catalog
 
     for entry in defect_catalog.entries(defect_catalog.load()):
         if entry.applies(CONTROL) and entry.matches(f"conformance/{nodeid}"):

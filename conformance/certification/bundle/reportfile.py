@@ -1,0 +1,107 @@
+"""Reading a report.json that may be anything: the first step of ``verify`` and ``diff``.
+
+:func:`load` returns the document only when it is a JSON object of the schema
+(``conformance/schema/report-v2.schema.json``) whose result ids are unique;
+anything else -- a missing or unreadable file, truncated JSON, ``[]``, ``null``,
+a string, a missing key, a wrong type, nesting of any depth -- raises
+:class:`MalformedReport` with a one-line reason, so that no caller indexes into an
+unchecked document.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from conformance.certification.verdict.report import SCHEMA_VERSION
+from conformance.certification.results import jsontext
+
+SCHEMA_FILE = f"report-v{SCHEMA_VERSION}.schema.json"
+_MAX_REASON = 240
+
+
+class MalformedReport(ValueError):
+    """report.json is missing, not JSON, or not a report of the schema (one-line message)."""
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema of report.json (``schema_version`` :data:`SCHEMA_VERSION`)."""
+    text = resources.files("conformance").joinpath("schema", SCHEMA_FILE)
+    return json.loads(text.read_text())
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_REASON else text[:_MAX_REASON - 3] + "..."
+
+
+def _type_name(value: Any) -> str:
+    return {list: "a list", type(None): "null", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
+    """``doc`` when it is a report of the schema; raises MalformedReport otherwise.
+
+    Checks, in order: a JSON object; ``schema_version`` is
+    :data:`SCHEMA_VERSION`; the JSON Schema (the error reported is jsonschema's
+    best match, with its path); every ``results[].nodeid`` is unique.
+    """
+    if not isinstance(doc, dict):
+        raise MalformedReport(f"{where} is {_type_name(doc)}, not a JSON object (a report)")
+    version = doc.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise MalformedReport(f"{where} has schema_version {version!r}; this suite reads "
+                              f"schema_version {SCHEMA_VERSION}")
+    validator = jsonschema.Draft202012Validator(schema())
+    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if err is not None:
+        at = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise MalformedReport(_short(f"{where} does not match schema {SCHEMA_VERSION} at "
+                                     f"{at}: {err.message}"))
+    seen: set[str] = set()
+    for r in doc["results"]:
+        if r["nodeid"] in seen:
+            raise MalformedReport(_short(f"{where} lists {r['nodeid']} more than once"))
+        seen.add(r["nodeid"])
+    return doc
+
+
+def report_path(path: Path) -> Path:
+    """``path/report.json`` for a bundle directory, ``path`` for a file.
+    Raises FileNotFoundError when ``path`` does not exist, MalformedReport for a
+    directory without report.json."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist")
+    if path.is_dir() and not (path / "report.json").exists():
+        raise MalformedReport(f"{path} has no report.json: not a report bundle")
+    return path / "report.json" if path.is_dir() else path
+
+
+def load(path: Path) -> dict[str, Any]:
+    """The validated report of a bundle directory or a report.json file.
+
+    Raises FileNotFoundError when ``path`` does not exist, MalformedReport when
+    report.json is missing, unreadable, not JSON or not a report (see :func:`validate`).
+    """
+    target = report_path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise MalformedReport(_short(f"{target} is unreadable: {err}")) from err
+    try:
+        doc = jsontext.loads(text)
+    except jsontext.TooDeep:
+        raise MalformedReport(f"{target} is JSON nested too deeply to be a report") from None
+    except json.JSONDecodeError as err:
+        raise MalformedReport(_short(f"{target} is not valid JSON (truncated?): {err}")) \
+            from err
+    try:
+        return validate(doc, str(target))
+    except RecursionError:
+        raise MalformedReport(f"{target} is JSON nested too deeply to be a report") from None

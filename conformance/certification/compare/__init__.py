@@ -1,0 +1,1 @@
+"""Across bundles: diff of two bundles and the scoreboard of many."""

@@ -1,0 +1,290 @@
+"""The scoreboard: one table of the newest bundle of every backend under a reports folder.
+
+``pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]``.
+
+Backends are keyed by the report header's platform name and the plugin library it
+loaded: ``<platform> / <folder of the library, '_' as '-'>`` (by convention the plugin's
+package, e.g. ``cpu / lammps-jax-pjrt-cpu``), or ``<platform> / built-in`` when no
+plugin library was loaded. Only the newest bundle (``started_utc``) of each key is shown.
+A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names no
+bundle, and that has no bundle at all, gets a row saying why the attempt failed.
+
+Per backend: the plugin verdict and the stack findings (the two-part headline of
+:func:`conformance.certification.verdict.decide.headline`; for a bundle that predates it,
+the overall ``verdict``, marked "(overall)"), the split of
+non-pass results by ``attribution`` when the results carry it, the suite, jaxlib and
+plugin C API versions, the date and the pass rate per area (pass / all results of the
+area: skipped and not_supported count as not passing). Every bundle is checked with
+``bundle.verify``; one that fails, or whose report.json is malformed, is marked
+"not intact" with the first problem, never trusted, never a traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import packaging.version
+
+from conformance.certification.verdict import decide as verdict
+from conformance.certification.results import attempt
+from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import files as bundle
+from conformance.certification.results import jsontext
+
+BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
+ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
+_ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
+                          autoescape=jinja2.select_autoescape(["html", "j2"]),
+                          undefined=jinja2.StrictUndefined)
+
+
+class ScoreboardError(ValueError):
+    """The reports folder cannot give a scoreboard (missing, or holds no bundle)."""
+
+
+@dataclasses.dataclass
+class Row:
+    """One backend. ``problem`` is set for a bundle that is not intact, a malformed
+    report.json or an attempt without a bundle (then most fields are "")."""
+
+    backend: str
+    source: str
+    verdict: str = ""
+    split: dict[str, int] | None = None
+    suite: str = ""
+    jaxlib: str = ""
+    jax: str = ""
+    c_api: str = ""
+    profile: str = ""
+    date: str = ""
+    seconds: float | None = None
+    tests: int = 0
+    areas: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    problem: str = ""
+
+    def band(self, area: str) -> str:
+        """CSS class of ``area``'s cell by pass rate: ``full`` (all pass), ``high``
+        (>= 90%), ``mid`` (>= 50%), ``low`` (< 50%, 0% included), ``none`` (absent)."""
+        passed, total = self.areas.get(area, (0, 0))
+        if not total:
+            return "none"
+        pct = 100 * passed / total
+        return "full" if passed == total else "high" if pct >= 90 else \
+            "mid" if pct >= 50 else "low"
+
+    def rate(self, area: str) -> str:
+        """``pass/total (pct%)`` of ``area``, or "" when the bundle has no such area."""
+        if area not in self.areas:
+            return ""
+        passed, total = self.areas[area]
+        return f"{passed}/{total} ({percent(passed, total)})" if total else "0/0"
+
+
+def percent(passed: int, total: int) -> str:
+    """``passed/total`` as a percentage that never rounds to a claim the counts do not
+    make: ``100%`` only when all pass, ``0%`` only when none does (206/207 is ``99.5%``,
+    not ``100%``; 1/1000 is ``0.1%``). ValueError when ``total`` <= 0 or ``passed`` is
+    outside 0..total."""
+    if total <= 0 or not 0 <= passed <= total:
+        raise ValueError(f"percent: expected 0 <= passed <= total and total > 0, "
+                         f"got passed={passed}, total={total}")
+    pct = 100 * passed / total
+    if passed in (0, total):
+        return f"{pct:.0f}%"
+    digits = 0
+    while round(pct, digits) in (0, 100) and digits < 6:
+        digits += 1
+    text = f"{pct:.{digits}f}"
+    if float(text) in (0.0, 100.0):  # still rounds to a claim: say so with < / >
+        return f"{'>99.9' if pct > 50 else '<0.1'}%"
+    return f"{text}%"
+
+
+def backend_key(doc: dict[str, Any]) -> str:
+    """``<platform> / <plugin folder>`` or ``<platform> / built-in`` (see module doc)."""
+    platform = doc.get("platform") or {}
+    library = (platform.get("loaded") or {}).get("library_path")
+    plugin = Path(library).parent.name.replace("_", "-") if library else "built-in"
+    return f"{platform.get('name', '?')} / {plugin}"
+
+
+def _verdict(doc: dict[str, Any]) -> str:
+    if "stack_findings" in doc:  # the two-part verdict: ``verdict`` is the plugin's
+        return verdict.headline(doc)
+    plugin = doc.get("plugin_verdict")
+    if isinstance(plugin, dict):
+        plugin = plugin.get("verdict")
+    return str(plugin) if plugin else f"{doc.get('verdict', '?')} (overall)"
+
+
+def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
+    """Failures (not pass, waived, skipped or not_supported) per attribution; None when
+    no result carries one."""
+    failing = [r for r in results
+               if r.get("status") not in (*attribution.NOT_FAILURES, "waived")]
+    if not any("attribution" in r for r in results):
+        return None
+    counts = {a: 0 for a in ATTRIBUTIONS}
+    for r in failing:
+        key = r.get("attribution") or "unattributed"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
+    suite = doc["suite"]
+    api = doc["platform"].get("pjrt_c_api_version")
+    framework_api = doc["platform"].get("framework_pjrt_c_api_version")
+    areas = {name: (counts.get("pass", 0), sum(counts.values()))
+             for name, counts in sorted(doc.get("areas", {}).items())}
+    sha = (suite.get("git_sha") or "")[:7]
+    prof = doc.get("profile") or {}
+    return Row(backend=backend_key(doc), source=str(path), verdict=_verdict(doc),
+               profile=f"{prof.get('name', '')} v{prof.get('version', '?')}"
+               if isinstance(prof, dict) and prof else "none",
+               split=_split(doc["results"]),
+               suite=suite["version"] + (f" ({sha})" if sha else ""),
+               jaxlib=str(doc.get("environment", {}).get("jaxlib", "")),
+               jax=str(doc.get("environment", {}).get("jax", "")),
+               c_api=(".".join(map(str, api)) + (f" (framework {'.'.join(map(str, framework_api))})"
+                                                if framework_api else "")) if api else "built-in",
+               date=str(doc.get("started_utc", ""))[:16].replace("T", " "),
+               seconds=doc.get("duration_s"), tests=len(doc["results"]), areas=areas,
+               problem=f"not intact: {problems[0]}" if problems else "")
+
+
+def _bundle_row(path: Path) -> tuple[Row, str]:
+    """(row, started_utc) of the bundle at ``path``."""
+    check = bundle.verify(path)
+    try:
+        doc = jsontext.loads((path / "report.json").read_text(encoding="utf-8"))
+        return _row(path, doc, check.problems), str(doc.get("started_utc", ""))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        first = check.problems[0] if check.problems else f"{type(err).__name__}: {err}"
+        return Row(backend=f"? ({path.parent.name})", source=str(path),
+                   problem=f"not intact: report.json is malformed ({first})"), ""
+
+
+def collect(reports_dir: Path) -> list[Row]:
+    """The rows of ``reports_dir``: the newest bundle per backend key and jaxlib release
+    (a column per release: the release matrix's bundles side by side), then failed
+    attempts of backend folders without a bundle. Raises ScoreboardError when the folder is
+    missing or holds neither a bundle nor an attempt record."""
+    root = Path(reports_dir)
+    if not root.is_dir():
+        raise ScoreboardError(f"{root} is not a directory")
+    newest: dict[str, tuple[str, Row]] = {}
+    broken: list[Row] = []
+    for report in sorted(root.glob("**/report.json")):
+        row, started = _bundle_row(report.parent)
+        if row.backend.startswith("?"):
+            broken.append(row)
+        else:
+            key = f"{row.backend} @ {row.jaxlib}"
+            if key not in newest or started > newest[key][0]:
+                newest[key] = (started, row)
+    rows = [row for _, row in sorted(newest.values(),
+                                     key=lambda x: (x[1].backend, release_key(x[1].jaxlib)))]
+    rows += broken
+    for path in sorted(root.glob("*/attempt.json")):
+        if any(Path(r.source).parent == path.parent for r in rows):
+            continue
+        try:
+            rec = attempt.read(path)
+        except ValueError as err:
+            rows.append(Row(backend=f"? ({path.parent.name})", source=str(path),
+                            problem=f"malformed attempt record: {err}"))
+            continue
+        rows.append(Row(backend=f"cpu / {rec['package'] or 'built-in'}", source=str(path),
+                        verdict="no bundle", date=str(rec["utc"])[:16].replace("T", " "),
+                        seconds=rec["seconds"],
+                        problem=f"did not run (exit {rec['exit_code']}): {rec['error']}"))
+    if not rows:
+        raise ScoreboardError(f"{root} holds no report bundle (report.json) and no "
+                              "attempt.json")
+    return rows
+
+
+def release_key(text: str) -> tuple:
+    """A jaxlib version as a sort key (unparsable text sorts first)."""
+    try:
+        return (1, packaging.version.Version(text))
+    except packaging.version.InvalidVersion:
+        return (0, text)
+
+
+def areas_of(rows: list[Row]) -> list[str]:
+    return sorted({a for r in rows for a in r.areas})
+
+
+def split_text(split: dict[str, int] | None) -> str:
+    if split is None:
+        return "n/a (no attribution in bundle)"
+    return ", ".join(f"{k} {v}" for k, v in split.items() if v) or "none"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def render_markdown(rows: list[Row]) -> str:
+    """The table (backends as columns) with a note on how it was made."""
+    head = ["", *[f"**{r.backend}**" for r in rows]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def line(label: str, values: list[str]) -> None:
+        lines.append("| " + " | ".join([label, *map(_cell, values)]) + " |")
+
+    line("plugin verdict", [r.problem or r.verdict for r in rows])
+    line("failures by attribution", [split_text(r.split) if not r.problem else "" for r in rows])
+    line("tests", [str(r.tests or "") for r in rows])
+    line("suite", [r.suite for r in rows])
+    line("jax", [r.jax for r in rows])
+    line("jaxlib", [r.jaxlib for r in rows])
+    line("PJRT C API (plugin, framework)", [r.c_api for r in rows])
+    line("profile", [r.profile for r in rows])
+    line("date (UTC)", [r.date for r in rows])
+    line("run time", [f"{r.seconds:.0f} s" if r.seconds is not None else "" for r in rows])
+    for area in areas_of(rows):
+        line(f"`{area}`", [r.rate(area) for r in rows])
+    line("bundle", [f"`{r.source}`" for r in rows])
+    note = ("Pass rate per area = pass / all results of the area (skipped and not_supported "
+            "count as not passing; a rate is 100% only when every result passes). Newest bundle "
+            "per backend (platform / plugin library folder) and jaxlib release; generated "
+            "by `pjrt-conformance scoreboard`.")
+    return "\n".join(lines) + "\n\n" + note + "\n"
+
+
+def render_html(rows: list[Row], page_dir: Path | None = None) -> str:
+    """One self-contained HTML page (inline CSS, no scripts, no external files).
+    ``page_dir``: the folder the page is written to; each bundle then links to its
+    ``report.html`` by a path relative to it (no link when None or absent)."""
+    links = {}
+    for r in rows:
+        target = Path(r.source) / "report.html"
+        if page_dir is not None and target.is_file():
+            links[r.source] = os.path.relpath(target.resolve(), Path(page_dir).resolve())
+    return _ENV.get_template("scoreboard.html.j2").render(rows=rows, areas=areas_of(rows),
+                                                          split_text=split_text, links=links)
+
+
+def insert_markdown(path: Path, table: str) -> None:
+    """Put ``table`` between the BEGIN/END markers of ``path`` (appended with markers when
+    the file has none; the file is created when missing). Raises ScoreboardError when
+    the markers are out of order or repeated."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = f"{BEGIN}\n{table.rstrip()}\n{END}"
+    if BEGIN not in text and END not in text:
+        path.write_text((text.rstrip() + "\n\n" if text.strip() else "") + block + "\n",
+                        encoding="utf-8")
+        return
+    if text.count(BEGIN) != 1 or text.count(END) != 1 or text.index(BEGIN) > text.index(END):
+        raise ScoreboardError(f"{path}: needs exactly one {BEGIN} before one {END}")
+    start, end = text.index(BEGIN), text.index(END) + len(END)
+    path.write_text(text[:start] + block + text[end:], encoding="utf-8")

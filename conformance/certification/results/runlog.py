@@ -1,0 +1,246 @@
+"""The results log of a run as a file: plain ``results.jsonl`` while the run writes it,
+``results.jsonl.xz`` once its bundle is written. Every reader and writer of the file
+goes through this module.
+
+While tests run, pytest-reportlog appends one JSON line per phase report to
+``results.jsonl`` (flushed: after a SIGKILL the file reads back up to its last whole
+line, :func:`records`). When the bundle is written (the end of a run, ``finalize``,
+``merge``), :func:`pack` replaces it with ``results.jsonl.xz``: each test report slimmed
+to the fields its readers use (:func:`slim`), xz-compressed, the plain log's mtime kept;
+the manifest lists the packed file. A CPU run's 8-10 MB log packs to about 150 kB.
+
+Bundles written before packing list ``results.jsonl`` in a manifest that may be signed.
+:func:`compress` stores such a log as ``results.jsonl.xz`` byte for byte (nothing
+slimmed), and :func:`listed_sha256` checks the manifest entry ``results.jsonl`` against
+the decompressed bytes, so the manifest and its signature stay valid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import lzma
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+from conformance.certification.results import jsontext
+
+LOG = "results.jsonl"
+PACKED = LOG + ".xz"
+#: Bundle files that may be stored as ``<name>.xz`` holding their exact bytes, the
+#: manifest still listing ``<name>`` (:func:`store_xz`): the results log and, in a
+#: committed bundle (``pjrt-conformance rerender``), ``junit.xml`` (one testcase per
+#: result: 0.4-0.5 MB for a CPU run, 40 kB packed).
+STORABLE = (LOG, "junit.xml")
+#: xz settings of :func:`pack` and :func:`compress` (deterministic: same bytes in, same out).
+PRESET = 9 | lzma.PRESET_EXTREME
+#: Fields of a test report that its readers use: records.Collector (``finalize``) reads
+#: nodeid, location, when, outcome, longrepr, duration and user_properties,
+#: shards.durations_from_log (``durations``) nodeid, location and duration; the rest are
+#: pytest's own (``keywords`` is required by ``TestReport._from_json``, kept empty).
+KEPT = ("$report_type", "nodeid", "location", "when", "outcome", "longrepr", "duration",
+        "user_properties", "wasxfail", "rerun")
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_CHUNK = 1 << 20
+
+
+def locate(directory: Path | str) -> Path | None:
+    """The results log of the run directory or bundle ``directory``: the plain log when
+    present (a run in progress or killed), else the packed one, else None."""
+    for name in (LOG, PACKED):
+        path = Path(directory) / name
+        if path.is_file():
+            return path
+    return None
+
+
+def resolve(path: Path | str) -> Path:
+    """The log that ``path`` names: a log file (plain or packed), a bundle directory, or
+    ``.../results.jsonl`` of a bundle that holds only ``results.jsonl.xz``.
+    Raises FileNotFoundError when there is none."""
+    path = Path(path)
+    found = locate(path) if path.is_dir() else path if path.is_file() else \
+        locate(path.parent) if path.name == LOG else None
+    if found is None:
+        raise FileNotFoundError(f"{path}: no {LOG} or {PACKED} there")
+    return found
+
+
+def _is_packed(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(_XZ_MAGIC)) == _XZ_MAGIC
+
+
+def read_lines(path: Path | str) -> list[str]:
+    """The text lines of the log file ``path``, plain or xz-compressed (told by its
+    first bytes). Raises OSError for an unreadable file, ValueError for a corrupt or
+    cut-off xz file or text that is not UTF-8."""
+    path = Path(path)
+    try:
+        raw = lzma.decompress(path.read_bytes()) if _is_packed(path) else path.read_bytes()
+        return raw.decode("utf-8").splitlines()
+    except (lzma.LZMAError, EOFError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: unreadable results log ({err})") from None
+
+
+def records(path: Path | str) -> list[Any]:
+    """The JSON lines of the log file ``path`` (plain or packed), parsed; a last line cut
+    off by a kill is skipped. Raises ValueError naming the line for any other line that
+    is not JSON (and see :func:`read_lines`)."""
+    lines = read_lines(path)
+    found = []
+    for n, line in enumerate(lines, 1):
+        try:
+            found.append(jsontext.loads(line))
+        except json.JSONDecodeError as err:
+            if n == len(lines):
+                break
+            raise ValueError(f"{path} line {n}: not JSON ({err})") from None
+    return found
+
+
+def slim(record: Any) -> Any:
+    """A test report (a dict whose ``$report_type`` is ``TestReport``) cut to :data:`KEPT`,
+    ``keywords`` emptied and ``sections`` (captured output) kept of failed reports only;
+    any other record unchanged. Idempotent."""
+    if not isinstance(record, dict) or record.get("$report_type") != "TestReport":
+        return record
+    out = {k: record[k] for k in KEPT if k in record}
+    if "keywords" in record:
+        out["keywords"] = {}
+    if record.get("outcome") == "failed" and record.get("sections"):
+        out["sections"] = record["sections"]
+    return out
+
+
+def _write_xz(data: bytes, target: Path, mtime_ns: int | None = None) -> Path:
+    """Write ``data`` xz-compressed to ``target`` through a temporary file and a rename
+    (a kill leaves the old state, never half a file)."""
+    tmp = target.with_name(target.name + ".tmp")
+    try:
+        tmp.write_bytes(lzma.compress(data, preset=PRESET))
+        if mtime_ns is not None:
+            os.utime(tmp, ns=(mtime_ns, mtime_ns))
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def write_packed(found: Iterable[Any], directory: Path | str,
+                 mtime_ns: int | None = None) -> Path:
+    """Write the log records ``found`` slimmed (:func:`slim`), one JSON line each, as
+    ``directory/results.jsonl.xz``; return its path. ``mtime_ns``: its modification time
+    (default: now). Raises OSError when it cannot be written."""
+    text = "".join(json.dumps(slim(r), separators=(",", ":")) + "\n" for r in found)
+    return _write_xz(text.encode("utf-8"), Path(directory) / PACKED, mtime_ns)
+
+
+def pack(directory: Path | str) -> Path | None:
+    """Replace the plain log of ``directory`` by its packed form (see the module
+    docstring); return the packed log's path, or None when there is no plain log.
+    Raises ValueError for a log line that is not JSON (except a cut-off last line),
+    OSError when the packed log cannot be written (the plain log is then kept)."""
+    plain = Path(directory) / LOG
+    if not plain.is_file():
+        return None
+    mtime = plain.stat().st_mtime_ns
+    packed = write_packed(records(plain), directory, mtime_ns=mtime)
+    plain.unlink()
+    return packed
+
+
+def compress(directory: Path | str) -> Path | None:
+    """Store the plain log of the bundle ``directory`` as ``results.jsonl.xz`` holding
+    the same bytes (its manifest entry ``results.jsonl`` stays valid, see
+    :func:`listed_sha256`); return the packed path, None when there is no plain log.
+    Raises OSError when it cannot be written (the plain log is then kept)."""
+    return store_xz(directory, LOG)
+
+
+def store_xz(directory: Path | str, name: str) -> Path | None:
+    """Store the file ``name`` (one of :data:`STORABLE`) of the bundle ``directory`` as
+    ``<name>.xz`` holding the same bytes; return that path, None when there is no plain
+    ``name``. ValueError for another name; OSError when it cannot be written (the plain
+    file is then kept)."""
+    if name not in STORABLE:
+        raise ValueError(f"store_xz: argument 'name' must be one of {STORABLE}, got {name!r}")
+    plain = Path(directory) / name
+    if not plain.is_file():
+        return None
+    packed = _write_xz(plain.read_bytes(), Path(directory) / (name + ".xz"),
+                       mtime_ns=plain.stat().st_mtime_ns)
+    plain.unlink()
+    return packed
+
+
+def read_stored(directory: Path | str, name: str) -> bytes:
+    """The bytes of the bundle file ``name``, plain or stored as ``<name>.xz``
+    (:func:`store_xz`). Raises FileNotFoundError when neither exists, ValueError for a
+    corrupt xz file."""
+    path = Path(directory) / name
+    if path.is_file() or name not in STORABLE:
+        return path.read_bytes()
+    try:
+        with lzma.open(Path(directory) / (name + ".xz"), "rb") as f:
+            return f.read()
+    except (lzma.LZMAError, EOFError) as err:
+        raise ValueError(f"{name}.xz is not a valid xz file ({err})") from None
+
+
+def listed_sha256(directory: Path | str, name: str) -> str | None:
+    """The sha256 (hex) that the manifest entry ``name`` of the bundle ``directory`` is
+    checked against: that of the file ``name``; for ``results.jsonl`` (or another file of
+    :data:`STORABLE`) stored only as ``results.jsonl.xz`` (:func:`compress`,
+    :func:`store_xz`), that of its decompressed bytes. None when
+    there is no such file. Raises ValueError for a corrupt or cut-off xz file."""
+    path = Path(directory) / name
+    digest = hashlib.sha256()
+    if path.is_file():
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                digest.update(chunk)
+        return digest.hexdigest()
+    packed = Path(directory) / (name + ".xz")
+    if name not in STORABLE or not packed.is_file():
+        return None
+    try:
+        with lzma.open(packed, "rb") as f:   # streamed: a decompression bomb costs time only
+            for chunk in iter(lambda: f.read(_CHUNK), b""):
+                digest.update(chunk)
+    except (lzma.LZMAError, EOFError) as err:
+        raise ValueError(f"{packed.name} is not a valid xz file ({err})") from None
+    return digest.hexdigest()
+
+
+def stands_for(directory: Path | str, name: str) -> str | None:
+    """The manifest entry that the file ``name`` of the bundle ``directory`` may stand
+    for: ``results.jsonl`` for ``results.jsonl.xz`` when there is no plain log, and the
+    same for the other files of :data:`STORABLE` (see :func:`listed_sha256`), else None."""
+    stem = name[:-3] if name.endswith(".xz") else None
+    return stem if stem in STORABLE and not (Path(directory) / stem).is_file() else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m conformance.certification.results.runlog BUNDLE...``: :func:`compress` the
+    plain log of each bundle (committed bundles are re-written so); exit 2 for a path
+    that is not a bundle directory."""
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    for arg in args:
+        if not (Path(arg) / "MANIFEST.sha256").is_file():
+            print(f"runlog: {arg}: not a bundle directory (no MANIFEST.sha256)",
+                  file=sys.stderr)
+            return 2
+        before = Path(arg) / LOG
+        size = before.stat().st_size if before.is_file() else None
+        packed = compress(arg)
+        print(f"{arg}: " + (f"{LOG} {size} B -> {PACKED} {packed.stat().st_size} B"
+                            if packed else f"no plain {LOG}, nothing to do"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
