@@ -169,7 +169,11 @@ def test_real_dashboard_first_page_lists_regressions(real_site):
     changes = regressions.find(history.by_release(inputs.results)
                                + history.build(inputs.results), inputs.thresholds)
     index = (out / "index.html").read_text()
-    assert changes and f"Regressions ({len(changes)})" in index
+    ups = [c for c in changes if c.up]
+    assert ups and f"Regressions ({len(ups)}) and improvements ({len(changes) - len(ups)})" \
+        in index
+    # the last run's headline comes before everything else on the page
+    assert index.index('id="last-run"') < index.index('id="site-contents"')
     compile_up = [c for c in changes if "Compile.time_compile" in c.benchmark and c.up
                   and c.after_at == "0.10.1"]
     assert compile_up, "compile time on jax 0.10.1 is about 4x 0.10.0 on the committed data"

@@ -1,6 +1,7 @@
 """The dashboard opened from disk in headless Chromium with the network off: the charts
 really render (their series colours are on the screenshot's pixels)."""
 
+import dataclasses
 import shutil
 import subprocess
 from pathlib import Path
@@ -77,3 +78,37 @@ def test_a_chart_without_points_fails_the_pixel_check(tmp_path, monkeypatch):
     assert "no data" in (out / "commits.html").read_text()
     img = _shot(tmp_path, out / "commits.html")
     assert _count(img, charts.PALETTE[0]) == 0 and _count(img, charts.PALETTE[1]) == 0
+
+
+def _box_pixels(tmp_path, inputs, name):
+    """Pixels of the regressed (red) and clean (green) headline borders on the first
+    screen (1280x800, no scrolling) of the overview."""
+    out = tmp_path / name
+    site.write(inputs, out)
+    png = tmp_path / f"{name}.png"
+    proc = subprocess.run([CHROMIUM, *OFFLINE, f"--user-data-dir={tmp_path / 'profile'}",
+                           "--window-size=1280,800", f"--screenshot={png}",
+                           (out / "index.html").as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
+    img = Image.open(png).convert("RGB")
+    assert img.size == (1280, 800)
+    return _count(img, "#c5221f", tol=10), _count(img, "#188038", tol=10)
+
+
+def test_the_first_screen_answers_did_the_last_run_regress(tmp_path):
+    """At 1280x800, without scrolling: the committed history's last run (jax 0.10.2
+    against 0.10.1 on cpu-2core-epyc) regressed, so the red box is on the first screen;
+    runs that did not change show the green one instead."""
+    committed = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+    red, green = _box_pixels(tmp_path, site.Inputs(results=[asv_results.load(committed)],
+                                                    bundles=None, limits=None), "regressed")
+    assert red > 2000 and green < 50, (red, green)
+    # the same runs, every one with the oldest run's values: nothing changed, green
+    results = asv_results.load(committed)
+    first = min(results.runs, key=lambda r: r.ran_at)
+    results.runs = [dataclasses.replace(r, values=first.values, ci=first.ci)
+                    for r in results.runs]
+    red, green = _box_pixels(tmp_path, site.Inputs(results=[results], bundles=None,
+                                                   limits=None), "clean")
+    assert green > 2000 and red < 50, (red, green)

@@ -50,7 +50,11 @@ class Run:
     ``values[name]`` maps a parameter combination (repr strings, in ``param_names``
     order) to the value in the benchmark's unit; failed/skipped cases are absent.
     ``release`` is the environment's jaxlib version (asv's ``requirements``, else the
-    pip freeze beside the file), None when neither names it."""
+    pip freeze beside the file), None when neither names it. ``ci[name][combo]`` is
+    asv's stored 99% confidence interval ``(low, high)`` of that value (columns
+    ``stats_ci_99_a``/``stats_ci_99_b``), absent where asv stored none. ``date`` is
+    the commit's date (asv's ``date``); ``ran_at`` when the run measured (the latest
+    ``started_at`` of its results), None when asv stored no start time."""
 
     machine: str
     commit: str
@@ -59,6 +63,9 @@ class Run:
     source: Path
     values: dict[str, dict[tuple[str, ...], float]]
     release: str | None = None
+    ci: dict[str, dict[tuple[str, ...], tuple[float, float]]] = dataclasses.field(
+        default_factory=dict)
+    ran_at: datetime.datetime | None = None
 
 
 @dataclasses.dataclass
@@ -144,8 +151,15 @@ def _release(doc: dict[str, Any], freeze: Path) -> str | None:
     return None
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
 def _values(bench: Benchmark, entry: Any, columns: list[str], where: str
-            ) -> dict[tuple[str, ...], float]:
+            ) -> tuple[dict[tuple[str, ...], float],
+                       dict[tuple[str, ...], tuple[float, float]]]:
+    """(value, 99% interval) per parameter combination of one benchmark's result row."""
     if not isinstance(entry, list) or len(entry) < 2:
         raise MalformedInput(f"{where}: expected a list of result columns")
     row = dict(zip(columns, entry))
@@ -154,16 +168,20 @@ def _values(bench: Benchmark, entry: Any, columns: list[str], where: str
         raise MalformedInput(f"{where}: 'result' and 'params' must be lists")
     combos = list(itertools.product(*[list(map(str, p)) for p in params]))
     if result is None:
-        return {}
+        return {}, {}
     if len(result) != len(combos):
         raise MalformedInput(f"{where}: {len(result)} values for {len(combos)} parameter "
                              "combinations")
-    out = {}
-    for combo, value in zip(combos, result):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                and math.isfinite(value):
+    low, high = row.get("stats_ci_99_a"), row.get("stats_ci_99_b")
+    bounds = list(zip(low, high)) if isinstance(low, list) and isinstance(high, list) \
+        and len(low) == len(high) == len(combos) else [(None, None)] * len(combos)
+    out, ci = {}, {}
+    for combo, value, (lo, hi) in zip(combos, result, bounds):
+        if _finite(value):
             out[tuple(combo)] = float(value)
-    return out
+            if _finite(lo) and _finite(hi) and lo <= value <= hi:
+                ci[tuple(combo)] = (float(lo), float(hi))
+    return out, ci
 
 
 def _run(path: Path, machine: str, benchmarks: dict[str, Benchmark]) -> Run:
@@ -178,12 +196,19 @@ def _run(path: Path, machine: str, benchmarks: dict[str, Benchmark]) -> Run:
     if unknown:
         raise MalformedInput(f"{path}: benchmark {unknown[0]!r} is not in benchmarks.json"
                              + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""))
-    values = {name: _values(benchmarks[name], entry, columns, f"{path}: results[{name!r}]")
-              for name, entry in results.items()}
+    rows = {name: _values(benchmarks[name], entry, columns, f"{path}: results[{name!r}]")
+            for name, entry in results.items()}
     date = datetime.datetime.fromtimestamp(date_ms / 1000, tz=datetime.timezone.utc)
+    at = columns.index("started_at") if "started_at" in columns else None
+    starts = [e[at] for e in results.values() if at is not None and isinstance(e, list)
+              and len(e) > at and _finite(e[at])]
+    ran_at = datetime.datetime.fromtimestamp(max(starts) / 1000, tz=datetime.timezone.utc) \
+        if starts else None
     freeze = path.with_name(f"{commit[:8]}-pip-freeze.txt")
     return Run(machine=machine, commit=commit, date=date, env=_env_label(doc, freeze),
-               source=path, values=values, release=_release(doc, freeze))
+               source=path, values={n: v for n, (v, _) in rows.items()},
+               release=_release(doc, freeze), ci={n: c for n, (_, c) in rows.items()},
+               ran_at=ran_at)
 
 
 def load(root: Path) -> ResultsDir:

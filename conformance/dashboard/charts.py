@@ -105,18 +105,25 @@ def swatch(s: Style) -> str:
             f'{marker(s.marker, 15, 6, s.colour)}</svg>')
 
 
-def _point(p: Sequence) -> tuple[object, float, str]:
-    if len(p) not in (2, 3):
-        raise ValueError(f"line_chart: a point is (x, value) or (x, value, note), got {p!r}")
-    return p[0], p[1], (str(p[2]) if len(p) == 3 and p[2] else "")
+def _point(p: Sequence) -> tuple[object, float, str, tuple[float, float] | None]:
+    if len(p) not in (2, 3, 4):
+        raise ValueError("line_chart: a point is (x, value), (x, value, note) or (x, value, "
+                         f"note, (low, high)), got {p!r}")
+    ci = p[3] if len(p) == 4 and p[3] is not None else None
+    if ci is not None and not (len(ci) == 2 and all(math.isfinite(c) for c in ci)
+                               and ci[0] <= ci[1]):
+        raise ValueError(f"line_chart: an interval is (low, high) with low <= high, got {ci!r}")
+    return p[0], p[1], (str(p[2]) if len(p) >= 3 and p[2] else ""), ci
 
 
 def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                reference: float | None = None, width: int = 560, height: int = 220,
                categories: Sequence[str] | None = None) -> str:
     """An SVG chart: y = value in ``unit`` from 0; one line with markers per
-    ``(label, [(x, value) or (x, value, note), ...])`` series, series ``i`` in
-    :func:`style` ``(i)``; a dashed line at ``reference`` (e.g. 1.0 for a ratio).
+    ``(label, [(x, value) or (x, value, note) or (x, value, note, (low, high)), ...])``
+    series, series ``i`` in :func:`style` ``(i)``; ``(low, high)`` (asv's 99% confidence
+    interval) is drawn as an error bar; a dashed line at ``reference`` (e.g. 1.0 for a
+    ratio).
 
     x: with ``categories`` None, each x is a ``datetime`` (UTC) on a time axis; else
     each x is one of ``categories`` (str), placed evenly in that order and labelled
@@ -127,7 +134,8 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
     if width <= 0 or height <= 0:
         raise ValueError(f"width and height must be positive, got {width}x{height}")
     series = [(name, [_point(p) for p in pts]) for name, pts in series]
-    values = [v for _, pts in series for _, v, _ in pts]
+    values = [v for _, pts in series for _, v, _, _ in pts]
+    highs = [ci[1] for _, pts in series for *_, ci in pts if ci is not None]
     if any(not math.isfinite(v) for v in values):
         raise ValueError("line_chart: every value must be finite")
     head = (f'<svg class="chart" role="img" width="{width}" height="{height}" '
@@ -136,7 +144,7 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
         return (head + f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" '
                 'font-size="12" fill="#888">no data</text></svg>')
     div, label = scale(unit, values + ([reference] if reference else []))
-    top = max(values + ([reference * 1.1] if reference else [])) / div or 1.0
+    top = max(values + highs + ([reference * 1.1] if reference else [])) / div or 1.0
     ticks = _ticks(top)
     left, right, upper, lower = 56, 14, 10, 34
     pw, ph = width - left - right, height - upper - lower
@@ -144,7 +152,7 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
     if categories is not None:
         cats = list(categories)
         where = {c: i for i, c in enumerate(cats)}
-        bad = [x for _, pts in series for x, _, _ in pts if x not in where]
+        bad = [x for _, pts in series for x, *_ in pts if x not in where]
         if bad:
             raise ValueError(f"line_chart: x {bad[0]!r} is not one of categories {cats}")
         step = pw / max(len(cats), 1)
@@ -160,7 +168,7 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                 items.append(f'<text x="{x(cat):.1f}" y="{height - 18}" font-size="10" '
                              f'text-anchor="middle">{escape(cat[:14])}</text>')
     else:
-        stamps = [d.timestamp() for _, pts in series for d, _, _ in pts]
+        stamps = [d.timestamp() for _, pts in series for d, *_ in pts]
         t0, t1 = min(stamps), max(stamps)
         span = (t1 - t0) or 1.0
 
@@ -196,12 +204,17 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
         s = style(i)
         pts = sorted(pts, key=lambda p: x(p[0]))
         if len(pts) > 1:
-            coords = " ".join(f"{x(at):.1f},{y(v):.1f}" for at, v, _ in pts)
+            coords = " ".join(f"{x(at):.1f},{y(v):.1f}" for at, v, *_ in pts)
             dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
             items.append(f'<polyline points="{coords}" fill="none" stroke="{s.colour}" '
                          f'stroke-width="2"{dash}/>')
-        for at, v, note in pts:
+        for at, v, note, ci in pts:
             tip = f"{name}: {fmt(v, unit)} at {x_text(at)}" + (f" ({note})" if note else "")
+            if ci is not None:
+                tip += f"; 99% interval {fmt(ci[0], unit)} to {fmt(ci[1], unit)}"
+                items.append(f'<line class="ci" x1="{x(at):.1f}" x2="{x(at):.1f}" '
+                             f'y1="{y(ci[0]):.1f}" y2="{y(ci[1]):.1f}" stroke="{s.colour}" '
+                             'stroke-width="1" opacity="0.6"/>')
             items.append(marker(s.marker, x(at), y(v), s.colour, tip))
     items.append(f'<rect x="{left}" y="{upper}" width="{pw}" height="{ph}" fill="none" '
                  'stroke="#999"/>')

@@ -27,14 +27,16 @@ from conformance.dashboard.asv_results import Benchmark, ResultsDir, Run
 ERA_PARAM = "backend"
 RATIO_UNIT = "ratio"
 AXES = ("commit", "release")
-Point = tuple[str, float, str]
+#: (x, value, note, asv's 99% interval or None)
+Point = tuple[str, float, str, "tuple[float, float] | None"]
 
 
 @dataclasses.dataclass
 class Chart:
     """One chart: ``benchmark`` at parameters ``fixed`` (e.g. "nbytes=1024") on
     ``axis`` (one of :data:`AXES`), x in the order ``categories``; its series as
-    ``{label: [(x, value, note), ...]}`` in legend order."""
+    ``{label: [(x, value, note, interval), ...]}`` in legend order (``interval``: asv's
+    stored 99% confidence interval, None where it stored none)."""
 
     benchmark: Benchmark
     fixed: str
@@ -97,8 +99,10 @@ def _definitions(dirs: list[ResultsDir]) -> dict[str, Benchmark]:
     return defs
 
 
-def _cases(dirs: list[ResultsDir]) -> Iterable[tuple[Run, str, str, str | None, float]]:
-    """(run, benchmark name, fixed parameters, era or None, value) of every value."""
+def _cases(dirs: list[ResultsDir]
+           ) -> Iterable[tuple[Run, str, str, str | None, float, tuple[float, float] | None]]:
+    """(run, benchmark name, fixed parameters, era or None, value, interval) of every
+    value."""
     for d in dirs:
         for run in d.runs:
             for name, values in run.values.items():
@@ -107,7 +111,7 @@ def _cases(dirs: list[ResultsDir]) -> Iterable[tuple[Run, str, str, str | None, 
                     pairs = list(zip(bench.param_names, map(show, combo)))
                     era = dict(pairs).get(ERA_PARAM)
                     fixed = ", ".join(f"{k}={v}" for k, v in pairs if k != ERA_PARAM)
-                    yield run, name, fixed, era, value
+                    yield run, name, fixed, era, value, run.ci.get(name, {}).get(combo)
 
 
 def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
@@ -120,14 +124,14 @@ def build(dirs: Iterable[ResultsDir]) -> list[Chart]:
     defs = _definitions(dirs)
     found: dict[tuple[str, str], dict[str, list[Point]]] = {}
     dates: dict[str, object] = {}
-    for run, name, fixed, era, value in _cases(dirs):
+    for run, name, fixed, era, value, ci in _cases(dirs):
         label = " | ".join(([run.machine] if several else []) + [run.env]
                            + ([f"{ERA_PARAM} {era}"] if era is not None else []))
         commit = run.commit[:8]
         dates[commit] = max(dates.get(commit, run.date), run.date)
         note = f"commit {run.commit[:12]}, {run.date:%Y-%m-%d %H:%M} UTC"
         found.setdefault((name, fixed), {}).setdefault(label, []).append(
-            (commit, value, note))
+            (commit, value, note, ci))
     order = sorted(dates, key=lambda c: (dates[c], c))
     out = []
     for (name, fixed), series in sorted(found.items()):
@@ -147,7 +151,7 @@ def by_release(dirs: Iterable[ResultsDir]) -> list[Chart]:
     several = len({run.machine for d in dirs for run in d.runs}) > 1
     defs = _definitions(dirs)
     found: dict[tuple[str, str], dict[str, dict[str, tuple]]] = {}
-    for run, name, fixed, era, value in _cases(dirs):
+    for run, name, fixed, era, value, ci in _cases(dirs):
         if run.release is None:
             continue
         label = " | ".join(([run.machine] if several else [])
@@ -155,13 +159,14 @@ def by_release(dirs: Iterable[ResultsDir]) -> list[Chart]:
         at = found.setdefault((name, fixed), {}).setdefault(label, {})
         if run.release not in at or at[run.release][0] < run.date:
             at[run.release] = (run.date, value,
-                               f"commit {run.commit[:12]}, {run.env}")
+                               f"commit {run.commit[:12]}, {run.env}", ci)
     out = []
     for (name, fixed), series in sorted(found.items()):
         releases = sorted({r for pts in series.values() for r in pts}, key=release_key)
         out.append(Chart(benchmark=defs[name], fixed=fixed, axis="release",
                          categories=releases,
-                         series={label: [(r, v, note) for r, (_, v, note) in pts.items()]
+                         series={label: [(r, v, note, ci)
+                                         for r, (_, v, note, ci) in pts.items()]
                                  for label, pts in sorted(series.items())}))
     return out
 

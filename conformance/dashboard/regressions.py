@@ -1,4 +1,5 @@
-"""The regression list: every change beyond asv's threshold between consecutive points.
+"""The regression list: every change beyond asv's threshold and outside the noise between
+consecutive points.
 
 asv's ``regressions_thresholds`` (in ``asv.conf.json``) maps a regular expression over
 benchmark names to a relative threshold; where several match, the largest applies, and
@@ -6,7 +7,9 @@ where none does (or the key is absent) asv's default :data:`DEFAULT_THRESHOLD` (
 A change from ``before`` to ``after`` (consecutive points of one series of a chart, in
 x order: releases or commits) is listed when ``after > before * (1 + t)`` (up: slower
 for times, worse for ratios) or ``after < before / (1 + t)`` (down), as ``asv compare``
-counts a factor.
+counts a factor, and the two values' stored 99% confidence intervals do not overlap
+(asv's pessimistic interval test; a value without an interval is judged by the
+threshold alone). A change beyond the threshold inside the noise is not listed.
 """
 
 from __future__ import annotations
@@ -90,16 +93,42 @@ def threshold_for(name: str, table: Mapping[str, float]) -> float:
     return max(matching) if matching else DEFAULT_THRESHOLD
 
 
+Interval = tuple[float, float]
+
+
+def _disjoint(a: Interval | None, b: Interval | None) -> bool:
+    """asv's interval test: two values differ when their 99% intervals do not overlap;
+    True when either has none (then the threshold alone decides)."""
+    if a is None or b is None:
+        return True
+    return a[1] < b[0] or b[1] < a[0]
+
+
+def beyond(before: float, after: float, threshold: float) -> int:
+    """+1 when ``after > before * (1 + threshold)``, -1 when ``after < before / (1 +
+    threshold)``, else 0 (the noise is not looked at)."""
+    return 1 if after > before * (1 + threshold) else \
+        -1 if after < before / (1 + threshold) else 0
+
+
+def changed(before: float, after: float, before_ci: Interval | None,
+            after_ci: Interval | None, threshold: float) -> int:
+    """+1 when ``after`` is a regression of ``before`` (beyond ``threshold`` and outside
+    the noise: :func:`_disjoint` intervals), -1 an improvement, 0 neither."""
+    return beyond(before, after, threshold) if _disjoint(before_ci, after_ci) else 0
+
+
 def find(chart_list: Iterable[Chart], table: Mapping[str, float]) -> list[Change]:
-    """Every change beyond its threshold between consecutive points of every series of
-    ``chart_list``, largest factor (either way) first."""
+    """Every change beyond its threshold and outside the noise (:func:`changed`) between
+    consecutive points of every series of ``chart_list``, largest factor (either way)
+    first."""
     out = []
     for chart in chart_list:
         t = threshold_for(chart.benchmark.name, table)
         for label in chart.series:
             pts = chart.ordered(label)
-            for (x0, v0, _), (x1, v1, _) in zip(pts, pts[1:]):
-                if v1 > v0 * (1 + t) or v1 < v0 / (1 + t):
+            for (x0, v0, _, c0), (x1, v1, _, c1) in zip(pts, pts[1:]):
+                if changed(v0, v1, c0, c1, t):
                     out.append(Change(chart.benchmark.name, chart.fixed, label, chart.axis,
                                       x0, x1, v0, v1, chart.benchmark.unit, t,
                                       chart.anchor))

@@ -1,7 +1,8 @@
 """Writing the dashboard's pages (jinja2 templates ``conformance/templates/dashboard/``).
 
-Pages: ``index.html`` (the overview: table of contents, the regression list of
-:mod:`.regressions`, the benchmarks without results, where asv's own site is),
+Pages: ``index.html`` (the overview: first the last run against the previous run of
+its machine (:mod:`.last_run`), then the table of contents, the regression list of
+:mod:`.regressions` (regressions, then improvements apart), the benchmarks without results, where asv's own site is),
 ``releases.html`` (every benchmark and every conformance area per jax release: the
 release matrix), ``commits.html`` (every benchmark per commit: asv's nightly history),
 ``ratios.html`` (benchmarks of unit "ratio", with a line at 1.0 and the reference
@@ -25,7 +26,7 @@ import jinja2
 
 from conformance.dashboard import bundles as bundles_mod
 from conformance.certification.compare.scoreboard import release_key
-from conformance.dashboard import charts, history, regressions
+from conformance.dashboard import charts, history, last_run, regressions
 from conformance.dashboard.asv_results import ResultsDir
 from conformance.dashboard.limits import Limits
 
@@ -176,7 +177,9 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     benches = sorted({c.benchmark.name for c in chart_list})
     rbenches = sorted({c.benchmark.name for c in release_charts})
     toc = {
-        "index.html": [("regressions", f"Regressions ({len(changes)})"),
+        "index.html": [("last-run", "The last run against the previous run"),
+                       ("regressions", f"Regressions ({sum(c.up for c in changes)}) "
+                        f"and improvements ({sum(not c.up for c in changes)})"),
                        ("conformance-changes", "Conformance changes between releases"),
                        ("no-results", f"Benchmarks without results ({len(missing)})"),
                        ("asv-site", "asv's own site")],
@@ -199,6 +202,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
                                                                       b["per_release"])]
     out = {
         "index.html": ("overview.html.j2", dict(
+            head=last_run.headline(inputs.results, inputs.thresholds), when=last_run.when,
             changes=changes, missing=missing, conformance_changes=conformance_changes,
             backends=backends, thresholds=inputs.thresholds,
             asv_links=_asv_links(inputs.asv_html, out_dir), site_toc=toc,
