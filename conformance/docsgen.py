@@ -11,6 +11,14 @@ Sections: ``cpu-bundle`` in ``README.md`` (the newest CPU bundle: status counts,
 table) and ``bundles`` in ``reports/README.md`` (one row per committed bundle, newest
 first). The project's self-tests run ``--check``, so a new bundle without regenerated
 docs fails CI.
+
+Committed means tracked by git (``git ls-files reports/``: in the index, so ``git add``
+of a new bundle is enough before regenerating). A bundle that a run just wrote into the
+clone (README command 1 writes ``reports/cpu/<stamp>/``) is untracked and counts for
+neither the generated text nor ``--check``: running the README's commands in their order
+in one clone never makes the docs stale. Where ``--root`` is not the top of a git work
+tree (an unpacked source archive, no ``git``), there is no record of what is committed,
+and every bundle on disk counts (:func:`committed_folders` returns None).
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ import argparse
 import dataclasses
 import json
 import re
+import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +53,36 @@ class Bundle:
     doc: dict[str, Any]
 
 
-def bundles(reports: Path) -> list[Bundle]:
-    """Every ``<platform>/<stamp>/report.json`` under ``reports``, newest stamp first.
-    Raises ValueError naming the file when one is not a JSON object."""
+def committed_folders(root: Path) -> set[str] | None:
+    """The bundle folders (``<platform>/<stamp>``, as :attr:`Bundle.folder`) whose
+    ``report.json`` git tracks under ``root/reports``; None when ``root`` is not the top
+    of a git work tree, or git is not installed (then every bundle on disk counts)."""
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                  text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return proc.stdout if proc.returncode == 0 else None
+
+    top = git("rev-parse", "--show-toplevel")
+    if top is None or Path(top.strip()).resolve() != root.resolve():
+        return None  # not a checkout, or a folder inside someone else's repository
+    listed = git("ls-files", "-z", "--", "reports")
+    if listed is None:
+        return None
+    return {"/".join(parts[1:3]) for parts in (p.split("/") for p in listed.split("\0"))
+            if len(parts) == 4 and parts[3] == "report.json"}
+
+
+def bundles(reports: Path, only: Collection[str] | None = None) -> list[Bundle]:
+    """Every ``<platform>/<stamp>/report.json`` under ``reports``, newest stamp first;
+    with ``only``, the folders it names (``<platform>/<stamp>``) only. Raises ValueError
+    naming the file when one is not a JSON object."""
     found = []
     for path in sorted(reports.glob("*/*/report.json")):
+        if only is not None and f"{path.parent.parent.name}/{path.parent.name}" not in only:
+            continue
         try:
             doc = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as err:
@@ -124,8 +159,9 @@ def cpu_section(found: list[Bundle]) -> str:
 
 
 def sections(root: Path) -> dict[Path, dict[str, str]]:
-    """File -> section name -> generated body, for the project at ``root``."""
-    found = bundles(root / "reports")
+    """File -> section name -> generated body, for the project at ``root``, from its
+    committed bundles (:func:`committed_folders`; all of them outside a git checkout)."""
+    found = bundles(root / "reports", committed_folders(root))
     return {root / "README.md": {"cpu-bundle": cpu_section(found)},
             root / "reports" / "README.md": {"bundles": bundle_table(found)}}
 
