@@ -139,7 +139,7 @@ def test_markdown_between_markers_and_self_contained_html(reports, tmp_path):
     assert "STALE-TABLE" not in text and "before" in text and "after" in text
     assert "cpu / lammps-jax-pjrt-cpu" in text.split(scoreboard.BEGIN)[1]
     page = html.read_text()
-    assert "cpu / lammps-jax-pjrt-cpu" in page and "plugin: certified" in page
+    assert "cpu / lammps-jax-pjrt-cpu" in page and '<td class="certified">certified' in page
     assert not any(s in page for s in ("<script", "<link", "src=", "http://", "https://"))
     readme.write_text(f"{scoreboard.END}\n{scoreboard.BEGIN}\n")
     assert _cli(str(reports), "--markdown", str(readme)).returncode == 2

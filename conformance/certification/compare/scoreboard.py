@@ -9,11 +9,14 @@ plugin library was loaded. Only the newest bundle (``started_utc``) of each key 
 A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names no
 bundle, and that has no bundle at all, gets a row saying why the attempt failed.
 
-Per backend: the plugin verdict and the stack findings (the two-part headline of
+Per backend: the plugin verdict (certified or not, with the plugin's pass rate: the
+share of tests without a plugin or unattributed failure) and the stack findings (the
+two-part headline of
 :func:`conformance.certification.verdict.decide.headline`; for a bundle that predates it,
 the overall ``verdict``, marked "(overall)"), the split of
-non-pass results by ``attribution`` when the results carry it, the suite, jaxlib and
-plugin C API versions, the date and the pass rate per area (pass / all results of the
+non-pass results by ``attribution`` when the results carry it, each with its number of
+root causes (distinct defect-catalog entries, plus each failing test no entry matches),
+the suite, jax, jaxlib, plugin package and plugin C API versions, the date and the pass rate per area (pass / all results of the
 area: skipped and not_supported count as not passing). Every bundle is checked with
 ``bundle.verify``; one that fails, or whose report.json is malformed, is marked
 "not intact" with the first problem, never trusted, never a traceback.
@@ -56,6 +59,9 @@ class Row:
     source: str
     verdict: str = ""
     split: dict[str, int] | None = None
+    causes: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
+    plugin_rate: str = ""
+    plugin_package: str = ""
     suite: str = ""
     jaxlib: str = ""
     jax: str = ""
@@ -136,6 +142,39 @@ def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
     return counts
 
 
+def _causes(results: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
+    """{attribution: (cataloged root causes, uncataloged failing tests)} of the failures:
+    a root cause is a defect-catalog entry (``defect.id``); a failure no entry matches
+    counts as its own."""
+    out: dict[str, tuple[set[str], int]] = {}
+    for r in results:
+        if r.get("status") in (*attribution.NOT_FAILURES, "waived"):
+            continue
+        ids, loose = out.setdefault(r.get("attribution") or "unattributed", (set(), 0))
+        defect = r.get("defect")
+        if isinstance(defect, dict) and defect.get("id"):
+            ids.add(str(defect["id"]))
+        else:
+            out[r.get("attribution") or "unattributed"] = (ids, loose + 1)
+    return {a: (len(ids), loose) for a, (ids, loose) in out.items()}
+
+
+def _plugin_rate(results: list[dict[str, Any]], split: dict[str, int] | None) -> str:
+    """The share of tests without a plugin or unattributed failure ("" without
+    attributions)."""
+    if split is None or not results:
+        return ""
+    bad = split.get("plugin", 0) + split.get("unattributed", 0)
+    return f"{len(results) - bad}/{len(results)} ({percent(len(results) - bad, len(results))})"
+
+
+def _profile(prof: Any) -> str:
+    if not isinstance(prof, dict) or not prof:
+        return "none"
+    name, version = str(prof.get("name", "")), f"v{prof.get('version', '?')}"
+    return version if name in ("", version) else f"{name} {version}"
+
+
 def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     suite = doc["suite"]
     api = doc["platform"].get("pjrt_c_api_version")
@@ -143,11 +182,13 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     areas = {name: (counts.get("pass", 0), sum(counts.values()))
              for name, counts in sorted(doc.get("areas", {}).items())}
     sha = (suite.get("git_sha") or "")[:7]
-    prof = doc.get("profile") or {}
+    split = _split(doc["results"])
+    package = doc["platform"].get("plugin_package") or {}
     return Row(backend=backend_key(doc), source=str(path), verdict=_verdict(doc),
-               profile=f"{prof.get('name', '')} v{prof.get('version', '?')}"
-               if isinstance(prof, dict) and prof else "none",
-               split=_split(doc["results"]),
+               profile=_profile(doc.get("profile")), split=split,
+               causes=_causes(doc["results"]), plugin_rate=_plugin_rate(doc["results"], split),
+               plugin_package=f"{package.get('distribution', '?')} {package.get('version', '?')}"
+               if isinstance(package, dict) and package else "",
                suite=suite["version"] + (f" ({sha})" if sha else ""),
                jaxlib=str(doc.get("environment", {}).get("jaxlib", "")),
                jax=str(doc.get("environment", {}).get("jax", "")),
@@ -228,6 +269,36 @@ def split_text(split: dict[str, int] | None) -> str:
     return ", ".join(f"{k} {v}" for k, v in split.items() if v) or "none"
 
 
+def failures_text(row: Row, who: str) -> str:
+    """``N tests, K root causes (U uncataloged)`` of attribution ``who`` ("0" without
+    any; "n/a" when the bundle's results carry no attribution)."""
+    if row.split is None:
+        return "n/a (no attribution in bundle)"
+    tests = row.split.get(who, 0)
+    if not tests:
+        return "0"
+    ids, loose = row.causes.get(who, (0, 0))
+    causes = ids + loose
+    return (f"{tests} test{'s' if tests != 1 else ''}, {causes} root cause"
+            f"{'s' if causes != 1 else ''}" + (f" ({loose} uncataloged)" if loose else ""))
+
+
+def verdict_word(row: Row) -> str:
+    """``certified`` / ``not certified`` / ``incomplete``... : the plugin verdict alone."""
+    return row.verdict.removeprefix("plugin: ").split(" | ")[0].removesuffix(" (overall)")
+
+
+def groups(rows: list[Row]) -> list[tuple[str, int]]:
+    """(backend, number of consecutive columns) for a header row without repeats."""
+    out: list[tuple[str, int]] = []
+    for r in rows:
+        if out and out[-1][0] == r.backend:
+            out[-1] = (r.backend, out[-1][1] + 1)
+        else:
+            out.append((r.backend, 1))
+    return out
+
+
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
@@ -241,11 +312,14 @@ def render_markdown(rows: list[Row]) -> str:
         lines.append("| " + " | ".join([label, *map(_cell, values)]) + " |")
 
     line("plugin verdict", [r.problem or r.verdict for r in rows])
-    line("failures by attribution", [split_text(r.split) if not r.problem else "" for r in rows])
+    line("plugin pass rate", [r.plugin_rate for r in rows])
+    for who in ATTRIBUTIONS:
+        line(f"{who} failures", [failures_text(r, who) if not r.problem else "" for r in rows])
     line("tests", [str(r.tests or "") for r in rows])
     line("suite", [r.suite for r in rows])
     line("jax", [r.jax for r in rows])
     line("jaxlib", [r.jaxlib for r in rows])
+    line("plugin package", [r.plugin_package for r in rows])
     line("PJRT C API (plugin, framework)", [r.c_api for r in rows])
     line("profile", [r.profile for r in rows])
     line("date (UTC)", [r.date for r in rows])
@@ -269,8 +343,9 @@ def render_html(rows: list[Row], page_dir: Path | None = None) -> str:
         target = Path(r.source) / "report.html"
         if page_dir is not None and target.is_file():
             links[r.source] = os.path.relpath(target.resolve(), Path(page_dir).resolve())
-    return _ENV.get_template("scoreboard.html.j2").render(rows=rows, areas=areas_of(rows),
-                                                          split_text=split_text, links=links)
+    return _ENV.get_template("scoreboard.html.j2").render(
+        rows=rows, areas=areas_of(rows), links=links, groups=groups(rows),
+        attributions=ATTRIBUTIONS, failures_text=failures_text, verdict_word=verdict_word)
 
 
 def insert_markdown(path: Path, table: str) -> None:
