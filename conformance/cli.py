@@ -250,8 +250,8 @@ def run(ns: argparse.Namespace) -> int:
         print("pjrt-conformance: cancelled before the first result", file=sys.stderr)
         return EXIT_INCOMPLETE
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
-        print(f"pjrt-conformance: no report written (pytest exit {int(rc)}); see the "
-              "messages above", file=sys.stderr)
+        print(f"pjrt-conformance: no report written (exit {EXIT_USAGE}: the run could not "
+              "start); see the messages above", file=sys.stderr)
         return EXIT_USAGE
     if ns.sign_key is not None:
         try:

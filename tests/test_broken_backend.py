@@ -135,7 +135,8 @@ def test_client_reporting_another_platform_stops_the_run(suite_runs):
     result, doc = _healthy(suite_runs, *REGISTRY, expect_platform=None)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and doc is None
     result.stderr.fnmatch_lines(["*--platform=healthy-control: the client obtained reports "
-                                 "platform 'cpu'*refusing to certify healthy-control*"])
+                                 "platform 'cpu'*refusing to certify healthy-control*"
+                                 "--platform healthy-control --expect-platform cpu"])
 
 
 @pytest.mark.parametrize("platform,select,failing", [

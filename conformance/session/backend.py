@@ -136,7 +136,11 @@ class BackendSpec:
             raise PlatformMismatchError(
                 f"--platform={self.platform}: the client obtained reports platform "
                 f"{client.platform!r} ({client.platform_version!r}); refusing to certify "
-                f"{self.platform} with it")
+                f"{self.platform} with it"
+                + ("" if self.expect_platform else
+                   f". A plugin registered under a name other than the platform it reports "
+                   f"is certified with --platform {self.platform} --expect-platform "
+                   f"{client.platform}"))
         if self.plugin_library is not None:
             loaded = xla_bridge.plugin_registrations().get(self.platform)
             if not xla_bridge.using_pjrt_c_api(client) or loaded is None or \
