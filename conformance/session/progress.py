@@ -172,6 +172,14 @@ class Progress:
             self.tracker.collected([i.nodeid for i in session.items])
             self._start()
 
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_setupnodes(self) -> None:
+        """This table is the run's status: pytest-xdist's own status line ("bringing up
+        nodes...", once per worker off a TTY) is left out when the output is quiet."""
+        dist = self.config.pluginmanager.get_plugin("terminaldistreporter")
+        if self.quiet and dist is not None and hasattr(dist, "ensure_show_status"):
+            dist.ensure_show_status = lambda: None
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.tracker.collected(list(ids))
