@@ -62,8 +62,9 @@ def _env(tmp_path: Path, release: str) -> str:
     ``release`` and otherwise runs this interpreter with FAKE_RELEASE=release."""
     python = tmp_path / "venvs" / f"jax-{release}" / "bin" / "python"
     python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nif [ "$1" = "-c" ]; then echo "{release} {release} 3.99.0"; '
-                      f'exit 0; fi\nFAKE_RELEASE={release} exec "{sys.executable}" "$@"\n')
+    python.write_text(f'#!/bin/sh\ncase "$2" in */release_probe.py) echo "{release} {release} '
+                      f'3.99.0"; exit 0;; esac\nFAKE_RELEASE={release} exec "{sys.executable}" '
+                      f'"$@"\n')
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
     return str(python)
 

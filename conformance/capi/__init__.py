@@ -25,7 +25,8 @@ from conformance.processes import runner
 
 #: The attribution strings this module returns (the shared data model's names).
 FRAMEWORK, PLUGIN = "framework", "plugin"
-_CHILD = "import sys; from conformance.capi import child; child.main(sys.argv[1:])"
+#: The child's module, run as ``python -m`` by :mod:`conformance.processes.runner`.
+_CHILD = runner.Module("conformance.capi.child")
 _WRONG_RESULT = "fail_wrong_result"
 #: test_lifecycle.py tests -> the C API operation on a deleted buffer that they exercise
 #: (on_device_size_in_bytes and execute have no defined C API error to check).

@@ -1,8 +1,9 @@
 """Run a snippet against the backend in a child process, so a crash costs one test.
 
 Used for calls known to crash some backends (use after delete, double donation). The
-child is started by :mod:`conformance.processes.runner` (its process group is killed at
-the timeout).
+child, :mod:`conformance.session.isolation_child`, opens the client and runs the snippet;
+it is started by :mod:`conformance.processes.runner` (its process group is killed at the
+timeout).
 """
 
 from __future__ import annotations
@@ -13,19 +14,8 @@ from typing import Any
 from conformance.helpers.assertions import BackendCrash
 from conformance.processes import runner
 
-_PRELUDE = """
-import sys
-import numpy as np
-from conformance.session import backend
-from runtime import xla_client
-spec = backend.BackendSpec.from_json({spec_json!r})
-spec.run_setup_files()
-spec.configure()
-client = spec.open()
-device = client.local_devices()[{device_index}]
-from conformance.session import api
-xc = api.module_api(spec.platform)
-"""
+#: The child (in ``session``: it opens the backend, which this layer may not import).
+_CHILD = runner.Module("conformance.session.isolation_child")
 
 
 class BackendHang(AssertionError):
@@ -43,9 +33,8 @@ def run_snippet(snippet: str, *, spec: Any, device_index: int, call: str,
     BackendHang after ``timeout`` seconds, AssertionError on any other non-zero
     exit (with the child's stderr).
     """
-    code = _PRELUDE.format(spec_json=spec.to_json(),
-                           device_index=device_index) + textwrap.dedent(snippet)
-    proc = runner.run_python(code, timeout=timeout)
+    proc = runner.run_python(_CHILD, [spec.to_json(), str(device_index),
+                                      textwrap.dedent(snippet)], timeout=timeout)
     if proc.timed_out:
         raise BackendHang(f"no result within {timeout:g} s [{call}]")
     if proc.signal:

@@ -3,7 +3,8 @@
 ``--num-processes=N`` (pytest and ``pjrt-conformance run``) sets N for the
 multi_process area. Each test of that area calls :func:`run_scenario`, which
 picks a free loopback port for the coordination service (hosted by process 0),
-starts N worker processes (:func:`conformance.processes.mp_worker.main`) with
+starts N worker processes (:mod:`conformance.processes.mp_main`, which runs
+:func:`conformance.processes.mp_worker.main`) with
 :func:`conformance.processes.runner.run_many`, each in its own process group, waits
 for all of them within ``timeout`` seconds, and kills every group that is still
 alive (a hung or dead worker never outlives the call). Each
@@ -21,11 +22,8 @@ from typing import Any
 from conformance.processes import mh_scenarios, mp_scenarios  # noqa: F401 - registers them
 from conformance.processes import mp_worker, runner
 
-# Not ``-m conformance.processes.mp_worker``: scenarios registered by preloaded modules must
-# land in the module's own registry, not in a ``__main__`` copy of it.
-_WORKER_MAIN = ("import sys; import conformance.processes.mp_scenarios; "
-                "import conformance.processes.mh_scenarios; "
-                "from conformance.processes.mp_worker import main; sys.exit(main(sys.argv))")
+#: The worker's command (not ``mp_worker`` itself: see :mod:`.mp_main`).
+_WORKER_MAIN = runner.Module("conformance.processes.mp_main")
 
 
 def free_port() -> int:

@@ -2,7 +2,8 @@
 
 - :func:`die_with_parent`: the calling process gets SIGKILL when its parent dies
   (Linux ``prctl(PR_SET_PDEATHSIG)``; a no-op elsewhere). pytest-xdist workers call it
-  (:func:`on_configure`), and so does every child of :mod:`.runner` (:data:`PRELUDE`),
+  (:func:`on_configure`), and so does every child of :mod:`.runner` before anything else
+  (it starts in :mod:`.child_start`, where the function is),
   so a SIGKILL or OOM kill of the controller takes the workers, and a worker's death
   takes its multi-process and isolation children, even though those run in their own
   process groups.
@@ -17,33 +18,15 @@
 
 from __future__ import annotations
 
-import ctypes
-import os
 import signal
 import sys
 from typing import Any
 
 import pytest
 
-_PR_SET_PDEATHSIG = 1
-#: Python source that a child runs first: :func:`die_with_parent` without importing this
-#: package (the child may not have it on its path yet).
-PRELUDE = ("import ctypes as _c, os as _o, signal as _s, sys as _y\n"
-           "if _y.platform.startswith('linux'):\n"
-           "    _p = _o.getppid(); _c.CDLL(None).prctl(1, int(_s.SIGKILL))\n"
-           "    _o.getppid() != _p and _o._exit(1)\n")
+from conformance.processes.child_start import die_with_parent
+
 _CANCELLED = pytest.StashKey[list]()
-
-
-def die_with_parent() -> None:
-    """SIGKILL this process when its parent dies (Linux only; elsewhere nothing). Exits
-    at once when the parent is already gone."""
-    if not sys.platform.startswith("linux"):
-        return
-    parent = os.getppid()
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 def _leave_to_the_controller(signum: int, frame: Any) -> None:

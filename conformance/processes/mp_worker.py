@@ -4,7 +4,8 @@ context, the scenario registry and the worker's entry point.
 The scenarios themselves are in :mod:`conformance.processes.mp_scenarios` (imported by
 the launcher's worker command; a vendor's or a self-test's extra scenarios register with
 :func:`scenario` from modules named in ``PJRT_CONFORMANCE_WORKER_PRELOAD``).
-Run by :mod:`conformance.processes.launcher` through :func:`main` with argument SPEC
+Run by :mod:`conformance.processes.launcher` through :func:`main` (the command is
+:mod:`conformance.processes.mp_main`, not this module: see there) with argument SPEC
 (JSON with ``scenario``, ``process_id``, ``num_processes``,
 ``coordinator``, ``devices_per_process``, ``params``; optional ``bind`` and
 ``hostname``, see :class:`Context`). Process 0 hosts PJRT's
@@ -128,6 +129,3 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     os._exit(0)  # skip interpreter teardown: native clients may block on exit
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

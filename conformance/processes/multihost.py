@@ -45,7 +45,8 @@ from conformance.processes.cluster import ClusterSpec
 
 FAULT_ENV = "PJRT_CONFORMANCE_MULTIHOST_FAULT"
 _PREFIX, _CHUNK = "pjrt-mh/", 512 * 1024
-_PYTEST_MAIN = "import sys, pytest; sys.exit(int(pytest.main(sys.argv[1:])))"
+#: The per-process suite run: ``python -m pytest ARGS`` (started by :mod:`.runner`).
+_PYTEST_MAIN = runner.Module("pytest")
 
 
 class Cancelled(Exception):

@@ -3,8 +3,9 @@
 The xdist controller runs no tests and opens no client (on a GPU a second client would
 take a second share of its memory). A backend that cannot start would then fail in
 every worker, and xdist would replace them one after another, each with a traceback.
-:func:`check` opens the client in a child process (:mod:`.runner`) and turns a failure
-into one message, which the plugin raises as a ``pytest.UsageError`` (exit 2 in
+:func:`check` opens the client in a child process
+(:mod:`conformance.session.preflight_child`, started by :mod:`.runner`) and turns a
+failure into one message, which the plugin raises as a ``pytest.UsageError`` (exit 2 in
 ``pjrt-conformance run``).
 """
 
@@ -15,23 +16,10 @@ from typing import Any
 
 from conformance.processes import runner
 
-_MARK, _INFO = "PJRT_PREFLIGHT ", "PJRT_PREFLIGHT_INFO "
-_CHILD = f"""
-import json, sys
-from conformance.session import backend
-spec = backend.BackendSpec.from_json(sys.argv[1])
-try:
-    spec.run_setup_files()
-    spec.configure()
-    client = spec.open()
-except Exception as err:
-    print({_MARK!r} + json.dumps(str(err)), flush=True)
-    sys.exit(3)
-try:
-    print({_INFO!r} + json.dumps(backend.describe(client, spec)), flush=True)
-except Exception:
-    pass
-"""
+#: The child's output lines: why the client did not open; the opened client's facts.
+MARK, INFO = "PJRT_PREFLIGHT ", "PJRT_PREFLIGHT_INFO "
+#: The child (in ``session``: it opens the backend, which this layer may not import).
+_CHILD = runner.Module("conformance.session.preflight_child")
 
 
 def check(spec: Any, timeout: float = 300.0) -> str | None:
@@ -50,9 +38,9 @@ def describe(spec: Any, timeout: float = 300.0) -> tuple[str | None, dict[str, A
     child = runner.run_python(_CHILD, [spec.to_json()], timeout=timeout)
     info: dict[str, Any] = {}
     for line in child.stdout.splitlines():
-        if line.startswith(_INFO):
+        if line.startswith(INFO):
             try:
-                info = json.loads(line[len(_INFO):])
+                info = json.loads(line[len(INFO):])
             except ValueError:
                 info = {}
     return _problem(child, timeout), info if isinstance(info, dict) else {}
@@ -60,8 +48,8 @@ def describe(spec: Any, timeout: float = 300.0) -> tuple[str | None, dict[str, A
 
 def _problem(child: Any, timeout: float) -> str | None:
     for line in child.stdout.splitlines():
-        if line.startswith(_MARK):
-            return json.loads(line[len(_MARK):]).replace("\n", " ")
+        if line.startswith(MARK):
+            return json.loads(line[len(MARK):]).replace("\n", " ")
     if child.timed_out:
         return f"the client did not open within {timeout:g} s"
     if child.signal:

@@ -1,13 +1,19 @@
 """Child processes of the suite, started, timed out and described in one way.
 
-Every child is ``python -c CODE ARGS...`` (this interpreter) in its own process group,
-with the project first on its ``PYTHONPATH``. At the timeout the child's whole group is
-killed (a backend's helper processes go with it), and every group still alive when
-:func:`run_many` returns is killed, so no child outlives the call. Each child first runs
-:data:`conformance.processes.lifetime.PRELUDE`: it is killed when the process that
-started it dies (also by SIGKILL), so it never outlives that process either. Used by
-:mod:`.isolation` (a snippet against the backend), :mod:`.launcher` (the multi-process
-workers) and :mod:`conformance.session.pjrt_plugin_info` (jaxlib's log of a plugin).
+A child runs a :class:`Module` (``python -m NAME ARGS...``) or, for the runner's
+self-tests, Python source (``python -c CODE ARGS...``), with this interpreter, in its own
+process group, with the project first on its ``PYTHONPATH``. At the timeout the child's
+whole group is killed (a backend's helper processes go with it), and every group still
+alive when :func:`run_many` returns is killed, so no child outlives the call. Each child
+starts in :mod:`conformance.processes.child_start`, which first makes it die when the
+process that started it dies (also by SIGKILL), so it never outlives that process
+either, and then runs the module (source: :data:`~.child_start.SOURCE_PRELUDE` first).
+The child programs are modules, so that linters and type checkers see them: the
+multi-process worker (:mod:`.mp_main`), the per-process pytest of a multi-host run
+(``pytest``), and, where the child opens the backend under test (which this layer may
+not import), modules of ``conformance.session`` named here, never imported:
+:mod:`conformance.session.isolation_child`, :mod:`conformance.session.preflight_child`,
+:mod:`conformance.session.pjrt_plugin_probe`; and :mod:`conformance.capi.child`.
 Times are seconds of ``time.monotonic``.
 """
 
@@ -23,10 +29,31 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance.processes.lifetime import PRELUDE
+from conformance.processes.child_start import SOURCE_PRELUDE
 
 #: The folder that holds the ``conformance`` and ``runtime`` packages.
 ROOT = str(Path(__file__).resolve().parents[2])
+#: The module every child starts in.
+ENTRY = "conformance.processes.child_start"
+
+
+@dataclasses.dataclass(frozen=True)
+class Module:
+    """A child program that is a module: run as ``python -m name`` runs it (its
+    ``__name__`` is ``'__main__'``, ``sys.argv[0]`` its file, then the arguments)."""
+
+    name: str
+
+
+def command(program: Module | str, args: Sequence[str] = ()) -> list[str]:
+    """The command line of a child that runs ``program`` (a :class:`Module`, or Python
+    source) with ``args``, starting in :data:`ENTRY`."""
+    if isinstance(program, Module):
+        return [sys.executable, "-m", ENTRY, program.name, *args]
+    if isinstance(program, str):
+        return [sys.executable, "-c", SOURCE_PRELUDE + program, *args]
+    raise TypeError(f"a child program is a runner.Module or Python source (str), got "
+                    f"{type(program).__name__}")
 
 
 def signal_name(returncode: int | None) -> str | None:
@@ -80,13 +107,15 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def run_many(children: Sequence[tuple[str, Sequence[str]]], *, timeout: float,
+def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout: float,
              env: Mapping[str, str] | None = None, merge_stderr: bool = False
              ) -> list[ChildResult]:
-    """Run every ``(code, args)`` of ``children`` at once as ``python -c code *args``
-    and wait for all within ``timeout`` seconds (one deadline for all).
+    """Run every ``(program, args)`` of ``children`` at once (:func:`command`: a
+    :class:`Module` as ``python -m``, source as ``python -c``) and wait for all within
+    ``timeout`` seconds (one deadline for all).
 
-    ``env``: the children's environment (default :func:`child_env`). ``merge_stderr``:
+    ``env``: the children's environment (default :func:`child_env`; one given must put
+    the project on the path too, as :func:`child_env` does). ``merge_stderr``:
     stderr goes to stdout (one interleaved text). Raises ValueError for a timeout
     that is not a positive number. Every child's process group is killed before
     returning, also when starting one of them fails.
@@ -94,6 +123,7 @@ def run_many(children: Sequence[tuple[str, Sequence[str]]], *, timeout: float,
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"run_many: argument 'timeout' must be a positive number of seconds, "
                          f"got {timeout!r}")
+    commands = [command(program, args) for program, args in children]
     env = dict(env) if env is not None else child_env()
     procs: list[subprocess.Popen] = []
     n = len(children)
@@ -102,9 +132,9 @@ def run_many(children: Sequence[tuple[str, Sequence[str]]], *, timeout: float,
     started = time.monotonic()
     deadline = started + timeout
     try:
-        for code, args in children:
+        for argv in commands:
             procs.append(subprocess.Popen(
-                [sys.executable, "-c", PRELUDE + code, *args], stdout=subprocess.PIPE,
+                argv, stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, text=True,
                 env=env, start_new_session=True))
 
@@ -133,8 +163,9 @@ def run_many(children: Sequence[tuple[str, Sequence[str]]], *, timeout: float,
             for i in range(n)]
 
 
-def run_python(code: str, args: Sequence[str] = (), *, timeout: float,
+def run_python(program: Module | str, args: Sequence[str] = (), *, timeout: float,
                env: Mapping[str, str] | None = None, merge_stderr: bool = False
                ) -> ChildResult:
-    """:func:`run_many` of one child."""
-    return run_many([(code, args)], timeout=timeout, env=env, merge_stderr=merge_stderr)[0]
+    """:func:`run_many` of one child: ``program`` (a :class:`Module`, or Python source)
+    with ``args``."""
+    return run_many([(program, args)], timeout=timeout, env=env, merge_stderr=merge_stderr)[0]

@@ -20,12 +20,8 @@ from runtime import plugin_support, versions, xla_bridge
 
 _LOG_LINE = re.compile(r"plugin has PJRT API version (\d+)\.(\d+)\. The framework PJRT API "
                        r"version is (\d+)\.(\d+)")
-_CHILD = """
-import sys
-from jaxlib import xla_client as xc
-xc.load_pjrt_plugin_dynamically("probe", sys.argv[1])
-xc.initialize_pjrt_plugin("probe")
-"""
+#: The child that loads the library (a module: :mod:`conformance.session.pjrt_plugin_probe`).
+_CHILD = runner.Module("conformance.session.pjrt_plugin_probe")
 #: Python distributions of known plugins (checked with check_plugin_version).
 PLUGIN_DISTRIBUTIONS = {"cuda": ("jax-cuda13-pjrt", "jax-cuda12-pjrt"),
                         "rocm": ("jax-rocm7-pjrt", "jax-rocm60-pjrt")}

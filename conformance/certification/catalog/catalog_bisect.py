@@ -52,8 +52,8 @@ from conformance.certification.catalog import defect_catalog
 
 #: The outcomes of one run; only the first two count for the bounds.
 PRESENT, ABSENT, UNTESTABLE, ERROR = "present", "absent", "untestable", "error"
-_PROBE = ("import importlib.metadata as m, platform; "
-          "print(m.version('jax'), m.version('jaxlib'), platform.python_version())")
+#: The version probe, run by path with each environment's interpreter (see the file).
+_PROBE = str(Path(__file__).with_name("release_probe.py"))
 
 
 class UsageError(ValueError):
@@ -101,7 +101,7 @@ def _probe(python: str, option: str, timeout: float) -> tuple[str, str, str]:
         raise UsageError(f"{option}: {python} is not an executable file (give a Python "
                          "interpreter, e.g. /tmp/venvs/jax-0.10.2/bin/python)")
     try:
-        proc = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True,
+        proc = subprocess.run([python, "-I", _PROBE], capture_output=True, text=True,
                               timeout=timeout, env=_child_env())
     except subprocess.TimeoutExpired as err:
         raise UsageError(f"{option}: {python} did not answer in {timeout:.0f} s") from err
