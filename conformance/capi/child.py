@@ -1,6 +1,6 @@
 """The child process of the below-the-framework check (:mod:`conformance.capi`).
 
-Run as ``python -c CODE PLAN_FILE`` by :func:`conformance.capi.evidence`: it loads
+Run as the child module ``conformance.capi.child PLAN_FILE`` (``runner.Module``) by :func:`conformance.capi.evidence`: it loads
 the plugin library with ``pypjrt`` (ctypes on the PJRT C API, no jaxlib), creates a
 client with the recorded create options, runs one check and prints one JSON line,
 ``{"verdict": "correct" | "wrong" | "undecided", "detail": str}``. A crash of the
