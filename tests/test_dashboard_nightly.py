@@ -12,28 +12,33 @@ import pytest
 NIGHTLY = Path(__file__).resolve().parent.parent / "benchmarks" / "nightly.sh"
 QUICK = ["-a", "repeat=1", "-a", "number=1", "-a", "rounds=1", "-a", "warmup_time=0"]
 STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STUB_LOG"\n'
+# an asv that fails (exit 3) while running the module named in $FAIL_MODULE
+FAILING_ASV = STUB + 'case "$*" in *"^$FAIL_MODULE"*) exit 3 ;; esac\n'
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None,
                                 reason="needs git and bash")
 
 
-def _nightly(tmp_path, *args):
+def _nightly(tmp_path, *args, fail_module="", rc=0):
     repo, stubs = tmp_path / "repo", tmp_path / "stubs"
     (repo / "benchmarks").mkdir(parents=True)
     shutil.copy(NIGHTLY, repo / "benchmarks" / "nightly.sh")
+    for module in ("bench_compile", "bench_transfer"):
+        (repo / "benchmarks" / f"{module}.py").write_text("")
     git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
     stubs.mkdir()
     for name in ("asv", "pip", "pjrt-conformance"):
-        (stubs / name).write_text(STUB)
+        (stubs / name).write_text(FAILING_ASV if name == "asv" else STUB)
         (stubs / name).chmod(0o755)
     log = tmp_path / "log"
-    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", STUB_LOG=str(log))
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", STUB_LOG=str(log),
+               FAIL_MODULE=fail_module or "no-such-module")
     proc = subprocess.run(["bash", str(repo / "benchmarks" / "nightly.sh"), *args], env=env,
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == rc, proc.stderr
     return [line.split() for line in log.read_text().splitlines()], repo
 
 
@@ -55,3 +60,14 @@ def test_machine_name_reaches_asv_and_a_full_run_has_no_overrides(tmp_path):
     run = next(c for c in calls if c[:2] == ["asv", "run"])
     assert "--machine" in run and "lab-box" in run and "-a" not in run
     assert (repo / ".asv" / "results" / "lab-box").is_dir()
+
+
+def test_each_module_is_stored_on_its_own_and_a_failure_keeps_the_others(tmp_path):
+    calls, _ = _nightly(tmp_path, "--quick", fail_module="bench_compile", rc=1)
+    runs = [" ".join(c) for c in calls if c[:2] == ["asv", "run"]]
+    # one asv run per module (asv stores results when a run ends): the failing first
+    # module does not lose the second's results, and the dashboard is still rendered
+    assert [r.split("--bench ")[1].split()[0] for r in runs] == ["^bench_compile\\.",
+                                                                 "^bench_transfer\\."]
+    assert all(" ".join(QUICK) in r for r in runs)
+    assert calls[-1][:2] == ["pjrt-conformance", "dashboard"]
