@@ -29,14 +29,16 @@ findings (framework and suite defects, with upstream links).
 
 Exit status of ``run``: 0 the plugin is certified, 1 not certified, 2 usage error (unknown
 platform, bad option, no report written; checked before the first test:
-:mod:`conformance.session.validate`), 4 incomplete (cancelled by SIGTERM/SIGINT: the
-finished results are written with verdict ``incomplete``), 5 the bundle could not be
-written (a full disk, :mod:`conformance.session.disk_full`; ``finalize`` builds it from
-the kept results log once space is free). Every test runs in a
+:mod:`conformance.session.validate`), 4 incomplete (cancelled by SIGTERM/SIGINT at any
+moment, :mod:`conformance.session.cancel`: the finished results are written with verdict
+``incomplete``; a cancel before every check passed writes nothing), 5 the bundle could
+not be written (a full disk, :mod:`conformance.session.disk_full`, or no memory;
+``finalize`` builds it from the kept results log once space is free). Every test runs in a
 pytest-xdist worker (``-n 0`` means one), so a segfault is that test's ``crash``; a
 failing test runs once more (pytest-rerunfailures) and one that then passes is
 ``flaky``. ``finalize``: 0 an ``incomplete`` bundle was built from the
-``results.jsonl`` of a run that was killed, 2 no such run. ``verify``, ``diff`` and
+``results.jsonl`` of a run that was killed (corrupt lines dropped and named), 2 no such
+run, 5 the bundle could not be written. ``verify``, ``diff`` and
 ``sign``: see :mod:`conformance.cli_bundles` (verify 0/1/2/3, diff 0 no regression,
 1 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
@@ -48,10 +50,17 @@ written, 2 no bundle found (or bad markers), 3 written but a bundle is not intac
 
 from __future__ import annotations
 
+import sys
+
+from conformance.session import cancel as cli_cancel
+
+if cli_cancel.wanted(__name__, sys.argv):   # before the imports below: a cancel during
+    cli_cancel.install(program=True)         # them is exit 4 too, never the default 143
+
 import argparse
 import datetime
+import errno
 import secrets
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -63,6 +72,7 @@ from conformance.dashboard import command as dashboard_command
 from conformance.certification.catalog import catalog_bisect
 from conformance.certification.bundle import signing
 from conformance.certification.verdict import decide as verdict
+from conformance.processes import lifetime
 from conformance.session import disk_full
 from conformance.session import invocation
 from conformance.session import option_files
@@ -80,13 +90,16 @@ _RERUN = ["--reruns=1", "--rerun-except=Timeout"]
 EXIT_CODES = """exit status:
   run      0 the plugin is certified, 1 not certified (framework and suite findings
            alone never fail it), 2 usage error (bad option, unknown platform, bad data
-           file, no report written), 4 incomplete (the run was cancelled or interrupted),
-           5 the bundle could not be written (a full disk): the results log is kept;
+           file, no report written), 4 incomplete (cancelled by SIGTERM/SIGINT at any
+           moment: the finished results are written with verdict incomplete; nothing
+           is written when the cancel comes before the checks passed), 5 the bundle
+           could not be written (a full disk, no memory): the results log is kept;
            'finalize' builds the bundle once space is free
   verify   0 intact and certified, 1 intact but not certified (or no profile),
            2 usage error, 3 not intact or malformed
-  finalize 0 an incomplete bundle was built from a killed run's results.jsonl,
-           2 no such run
+  finalize 0 an incomplete bundle was built from a killed run's results.jsonl
+           (corrupt lines are dropped and named), 2 no such run, 5 the bundle could
+           not be written (a full disk, no memory): run finalize again
   diff     0 no change, 1 regressions, 2 usage error, 3 malformed input
   sign     0 signed, 2 usage error (no key, no ssh-keygen, a bundle not intact)
   scoreboard
@@ -186,6 +199,17 @@ class _Written:
 
     doc: dict[str, Any] | None = None
     write_error: str | None = None   # the run's files could not be written (a full disk)
+    cancelled_by: str | None = None   # what cancelled the session (lifetime.cancelled_by)
+    config: pytest.Config | None = None
+
+    @property
+    def signals(self) -> list[str]:
+        """The SIGTERM/SIGINT the session got (:func:`cancel.note_session`), also when
+        a cancel left pytest before its end."""
+        return cli_cancel.session_signals(self.config) if self.config is not None else []
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         state = config.stash.get(session_state.KEY, None)
@@ -193,6 +217,7 @@ class _Written:
             self.doc = state.written[0]
         if state is not None:
             self.write_error = state.write_error
+        self.cancelled_by = lifetime.cancelled_by(config)
 
 
 def _validate(ns: argparse.Namespace, output: Path | None) -> None:
@@ -211,44 +236,104 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
 
 
 def run(ns: argparse.Namespace) -> int:
+    """``pjrt-conformance run``; a SIGTERM or SIGINT at any moment is exit 4
+    (:mod:`conformance.session.cancel`, :func:`_cancelled`)."""
     output = ns.output or default_output(ns.platform)
     existed = output.exists()
     if ns.random_seed and any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
         print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
               file=sys.stderr)
         return EXIT_USAGE
-    if cli_multihost.wanted(ns):
+    if cli_multihost.wanted(ns):   # its processes handle their signals (docs/cluster.md)
+        if cli_cancel.release() is not None:
+            return _cancelled(ns, output, existed)
         return cli_multihost.run(ns, output, pytest_args, _validate)
+    cli_cancel.install()
+    written = _Written()
+    try:
+        cli_cancel.arm()
+        return _run(ns, output, existed, written)
+    except KeyboardInterrupt:
+        cli_cancel.disarm()
+        return _cancelled(ns, output, existed, by=(written.signals or [None])[0])
+    finally:
+        cli_cancel.finish()
+
+
+def _cancelled(ns: argparse.Namespace, output: Path, existed: bool,
+               by: str | None = None) -> int:
+    """Exit 4 for a run cancelled at any moment. Before the run claimed ``output``
+    (``run.json``: every check passed) nothing is kept (a directory the run made is
+    removed); from then on the ``incomplete`` bundle of the finished results is, the one
+    the session wrote or, when the cancel came before or while it was written (or
+    signed), one built from the results log as ``finalize`` does. ``by``: the signal
+    the session saw, when this process's handler saw none."""
+    why = f"cancelled by {cli_cancel.signal_name() or by or 'SIGINT'}"
+    if not (output / results_log.RUN_FILE).is_file():
+        results_log.discard_unstarted(output, remove_dir=not existed)
+        print(f"pjrt-conformance: {why} before the run began: nothing written to {output}/ "
+              "(run the same command again)", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    try:
+        doc = results_log.incomplete_bundle(output, why)
+    except ValueError as err:
+        print(f"pjrt-conformance: {why}; no bundle: {err}", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    except (OSError, MemoryError) as err:
+        print(f"pjrt-conformance: {why}; {disk_full.describe(output, _os_error(err))}",
+              file=sys.stderr)
+        return EXIT_WRITE_FAILED
+    if ns.sign_key is not None:
+        try:
+            print(f"signed: {signing.sign(output, ns.sign_key)}")
+        except (OSError, signing.SigningError) as err:
+            print(f"pjrt-conformance: the incomplete bundle was written but not signed: "
+                  f"{err}", file=sys.stderr)
+    print(f"\npjrt-conformance: run {why} -- verdict INCOMPLETE; "
+          f"{doc['summary']['reported']} finished result(s) kept in {output}/ "
+          f"(check it with: pjrt-conformance verify {output})", file=sys.stderr)
+    return EXIT_INCOMPLETE
+
+
+def _os_error(err: BaseException) -> OSError:
+    """``err`` as an OSError (a MemoryError: ENOMEM), for :func:`disk_full.describe`."""
+    return err if isinstance(err, OSError) else OSError(errno.ENOMEM, "not enough memory "
+                                                        f"({type(err).__name__})")
+
+
+def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written) -> int:
+    if ns.sign_key is not None:
+        try:   # before --output is made: a key that cannot sign now would fail at the end
+            signing.check_key(ns.sign_key)
+        except (FileNotFoundError, signing.SigningError) as err:
+            print(f"pjrt-conformance: --sign-key: {err}", file=sys.stderr)
+            return EXIT_USAGE
     try:
         _validate(ns, output)
     except validate.OptionError as err:
         print(f"pjrt-conformance: {err}", file=sys.stderr)
         return EXIT_USAGE
-    if ns.sign_key is not None:
-        try:
-            signing.ssh_keygen()
-            if not ns.sign_key.is_file():
-                raise FileNotFoundError(f"{ns.sign_key} does not exist or is not a file")
-        except (FileNotFoundError, signing.SigningError) as err:
-            print(f"pjrt-conformance: --sign-key: {err}", file=sys.stderr)
-            return EXIT_USAGE
+    cli_cancel.check()   # each step asks too: Python may have lost the KeyboardInterrupt
     ns.seed = None
     if ns.random_seed:
         ns.seed = secrets.randbelow(2**32)
         print(f"pjrt-conformance: Hypothesis seed {ns.seed}; reproduce with: "
               f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
               f"--hypothesis-seed={ns.seed}", flush=True)
-    written = _Written()
+    cli_cancel.hold()   # pytest starts up: a cancel is taken up when the suite configures
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
+    cli_cancel.arm()
     doc = written.doc
     if doc is None and written.write_error:   # a full disk: the results log is kept
         print(f"pjrt-conformance: no report written: {written.write_error}", file=sys.stderr)
         return EXIT_WRITE_FAILED
+    if (rc == pytest.ExitCode.INTERRUPTED and doc is None) or (   # cancelled before the
+            written.signals and (doc is None or doc["verdict"] != "incomplete")):
+        cli_cancel.disarm()   # session wrote its bundle, or its cancel was lost
+        return _cancelled(ns, output, existed,
+                          by=(written.signals or [written.cancelled_by])[0])
     if doc is None:   # nothing to keep: the same command may run again
         results_log.discard_unstarted(output, remove_dir=not existed)
-    if rc == pytest.ExitCode.INTERRUPTED and doc is None:
-        print("pjrt-conformance: cancelled before the first result", file=sys.stderr)
-        return EXIT_INCOMPLETE
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (exit {EXIT_USAGE}: the run could not "
               "start); see the messages above", file=sys.stderr)
@@ -260,6 +345,7 @@ def run(ns: argparse.Namespace) -> int:
             print(f"pjrt-conformance: the bundle was written but not signed: {err}",
                   file=sys.stderr)
             return EXIT_USAGE
+    cli_cancel.check()
     if doc["verdict"] == "incomplete":
         print(f"\npjrt-conformance: run cancelled -- verdict INCOMPLETE; "
               f"{doc['summary']['reported']} finished result(s) kept in {output}/ "

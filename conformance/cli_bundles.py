@@ -34,6 +34,7 @@ from conformance.certification.bundle import signing
 from conformance.session import results_log
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
+EXIT_WRITE_FAILED = 5   # finalize: the bundle could not be written (space, memory)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -163,10 +164,16 @@ def finalize_run(ns: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except OSError as err:   # a full disk: what was begun is rebuilt by the next finalize
-        print(f"pjrt-conformance finalize: {ns.bundle}: cannot write the bundle "
-              f"({err.strerror or err}); free space and run finalize again", file=sys.stderr)
-        return EXIT_USAGE
+    except (OSError, MemoryError) as err:   # no space or memory: the next finalize rebuilds
+        why = getattr(err, "strerror", None) or str(err) or "not enough memory"
+        print(f"pjrt-conformance finalize: {ns.bundle}: cannot write the bundle ({why}); "
+              "free space (or memory) and run finalize again", file=sys.stderr)
+        return EXIT_WRITE_FAILED
+    if doc.get("dropped_lines"):
+        lines = doc["dropped_lines"]
+        print(f"{ns.bundle}: dropped {len(lines)} corrupt line(s) of its results log (line "
+              f"{', '.join(map(str, lines))}): not JSON test reports; every other result "
+              "kept (noted in the report's 'Report errors')")
     print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
           f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
           f"pjrt-conformance verify {ns.bundle}")

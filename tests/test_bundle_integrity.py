@@ -169,8 +169,9 @@ def test_merge_writes_a_verified_bundle_or_nothing(written, tmp_path_factory, or
 
 def test_finalize_on_a_full_disk_is_one_line_and_a_second_finalize_completes(
         written, tmp_path, capsys, monkeypatch):
-    """ENOSPC while finalize writes: exit 2, one line; the half-written bundle (no
-    manifest) is rebuilt by the next finalize once there is space."""
+    """ENOSPC while finalize writes: exit 5 (the bundle could not be written), one line;
+    the half-written bundle (no manifest) is rebuilt by the next finalize once there is
+    space."""
     out = tmp_path / "out"
     out.mkdir()
     log = runlog.locate(written / "s1")  # packed by the finished shard
@@ -185,7 +186,7 @@ def test_finalize_on_a_full_disk_is_one_line_and_a_second_finalize_completes(
 
     monkeypatch.setattr(Path, "write_text", full)
     capsys.readouterr()
-    assert cli.main(["finalize", str(out)]) == 2
+    assert cli.main(["finalize", str(out)]) == 5
     err = capsys.readouterr().err
     assert "No space left on device" in err and len(err.splitlines()) == 1, err
     monkeypatch.setattr(Path, "write_text", real)

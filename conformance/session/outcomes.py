@@ -40,9 +40,15 @@ _BLOB = "@reproduce_failure("
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions of ``exc``: the members of a group, and in place of a wrapper that
+    Hypothesis puts around a BaseException in its ``FlakyFailure`` (pytest-timeout's
+    failure is one: a timeout that did not recur when Hypothesis replayed the example)
+    the exception it wraps."""
     if isinstance(exc, BaseExceptionGroup):
         for member in exc.exceptions:
             yield from _leaves(member)
+    elif type(exc).__name__ == "_WrappedBaseException" and exc.__cause__ is not None:
+        yield from _leaves(exc.__cause__)
     else:
         yield exc
 
@@ -145,9 +151,22 @@ def of_phase(call: pytest.CallInfo[Any], report: pytest.TestReport) -> dict[str,
         record.update(failure_facts(exc))
         if group_message(exc):
             record["message"] = group_message(exc)
+        if record["status"] == "timeout":   # the timeout's own line (the limit), first
+            record["message"] = timeout_message(exc)
         if record["status"] == "fail_wrong_result" and spec_property(exc):
             record["spec_property"] = True
     return record
+
+
+def timeout_message(exc: BaseException) -> str:
+    """The message of a ``timeout``: the timeout's own line (pytest-timeout:
+    ``Timeout (>600.0s) from pytest-timeout.``, the limit), then the group it came in
+    (Hypothesis' FlakyFailure: it did not recur when the example was replayed)."""
+    leaf = next((e for e in _leaves(exc) if isinstance(e, BackendHang)
+                 or _from_pytest_timeout(e)), exc)
+    text = f"timed out: {type(leaf).__name__}: {str(leaf).strip()}"
+    group = group_message(exc)
+    return text + (f"\n(in {group.splitlines()[0]})" if group else "")
 
 
 def spec_property(exc: BaseException) -> bool:

@@ -96,6 +96,7 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.helpers import float_controls
     from conformance.processes import lifetime
     from conformance.session import backend
+    from conformance.session import cancel
     from conformance.session import device_memory
     from conformance.session import option_files
     from conformance.session import hypothesis_profiles
@@ -124,6 +125,9 @@ def _configure_suite(config: pytest.Config) -> None:
         if getattr(config.option, "report_log", None) is None:  # pytest-reportlog
             config.option.report_log = str(out / results_log.LOG_FILE)
     lifetime.on_configure(config, merging=merging)
+    if merging:
+        cancel.note_session(config)   # a cancel whose KeyboardInterrupt gets lost
+        cancel.check()   # one that `pjrt-conformance run` noted while pytest started
     device_memory.share_device_memory(config.getoption("platform"))
     try:
         spec = backend.BackendSpec(

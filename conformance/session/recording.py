@@ -10,6 +10,7 @@ and writes the bundle.
 
 from __future__ import annotations
 
+import errno
 import json
 import shlex
 import sys
@@ -190,7 +191,9 @@ class Recorder:
         try:
             results_log.pack(Path(out))
             state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
-        except OSError as err:   # a full disk: one line; finalize builds it later
+        except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,
+            if not isinstance(err, OSError):     # finalize builds it later
+                err = OSError(errno.ENOMEM, "not enough memory to write the bundle")
             config.pluginmanager.get_plugin("terminalreporter").write_line(
                 f"pjrt-conformance: {disk_full.write_failed(config, Path(out), err)}")
 

@@ -125,24 +125,69 @@ def platform_of(facts: dict[str, Any]) -> dict[str, Any]:
     return {"name": opts["platform"], "local_device_count": int(count)}
 
 
-def read_reports(path: Path) -> list[pytest.TestReport]:
+def read_reports(path: Path, dropped: list[int] | None = None) -> list[pytest.TestReport]:
     """The test reports of a results log (plain ``results.jsonl`` or packed); a last line
     cut off by a kill is skipped. Raises ValueError naming the line for any other line
-    that is not JSON, OSError for an unreadable file."""
-    return [pytest.TestReport._from_json(data) for data in runlog.records(path)
-            if isinstance(data, dict) and data.get("$report_type") == "TestReport"]
+    that is not JSON or not a test report pytest reads back, OSError for an unreadable
+    file; with a list ``dropped``, such a line's number is appended there instead and the
+    line skipped."""
+    reports = []
+    for n, data in runlog.numbered(path, dropped):
+        if not (isinstance(data, dict) and data.get("$report_type") == "TestReport"):
+            continue
+        try:
+            reports.append(pytest.TestReport._from_json(data))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+            if dropped is None:
+                raise ValueError(f"{path} line {n}: not a test report ({_one_line(err)})"
+                                 ) from None
+            dropped.append(n)
+    return reports
 
 
-def pack(out: Path) -> Path | None:
+def pack(out: Path, skip: tuple[int, ...] = ()) -> Path | None:
     """Pack the results log of the run directory ``out`` before its bundle is written
-    (:func:`conformance.certification.results.runlog.pack`); return the packed path, or None
-    when there is no plain log or it could not be packed (it then stays, plain, in the
-    bundle: a bundle is never lost to packing)."""
+    (:func:`conformance.certification.results.runlog.pack`, streamed; ``skip``: numbers of
+    dropped lines); return the packed path, or None when there is no plain log or it
+    could not be packed (no space, no memory: it then stays, plain, in the bundle: a
+    bundle is never lost to packing)."""
     try:
-        return runlog.pack(out)
+        return runlog.pack(out, skip)
     except (OSError, ValueError) as err:
         print(f"pjrt-conformance: {out / LOG_FILE} kept unpacked: {err}", file=sys.stderr)
-        return None
+    except MemoryError:
+        print(f"pjrt-conformance: {out / LOG_FILE} kept unpacked: not enough memory to "
+              "compress it (even at the smallest xz preset)", file=sys.stderr)
+    return None
+
+
+def dropped_note(log: Path, lines: list[int], lost: list[str] = ()) -> str:
+    """The report error of a results log whose ``lines`` were dropped (not JSON, or not a
+    test report): their phases are missing, and the tests in ``lost`` (set up, torn down,
+    no call report) have no result."""
+    shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
+    text = (f"{log.name}: dropped {len(lines)} corrupt line(s) (line {shown}): not a JSON "
+            "test report; the phases they held are missing")
+    if lost:
+        text += (f"; {len(lost)} test(s) without their call report counted as not "
+                 f"finished: {', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}")
+    return text
+
+
+def _without_call(reports: list[pytest.TestReport]) -> set[str]:
+    """Package-relative ids of the tests whose setup passed but that have no call report
+    (pytest writes one for every test set up): a dropped line held it, so whatever the
+    other phases say, the test's result is unknown."""
+    from conformance.certification.bundle.provenance import package_nodeid
+
+    set_up, called = set(), set()
+    for rep in reports:
+        nodeid = package_nodeid(rep.nodeid, rep.location[0] if rep.location else None)
+        if rep.when == "setup" and rep.outcome == "passed":
+            set_up.add(nodeid)
+        elif rep.when == "call":
+            called.add(nodeid)
+    return set_up - called
 
 
 class _Saved:
@@ -155,14 +200,19 @@ class _Saved:
         return self.values.get(name, default)
 
 
-def finalize(out: Path, why: str = "the run ended before it wrote its report"
-             ) -> tuple[dict[str, Any], Path]:
+def finalize(out: Path, why: str = "the run ended before it wrote its report", *,
+             replace: bool = False) -> tuple[dict[str, Any], Path]:
     """Build the ``incomplete`` bundle of ``out`` from its results log and ``run.json``
     (see the module docstring), the log packed; return (report document, path of
-    report.json).
+    report.json). A log line that is not a JSON test report (a corrupt line in the
+    middle) is dropped, the others kept: the report's ``report_errors`` names the dropped
+    lines (:func:`dropped_note`), as does the document's ``dropped_lines`` (not written).
 
-    Raises ValueError naming the file for a missing or malformed ``run.json`` or
-    ``results.jsonl``, and for a directory that already holds a report.json.
+    Raises ValueError naming the file for a missing or malformed ``run.json`` or an
+    unreadable ``results.jsonl``, and for a directory that already holds a finished
+    bundle (its manifest) unless ``replace`` (a run cancelled while it wrote or signed
+    its bundle: rebuilt as incomplete). OSError or MemoryError when the bundle cannot
+    be written.
     """
     from conformance.certification.attribution import sources as attribution
     from conformance.certification.bundle import files as bundle
@@ -170,7 +220,13 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     from conformance.session import backend, evidence
     from conformance.session.state import SessionState
 
+    from conformance.certification.bundle import signing
+    from conformance.certification.verdict import decide
+
     out = Path(out)
+    if replace:
+        for name in (bundle.MANIFEST, signing.SIGNATURE):
+            (out / name).unlink(missing_ok=True)
     if (out / bundle.MANIFEST).exists():   # written last: the bundle was finished
         raise ValueError(f"{out}: already holds a report bundle; check it with "
                          f"'pjrt-conformance verify {out}'")
@@ -180,7 +236,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
         platform_info = platform_of(facts)
         # No log: the run died before its first phase report (nothing finished).
         log = runlog.locate(out)
-        reports = read_reports(log) if log is not None else []
+        dropped: list[int] = []
+        reports = read_reports(log, dropped) if log is not None else []
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise ValueError(f"{out}: not the output directory of a run "
                          f"({_one_line(err)})") from None
@@ -189,6 +246,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
     state.configure_certification()
     for rep in reports:
         state.collector.add(rep)
+    lost = _without_call(reports) if dropped else set()
+    state.collector.finished -= lost   # its call report may be the dropped line: no result
     state.collector.match_known(state.known, state.platform, state.plugin_library)
     started = datetime.datetime.fromisoformat(facts["started_utc"])
     ended = datetime.datetime.fromtimestamp(
@@ -213,8 +272,34 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report"
                        header=head, profile=state.profile, declared=tuple(state.declared),
                        waivers=tuple(state.waivers), interrupted=why,
                        device_count=platform_info["local_device_count"])
-    pack(out)
-    return doc, bundle.write(doc, out, extra=EXTRA)
+    if dropped and log is not None:   # named in the report, its verdict reasons recomputed
+        doc["report_errors"].append(dropped_note(log, dropped, sorted(lost)))
+        doc["verdict"], doc["verdict_reasons"] = decide.decide(
+            doc["results"], collected=doc["summary"]["collected"], profile=state.profile,
+            declared=list(state.declared), device_count=platform_info["local_device_count"],
+            errors=doc["report_errors"], interrupted=why)
+    pack(out, tuple(dropped))
+    path = bundle.write(doc, out, extra=EXTRA)
+    doc["dropped_lines"] = dropped
+    return doc, path
+
+
+def incomplete_bundle(out: Path, why: str) -> dict[str, Any]:
+    """The ``incomplete`` bundle of the run directory ``out`` that was cancelled
+    (``why``): the one its session wrote, else one built from its results log
+    (:func:`finalize`, replacing a bundle written, or begun, before the cancel); return
+    its report document. Errors: those of :func:`finalize`."""
+    from conformance.certification.bundle import files as bundle
+
+    out = Path(out)
+    if (out / bundle.MANIFEST).is_file() and (out / "report.json").is_file():
+        try:
+            doc = jsontext.loads((out / "report.json").read_text())
+        except (OSError, ValueError, UnicodeDecodeError):
+            doc = None
+        if isinstance(doc, dict) and doc.get("verdict") == "incomplete":
+            return doc
+    return finalize(out, why=why, replace=True)[0]
 
 
 def _one_line(err: BaseException) -> str:

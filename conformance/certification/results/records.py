@@ -134,6 +134,10 @@ class Collector:
         #: Test id -> the outcome record of a failed run that broke a spec property
         #: (``spec_property``) and was re-run: its re-run's pass is no excuse.
         self.spec_failure: dict[str, dict[str, Any]] = {}
+        #: Test id -> the outcome record of a run that timed out and was re-run (a
+        #: timeout that pytest-rerunfailures did not recognize, as inside Hypothesis'
+        #: FlakyFailure): a re-run that passes leaves it ``timeout``, never ``flaky``.
+        self.timed_out: dict[str, dict[str, Any]] = {}
 
     def finished_results(self) -> list[Result]:
         """The results of tests that ran to their end (a run cut short leaves others)."""
@@ -158,12 +162,20 @@ class Collector:
                     f"re-run (a wrong result all the same): "
                     f"{outcome.get('message') or _message(report)}",
                     "traceback": str(report.longrepr or "")[-TRACEBACK_CHARS:]}
+            if status == "timeout" and nodeid not in self.timed_out:
+                self.timed_out[nodeid] = {
+                    **outcome, "message": f"{outcome.get('message') or _message(report)}"
+                    "\nthen passed on its re-run (a timeout all the same: the test "
+                    "exceeded the run's per-test limit once)",
+                    "traceback": str(report.longrepr or "")[-TRACEBACK_CHARS:]}
             self.results.pop(nodeid, None)
             return
         prev = self.results.get(nodeid)
         if nodeid in self.rerun and status == "pass" and prev is None:
             if nodeid in self.spec_failure:  # a value the spec rules out is wrong, once
                 outcome, status = self.spec_failure[nodeid], "fail_wrong_result"
+            elif nodeid in self.timed_out:   # past the limit once is a timeout
+                outcome, status = self.timed_out[nodeid], "timeout"
             else:
                 status = "flaky"  # failed, then passed on the re-run: never a pass
         if prev is not None and status == "pass" and (prev.status != "pass"

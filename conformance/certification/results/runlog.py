@@ -35,6 +35,9 @@ PACKED = LOG + ".xz"
 STORABLE = (LOG, "junit.xml")
 #: xz settings of :func:`pack` and :func:`compress` (deterministic: same bytes in, same out).
 PRESET = 9 | lzma.PRESET_EXTREME
+#: Presets that :func:`pack` falls back to when :data:`PRESET` finds no memory (9e: about
+#: 700 MB, 6: about 100 MB, 1: about 10 MB of compressor memory).
+FALLBACK = (6, 1)
 #: Fields of a test report that its readers use: records.Collector (``finalize``) reads
 #: nodeid, location, when, outcome, longrepr, duration and user_properties,
 #: shards.durations_from_log (``durations``) nodeid, location and duration; the rest are
@@ -84,20 +87,44 @@ def read_lines(path: Path | str) -> list[str]:
         raise ValueError(f"{path}: unreadable results log ({err})") from None
 
 
-def records(path: Path | str) -> list[Any]:
+def records(path: Path | str, dropped: list[int] | None = None) -> list[Any]:
     """The JSON lines of the log file ``path`` (plain or packed), parsed; a last line cut
-    off by a kill is skipped. Raises ValueError naming the line for any other line that
-    is not JSON (and see :func:`read_lines`)."""
-    lines = read_lines(path)
+    off by a kill is skipped. Any other line that is not JSON: ValueError naming it, or,
+    with a list ``dropped``, its number (1-based) appended there and the line skipped
+    (and see :func:`numbered`)."""
+    return [record for _, record in numbered(path, dropped)]
+
+
+def numbered(path: Path | str, dropped: list[int] | None = None) -> list[tuple[int, Any]]:
+    """(line number, parsed JSON line) of the log file ``path`` (plain or packed), lines
+    split at ``\\n`` only, as pytest-reportlog writes them (see :func:`records` for the
+    lines that are not JSON). Raises OSError for an unreadable file, ValueError for a
+    corrupt or cut-off xz file."""
+    path = Path(path)
+    try:
+        raw = lzma.decompress(path.read_bytes()) if _is_packed(path) else path.read_bytes()
+    except (lzma.LZMAError, EOFError) as err:
+        raise ValueError(f"{path}: unreadable results log ({err})") from None
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
     found = []
     for n, line in enumerate(lines, 1):
         try:
-            found.append(jsontext.loads(line))
-        except json.JSONDecodeError as err:
+            found.append((n, _parse(line)))
+        except ValueError as err:
             if n == len(lines):
                 break
-            raise ValueError(f"{path} line {n}: not JSON ({err})") from None
+            if dropped is None:
+                raise ValueError(f"{path} line {n}: not JSON ({err})") from None
+            dropped.append(n)
     return found
+
+
+def _parse(line: bytes) -> Any:
+    """One log line parsed; ValueError (json.JSONDecodeError, UnicodeDecodeError) when it
+    is not a JSON text in UTF-8."""
+    return jsontext.loads(line.decode("utf-8"))
 
 
 def slim(record: Any) -> Any:
@@ -114,41 +141,87 @@ def slim(record: Any) -> Any:
     return out
 
 
-def _write_xz(data: bytes, target: Path, mtime_ns: int | None = None) -> Path:
-    """Write ``data`` xz-compressed to ``target`` through a temporary file and a rename
-    (a kill leaves the old state, never half a file)."""
+def write_packed(found: Iterable[Any], directory: Path | str,
+                 mtime_ns: int | None = None) -> Path:
+    """Write the log records ``found`` slimmed (:func:`slim`), one JSON line each, as
+    ``directory/results.jsonl.xz``; return its path. ``mtime_ns``: its modification time
+    (default: now). Raises OSError when it cannot be written, MemoryError when even the
+    smallest xz preset finds no memory (see :func:`_stream_xz`)."""
+    found = list(found)   # read again from the start if a smaller preset is tried
+    return _stream_xz(lambda: ((json.dumps(slim(r), separators=(",", ":")) + "\n")
+                               .encode("utf-8") for r in found),
+                      Path(directory) / PACKED, mtime_ns)
+
+
+def pack(directory: Path | str, skip: Iterable[int] = ()) -> Path | None:
+    """Replace the plain log of ``directory`` by its packed form (see the module
+    docstring); return the packed log's path, or None when there is no plain log.
+    Streamed: one line in memory at a time, never the whole log. ``skip``: numbers of
+    lines left out (bad lines that ``finalize`` dropped). Raises ValueError for another
+    log line that is not JSON (except a cut-off last line), OSError when the packed log
+    cannot be written, MemoryError when no xz preset finds memory (the plain log is then
+    kept)."""
+    plain = Path(directory) / LOG
+    if not plain.is_file():
+        return None
+    mtime = plain.stat().st_mtime_ns
+    skip = frozenset(skip)
+    packed = _stream_xz(lambda: _slim_lines(plain, skip), Path(directory) / PACKED, mtime)
+    plain.unlink()
+    return packed
+
+
+def _slim_lines(plain: Path, skip: frozenset[int]) -> Iterable[bytes]:
+    """The lines of the plain log ``plain`` slimmed (:func:`slim`), read one at a time;
+    lines numbered in ``skip`` and a cut-off last line left out; ValueError for another
+    line that is not JSON (raised once the next line shows it was not the last)."""
+    bad: str | None = None
+    with open(plain, "rb") as f:
+        for n, line in enumerate(f, 1):
+            if bad is not None:   # the line that was not JSON was not the last one
+                raise ValueError(bad)
+            if n in skip:
+                continue
+            try:
+                record = _parse(line.rstrip(b"\n"))
+            except ValueError as err:
+                bad = f"{plain} line {n}: not JSON ({err})"
+                continue
+            yield (json.dumps(slim(record), separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _chunks(path: Path) -> Iterable[bytes]:
+    """The bytes of the file ``path``, :data:`_CHUNK` at a time."""
+    with open(path, "rb") as f:
+        yield from iter(lambda: f.read(_CHUNK), b"")
+
+
+def _stream_xz(chunks: Any, target: Path, mtime_ns: int | None = None) -> Path:
+    """Write the bytes that ``chunks()`` yields xz-compressed to ``target``, fed to the
+    compressor one chunk at a time, through a temporary file and a rename (a kill leaves
+    the old state, never half a file). :data:`PRESET` needs about 700 MB of memory: where
+    it is refused (``ulimit -v``, MemoryError) the smaller presets of :data:`FALLBACK`
+    are tried, each from the start (the file is the same log, only larger); MemoryError
+    when none fits."""
     tmp = target.with_name(target.name + ".tmp")
     try:
-        tmp.write_bytes(lzma.compress(data, preset=PRESET))
+        for n, preset in enumerate((PRESET, *FALLBACK)):
+            try:
+                compressor = lzma.LZMACompressor(preset=preset)
+                with open(tmp, "wb") as f:
+                    for chunk in chunks():
+                        f.write(compressor.compress(chunk))
+                    f.write(compressor.flush())
+                break
+            except MemoryError:
+                if n == len(FALLBACK):
+                    raise
         if mtime_ns is not None:
             os.utime(tmp, ns=(mtime_ns, mtime_ns))
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
     return target
-
-
-def write_packed(found: Iterable[Any], directory: Path | str,
-                 mtime_ns: int | None = None) -> Path:
-    """Write the log records ``found`` slimmed (:func:`slim`), one JSON line each, as
-    ``directory/results.jsonl.xz``; return its path. ``mtime_ns``: its modification time
-    (default: now). Raises OSError when it cannot be written."""
-    text = "".join(json.dumps(slim(r), separators=(",", ":")) + "\n" for r in found)
-    return _write_xz(text.encode("utf-8"), Path(directory) / PACKED, mtime_ns)
-
-
-def pack(directory: Path | str) -> Path | None:
-    """Replace the plain log of ``directory`` by its packed form (see the module
-    docstring); return the packed log's path, or None when there is no plain log.
-    Raises ValueError for a log line that is not JSON (except a cut-off last line),
-    OSError when the packed log cannot be written (the plain log is then kept)."""
-    plain = Path(directory) / LOG
-    if not plain.is_file():
-        return None
-    mtime = plain.stat().st_mtime_ns
-    packed = write_packed(records(plain), directory, mtime_ns=mtime)
-    plain.unlink()
-    return packed
 
 
 def compress(directory: Path | str) -> Path | None:
@@ -169,8 +242,8 @@ def store_xz(directory: Path | str, name: str) -> Path | None:
     plain = Path(directory) / name
     if not plain.is_file():
         return None
-    packed = _write_xz(plain.read_bytes(), Path(directory) / (name + ".xz"),
-                       mtime_ns=plain.stat().st_mtime_ns)
+    packed = _stream_xz(lambda: _chunks(plain), Path(directory) / (name + ".xz"),
+                        mtime_ns=plain.stat().st_mtime_ns)
     plain.unlink()
     return packed
 
