@@ -131,10 +131,18 @@ RUN_EPILOG = """pytest options, given after '--' (e.g. pjrt-conformance run --pl
 """ + EXIT_CODES
 
 
-def default_output(platform: str) -> Path:
-    """``reports/<platform>/<UTC timestamp>/`` under the current directory."""
+def default_output(platform: str, plugin_library: str | None = None) -> Path:
+    """``reports/<platform>/<UTC timestamp>/`` under the current directory; with a
+    ``plugin_library``, ``reports/<platform>-<plugin>/<UTC timestamp>/``, where
+    ``<plugin>`` is the library's folder with ``_`` as ``-`` (the scoreboard's backend
+    name: ``.../fastatomstruct_xla_cpu/libpjrt_cpu.so`` -> ``cpu-fastatomstruct-xla-cpu``),
+    so a plugin's bundles never sit beside the built-in client's."""
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return Path("reports") / platform / stamp
+    folder = platform
+    if plugin_library:
+        plugin = Path(plugin_library).resolve().parent.name.replace("_", "-")
+        folder = f"{platform}-{plugin}" if plugin and plugin != platform else platform
+    return Path("reports") / folder / stamp
 
 
 
@@ -238,7 +246,7 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
 def run(ns: argparse.Namespace) -> int:
     """``pjrt-conformance run``; a SIGTERM or SIGINT at any moment is exit 4
     (:mod:`conformance.session.cancel`, :func:`_cancelled`)."""
-    output = ns.output or default_output(ns.platform)
+    output = ns.output or default_output(ns.platform, ns.plugin_library)
     existed = output.exists()
     if ns.random_seed and any(a.startswith("--hypothesis-seed") for a in ns.pytest_args):
         print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from conformance import cli
 from runtime import xla_bridge
 
 
@@ -100,3 +101,10 @@ def test_registry_factory_failure_and_reregistration(registry):
     assert "x-boom" not in live and "cpu" in live
     with pytest.raises(RuntimeError, match="already initialized"):
         xla_bridge.register_backend_factory("cpu", lambda: None)
+
+
+def test_a_plugin_bundle_goes_under_the_plugin_name(tmp_path):
+    lib = tmp_path / "fastatomstruct_xla_cpu" / "libpjrt_cpu.so"
+    out = cli.default_output("cpu", str(lib))
+    assert out.parts[:2] == ("reports", "cpu-fastatomstruct-xla-cpu"), out
+    assert cli.default_output("cpu").parts[:2] == ("reports", "cpu")

@@ -35,6 +35,7 @@ from conformance.session import disk_full
 from conformance.session import crash_location
 from conformance.session import evidence
 from conformance.session import outcomes
+from conformance.session import invocation
 from conformance.session import results_log
 from conformance.session import sharding
 from conformance.session import pjrt_plugin_info as plugin_info
@@ -202,7 +203,8 @@ class Recorder:
         if self.worker:
             return
         state = session_state.of(self.config)
-        if state.written:
+        # `pjrt-conformance run` (its own ini file) prints the verdict once, after pytest
+        if state.written and self.config.inipath != invocation.INI:
             doc, path = state.written
             terminalreporter.write_line(
                 f"pjrt-conformance verdict: {verdict.headline(doc)} "
