@@ -95,7 +95,10 @@ class Tracker:
             self.status[nodeid] = status
         if status != "pass" and status != "skipped" and nodeid not in self.headlines:
             crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-            text = crash.message if crash is not None else str(report.longrepr or status)
+            # the outcome's own message first: pytest's crash line of an exception that
+            # Hypothesis wrapped (FlakyFailure) names only the wrapper
+            text = outcome.get("message") or (crash.message if crash is not None
+                                              else str(report.longrepr or status))
             self.headlines[nodeid] = view.short_type((text.strip().splitlines() or [status])[0])
         if report.when not in _FINAL_PHASES or nodeid in self.finished:
             return False
