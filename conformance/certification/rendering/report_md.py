@@ -138,6 +138,29 @@ def _float_controls_lines(doc: dict[str, Any]) -> list[str]:
     return [f"- Float controls (declared denormal handling): {modes} ({fc['source']})"]
 
 
+def _next_steps_lines(doc: dict[str, Any]) -> list[str]:
+    """The "Next steps" table: one row per root cause (report.json ``next_steps``)."""
+    steps = doc.get("next_steps") or []
+    if not steps:
+        return []
+    lines = ["", "## Next steps", "",
+             f"{len(steps)} root cause(s): a defect-catalog entry, or an uncataloged failing "
+             "test to triage. Wrong results, crashes and timeouts cannot be waived.", "",
+             "| root cause | whose | tests | reproduction | upstream | waivable | what to do |",
+             "|---|---|---:|---|---|---|---|"]
+    for s in steps:
+        upstream = s["upstream"] or "uncataloged"
+        if s.get("report"):
+            upstream += f"; ready-to-file report `{s['report']}` (pjrt-conformance repository)"
+        lines.append("| " + " | ".join(
+            cell.replace("|", "\\|") for cell in (
+                f"`{s['cause']}`", s["attribution"], str(len(s["tests"])),
+                f"`{view.strip_local_paths(s['reproduction'])}`" if s["reproduction"] else "-",
+                upstream,
+                "yes" if s["waivable"] else "no", s["action"])) + " |")
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
@@ -165,6 +188,7 @@ def render(doc: dict[str, Any]) -> str:
         f"- Command: `{view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         started_line(doc),
+    ] + _next_steps_lines(doc) + [
         "",
         "## Summary",
         "",

@@ -21,6 +21,7 @@ from conformance.certification.attribution import sources as attribution
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.bundle import provenance
 from conformance.certification.verdict import decide as certification
+from conformance.certification.verdict import next_steps
 from conformance.certification.catalog import waivers as waiver_rules
 from conformance.certification.catalog import known_failures
 from conformance.certification.catalog.known_failures import Entry
@@ -144,6 +145,9 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
                                              device_count=device_count, errors=errors,
                                              interrupted=interrupted)
     counts = profile.expected_counts(device_count) if profile else None
+    failures = [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
+                if r.status in FATAL]
+    catalog = defect_catalog.load()
     return {
         "schema_version": SCHEMA_VERSION,
         **header,
@@ -158,8 +162,8 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "kernel_families": kernel_families(summary["areas"]),
         "tiers": summary["tiers"],
         "results": records,
-        "failures": [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
-                     if r.status in FATAL],
+        "failures": failures,
+        "next_steps": next_steps.build(failures, catalog),
         "not_supported": [{"nodeid": r.nodeid, "message": r.message} for r in results
                           if r.status == "not_supported"],
         "interrupted": interrupted,
@@ -167,5 +171,5 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "verdict_reasons": reasons,
         "stack_findings": attribution.stack_findings(records),
         "shared_with_xla": attribution.shared_with_xla(
-            records, defect_catalog.xla_ids(defect_catalog.load())),
+            records, defect_catalog.xla_ids(catalog)),
     }
