@@ -31,6 +31,7 @@ from conformance.certification.verdict import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
 from conformance.certification.verdict import decide as verdict
+from conformance.certification.compare import since_previous
 from conformance.session import disk_full
 from conformance.session import crash_location
 from conformance.session import evidence
@@ -189,6 +190,7 @@ class Recorder:
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
         doc.update(sharding.section(config))
+        doc["since_previous"] = since_previous.summary(Path(out), doc)
         try:
             results_log.pack(Path(out))
             state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))

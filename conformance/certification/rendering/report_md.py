@@ -161,6 +161,25 @@ def _next_steps_lines(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _since_previous_lines(doc: dict[str, Any]) -> list[str]:
+    """The "Changes since the previous bundle" section (report.json ``since_previous``)."""
+    prev = doc.get("since_previous")
+    if not prev:
+        return []
+    lines = ["", "## Changes since the previous bundle of this backend", "",
+             f"Against `{prev['bundle']}` (started {prev['started_utc']}, verdict "
+             f"{prev['verdict']}): {prev['new_failure_count']} new failure(s), "
+             f"{prev['fix_count']} fix(es), {prev['changed']} other status change(s), "
+             f"{prev['added']} test(s) added, {prev['removed']} removed."]
+    for title, key in (("New failures", "new_failures"), ("Fixes", "fixes")):
+        if prev[key]:
+            lines += ["", f"{title}:", ""] + [f"- `{n}`: {o or 'absent'} -> {s}"
+                                              for n, o, s in prev[key]]
+    if prev["environment"]:
+        lines += ["", "Changed:", ""] + [f"- {k}: {o} -> {n}" for k, o, n in prev["environment"]]
+    return lines
+
+
 def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
@@ -188,7 +207,7 @@ def render(doc: dict[str, Any]) -> str:
         f"- Command: `{view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         started_line(doc),
-    ] + _next_steps_lines(doc) + [
+    ] + _next_steps_lines(doc) + _since_previous_lines(doc) + [
         "",
         "## Summary",
         "",
