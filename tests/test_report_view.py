@@ -191,3 +191,14 @@ def test_html_and_markdown_show_the_op_coverage_matrix_and_its_gaps():
     gaps = [g["op"] for g in d["coverage_gaps"]]
     assert gaps and f"<code>{gaps[0]}</code>" in page
     assert "| reverse | int8 | float32 |" in "\n".join(coverage_md.markdown(d))
+
+
+def test_report_md_publishes_no_local_library_path():
+    from conformance.certification.rendering import report_md
+    d = report_docs.doc(attributed=True)
+    d["platform"] = {**d["platform"], "loaded": {
+        "how": "PJRT C API plugin", "source": "--plugin-library",
+        "library_path": "/home/alice/venv/lib/python3.11/site-packages/acme_pjrt/x.so",
+        "library_sha256": "ad1309ac822b" + "0" * 52}}
+    md = report_md.render(d)
+    assert "acme_pjrt/x.so" in md and "/home/alice" not in md and "site-packages" not in md

@@ -26,7 +26,7 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
     lines = [f"- Loaded: {loaded['how']}" + (f" ({loaded['source']})" if loaded.get("source")
                                              else "")]
     if loaded.get("library_path"):
-        lines.append(f"- Plugin library: `{loaded['library_path']}` sha256 "
+        lines.append(f"- Plugin library: `{view.strip_local_paths(loaded['library_path'])}` sha256 "
                      f"`{loaded.get('library_sha256')}`, options "
                      f"`{json.dumps(loaded.get('options') or {}, sort_keys=True)}`")
     if p.get("using_pjrt_c_api"):
