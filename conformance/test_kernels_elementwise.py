@@ -171,7 +171,11 @@ def test_denormals_as_declared(program_cache, float_controls, dt):
     """Arithmetic handles subnormals as the backend declares (``--float-controls``): a
     subnormal result is kept (IEEE 754) or flushed to a zero of its sign (FTZ), a
     subnormal input is used or read as zero (DAZ), the same on every device."""
-    declared = f"declared {dt.name}={float_controls.mode(dt.name)} [{float_controls.source}]"
+    declared = (f"declared {dt.name}={float_controls.mode(dt.name)} [{float_controls.source}]"
+                + ("; a backend that flushes subnormals declares it with --float-controls "
+                   "(e.g. --float-controls=xla-cpu for an XLA CPU plugin; "
+                   "docs/float-controls.md)" if float_controls.source.startswith("auto")
+                   else ""))
     for probe, (args, on_input) in _denormal_probes(dt.dtype).items():
         exact = (args[0].astype(np.float64) * args[1].astype(np.float64)).astype(dt.dtype)
         want = fc.expected(args[0], exact, float_controls, on_input)
