@@ -147,3 +147,10 @@ def test_pytest_plugin_reports_bad_options_as_usage_error(pytester):
                                            "-p", "no:cacheprovider", "--cpu-devices=100000")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--cpu-devices=100000: accepted: an int from 1 to 1024" in result.stderr.str()
+
+
+def test_an_empty_plugin_library_says_the_command_substitution_printed_nothing():
+    from conformance.session import validate as v
+    with pytest.raises(v.OptionError, match="^--plugin-library: the path is empty"):
+        v.parsed_plugin_options(None, "")
+    assert v.parsed_plugin_options(None, None) is None

@@ -165,8 +165,14 @@ def _named_value_ok(value: Any) -> bool:
 def parsed_plugin_options(text: str | None, library: str | None) -> dict[str, Any] | None:
     """``--plugin-options`` (JSON text or a file of it, or None) parsed by
     :func:`conformance.session.backend.load_plugin_options` and checked with
-    :func:`plugin_options` for ``--plugin-library``. Raises OptionError naming the option."""
+    :func:`plugin_options` for ``--plugin-library``. Raises OptionError naming the option
+    (also for an empty ``--plugin-library``: a ``$(python -c ...)`` that printed nothing)."""
     from conformance.session import backend  # lazy: imports jax
+
+    if library is not None and not str(library).strip():
+        raise OptionError("--plugin-library: the path is empty (a command substitution such "
+                          "as $(python -c 'import pkg; print(pkg.library_path())') printed "
+                          "nothing: is the plugin's package installed in this environment?)")
 
     try:
         parsed = backend.load_plugin_options(text)
