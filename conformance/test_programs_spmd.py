@@ -12,7 +12,9 @@ collective-permutes:
   dimensions, a transpose and a reshape across shards, a gather and a scatter-add on
   sharded operands, a cumsum along a sharded axis, and a reshard between two ops;
 - generated programs (:mod:`conformance.programs.dag_strategy`, all three families)
-  whose parameters are sharded by drawn PartitionSpecs, outputs replicated.
+  whose parameters are sharded by drawn PartitionSpecs, outputs replicated (their
+  dynamic_update_slice starts are drawn in range: a clamped one is pinned once, by
+  :func:`test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start`).
 
 Oracles: int32 and data-movement results bit for bit against NumPy; float32 results
 within the error bound of their float64 evaluation (``n * eps * magnitude`` for the
@@ -224,7 +226,8 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
     program = data.draw(dag_strategy.programs(family, budget=12 * n * n, max_ops=20,
                                               param_shapes=shapes, strided_slices=False),
                         label="program")
-    inputs, idx = dag_strategy.inputs(data.draw, program)
+    inputs, idx = dag_strategy.inputs(data.draw, program,  # pinned: ..._clamps_its_start
+                                      update_starts_in_range=True)
     inputs = [dag_strategy.add_insensitive(a) for a in inputs]  # pinned: keep_bits tests
     specs = [data.draw(shh.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(inputs))]
@@ -314,3 +317,33 @@ def test_strided_slice_of_a_sharded_dimension_compiles(client, runner):
     x = np.arange(4 * n, dtype=np.float32).reshape(4, n)
     _check_replicated_move(runner, client, "stride_3_single_element", x, P(None, "d"),
                            lambda a: lax.slice(a, (0, 1), (1, 2), (1, 3)), x[0:1, 1:2:3])
+
+
+@pytest.mark.capability("multi_device")
+def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, runner):
+    """``dynamic_update_slice(x, [-1], (i,))`` of f32[n] sharded one element per device,
+    ``i`` a runtime int32, result replicated: StableHLO clamps the start to [0, n - 1]
+    (after jax counts a negative one from the end), so ``i`` = n, n + 3 and -n - 1 write
+    the update too (XLA's partitioner writes it on the device whose shard holds the
+    unclamped start: none, and the update is lost; docs/upstream/
+    spmd_dynamic_update_slice_clamp.md). The generated SPMD programs draw in-range starts
+    only, so this defect is reported here, once."""
+    n = client.local_device_count()
+    if n < 2:
+        pytest.skip("needs 2 devices: an operand sharded over several devices")
+    mesh = Mesh(np.array(client.local_devices()), ("d",))
+    x = np.arange(n, dtype=np.float32)
+    u = np.array([-1.0], np.float32)
+    for start in (n - 1, n, n + 3, -n - 1):
+        i = np.array([start], np.int32)
+        want = x.copy()
+        want[min(max(start + n if start < 0 else start, 0), n - 1)] = u[0]
+        [(out, problem)], text = runner.run_outputs(
+            "sharded_dus_clamped_start", lambda a, i: lax.dynamic_update_slice(a, u, (i[0],)),
+            [x, i], [NamedSharding(mesh, P("d")), NamedSharding(mesh, P())],
+            NamedSharding(mesh, P()), [want.shape])
+        call = f"execute_sharded(dynamic_update_slice(x, [-1], ({start},)) of f32[{n}] " \
+               f"sharded P('d') over {n} devices, start a runtime int32, result replicated)"
+        with reproduction(call, program=text, inputs=[x, i]):
+            assert not problem, f"{problem} [{call}]"
+            ph.assert_bitwise_equal(out, want, call=call)
