@@ -19,6 +19,10 @@ Differences taken here:
   starts with ``"PJRT C API"``. Up to 0.11.1, only C API clients have the version
   attributes, and their ``platform_version`` is ``"PJRT C API\\n<platform>"``, except
   GPU plugins (``"cuda 13000"``).
+- Where the distributed runtime's ``recoverable`` flag goes
+  (:func:`distributed_recoverable_on`): jaxlib 0.7/0.8 take it on
+  ``get_distributed_runtime_client``, 0.10 and later on
+  ``get_distributed_runtime_service``.
 """
 
 from __future__ import annotations
@@ -111,6 +115,23 @@ def pjrt_c_api_version(client: Any) -> tuple[int, int] | None:
     return int(major), int(minor)
 
 
+# jaxlib 0.7/0.8: get_distributed_runtime_client(..., recoverable=None) and no such
+# keyword on the service; 0.10+: get_distributed_runtime_service(..., recoverable=None)
+# and none on the client.
+_SERVICE_TAKES_RECOVERABLE = _accepts(native_jax.get_distributed_runtime_service,
+                                      "recoverable")
+_CLIENT_TAKES_RECOVERABLE = _accepts(native_jax.get_distributed_runtime_client,
+                                     "recoverable")
+
+
+def distributed_recoverable_on() -> str | None:
+    """Which distributed runtime factory of this jaxlib takes ``recoverable``:
+    ``"service"`` (0.10+), ``"client"`` (0.7/0.8) or None (neither)."""
+    if _SERVICE_TAKES_RECOVERABLE:
+        return "service"
+    return "client" if _CLIENT_TAKES_RECOVERABLE else None
+
+
 def branches(client: Any = None) -> dict[str, str]:
     """Which branch of each difference the installed jaxlib takes (for reports and
     ``tests/test_compat.py``); ``client`` adds how its C API status was told."""
@@ -118,6 +139,7 @@ def branches(client: Any = None) -> dict[str, str]:
         "device_put": "enable_x64 keyword" if _DEVICE_PUT_TAKES_X64 else "no enable_x64 keyword",
         "result_handler": ("4 parameters (_skip_checks)" if _RESULT_HANDLER_SKIPS_CHECKS
                            else "3 parameters (no _skip_checks)"),
+        "recoverable": f"on the {distributed_recoverable_on() or 'neither'} factory",
     }
     if client is not None:
         out["c_api"] = ("client.is_c_api" if _has_is_c_api(client)

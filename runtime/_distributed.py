@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from runtime._compat import native_jax
+from runtime._compat import distributed_recoverable_on, native_jax
 from runtime._validate import bad_type, bad_value
 
 DistributedRuntimeClient = native_jax.DistributedRuntimeClient
@@ -59,7 +59,8 @@ def get_distributed_runtime_service(address: str, num_nodes: int,
     defaults): ``heartbeat_timeout`` before a silent process counts as dead,
     ``cluster_register_timeout`` for all processes to connect,
     ``shutdown_timeout`` for the shutdown barrier. ``recoverable``: processes
-    may leave and rejoin without failing the job. Returns a
+    may leave and rejoin without failing the job (jaxlib 0.7/0.8 take it on the
+    client instead: ``recoverable=True`` here raises ValueError saying so). Returns a
     ``DistributedRuntimeService``; call ``shutdown()`` when done.
     Raises TypeError/ValueError naming the bad argument, ``XlaRuntimeError``
     when the port cannot be bound.
@@ -71,10 +72,17 @@ def get_distributed_runtime_service(address: str, num_nodes: int,
     _seconds(call, heartbeat_timeout=heartbeat_timeout,
              cluster_register_timeout=cluster_register_timeout, shutdown_timeout=shutdown_timeout)
     _flags(call, recoverable=recoverable)
+    extra = {}
+    if distributed_recoverable_on() == "service":
+        extra["recoverable"] = recoverable
+    elif recoverable:
+        raise bad_value("recoverable", "None or False", recoverable, call,
+                        "This jaxlib makes processes recoverable on the client: pass "
+                        "recoverable=True to get_distributed_runtime_client.")
     return native_jax.get_distributed_runtime_service(
         address, num_nodes, heartbeat_timeout=heartbeat_timeout,
         cluster_register_timeout=cluster_register_timeout, shutdown_timeout=shutdown_timeout,
-        recoverable=recoverable)
+        **extra)
 
 
 def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int | None = None,
@@ -92,8 +100,9 @@ def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int 
     ``init_timeout`` for ``connect()``, ``shutdown_timeout``,
     ``heartbeat_timeout``. ``missed_heartbeat_callback(status)`` is called when
     the service stops answering heartbeats (None: jaxlib terminates the
-    process). ``recoverable``: jaxlib 0.10 sets this on the service, not the
-    client, so ``recoverable=True`` here raises ValueError saying so.
+    process). ``recoverable``: jaxlib 0.10+ sets this on the service, not the
+    client, so there ``recoverable=True`` here raises ValueError saying so (jaxlib
+    0.7/0.8 take it here and not on the service).
     Raises TypeError/ValueError naming the bad argument.
     """
     call = "get_distributed_runtime_client"
@@ -107,7 +116,10 @@ def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int 
     if missed_heartbeat_callback is not None and not callable(missed_heartbeat_callback):
         raise bad_type("missed_heartbeat_callback", "a callable(status) or None",
                        missed_heartbeat_callback, call)
-    if recoverable:
+    extra = {}
+    if distributed_recoverable_on() == "client":
+        extra["recoverable"] = recoverable
+    elif recoverable:
         raise bad_value("recoverable", "None or False", recoverable, call,
                         "This jaxlib makes processes recoverable on the service: pass "
                         "recoverable=True to get_distributed_runtime_service.")
@@ -115,7 +127,8 @@ def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int 
         address, node_id, rpc_timeout=rpc_timeout, init_timeout=init_timeout,
         shutdown_timeout=shutdown_timeout, heartbeat_timeout=heartbeat_timeout,
         missed_heartbeat_callback=missed_heartbeat_callback,
-        shutdown_on_destruction=shutdown_on_destruction, use_compression=use_compression)
+        shutdown_on_destruction=shutdown_on_destruction, use_compression=use_compression,
+        **extra)
 
 
 def make_gloo_tcp_collectives(distributed_client: Any, hostname: str | None = None,

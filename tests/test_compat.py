@@ -137,3 +137,25 @@ def test_device_put_keeps_64_bit_dtypes():
     x = np.array([2**40, -3], np.int64)
     out = client.buffer_from_pyval(x)
     assert out.dtype == np.int64 and np.asarray(out).tolist() == x.tolist()
+
+
+def test_recoverable_goes_to_the_factory_that_takes_it(record_property):
+    """``recoverable`` is a keyword of exactly one distributed runtime factory (the service
+    from jaxlib 0.10, the client on 0.7/0.8): the seam passes it there, the other factory
+    of the runtime refuses ``recoverable=True`` naming the argument, and jaxlib's own other
+    factory has no such keyword (so a seam that picked the wrong one fails)."""
+    on = _compat.distributed_recoverable_on()
+    record_property("recoverable", _compat.branches()["recoverable"])
+    assert on in ("service", "client")
+    other = "client" if on == "service" else "service"
+    native_other = getattr(_compat.native_jax, f"get_distributed_runtime_{other}")
+    assert not _compat._accepts(native_other, "recoverable")
+    with pytest.raises(TypeError):
+        native_other("localhost:1", 1, recoverable=False)
+    refuse = getattr(xla_client, f"get_distributed_runtime_{other}")
+    with pytest.raises(ValueError, match="argument 'recoverable'"):
+        refuse("localhost:1", 1, recoverable=True)
+    if on == "client":  # creating a client does not connect; the keyword is accepted
+        client = xla_client.get_distributed_runtime_client("localhost:1", 0, recoverable=True,
+                                                           shutdown_on_destruction=False)
+        assert isinstance(client, xla_client.DistributedRuntimeClient)

@@ -78,19 +78,23 @@ class Link:
 
     def __init__(self, spec: ClusterSpec, *, heartbeat_s: int, join_timeout_s: int):
         from runtime import xla_client as xc
+        from runtime._compat import distributed_recoverable_on
 
         self.spec, self.service = spec, None
         host, _, port = spec.coordinator.rpartition(":")
         self.host = host.strip("[]")
+        # jaxlib 0.10+ makes the service recoverable, 0.7/0.8 each client (its task)
+        on = distributed_recoverable_on()
         if spec.process_id == 0:
             self.service = xc.get_distributed_runtime_service(
                 f"[::]:{port}", spec.process_count, heartbeat_timeout=heartbeat_s,
-                shutdown_timeout=5, recoverable=True)
+                shutdown_timeout=5, **({"recoverable": True} if on == "service" else {}))
         else:  # jaxlib aborts the process when connect() finds no service: wait for it first
             _wait_for_port(self.host, int(port), join_timeout_s)
         self.client = xc.get_distributed_runtime_client(
             spec.coordinator, spec.process_id, init_timeout=join_timeout_s,
-            heartbeat_timeout=heartbeat_s, shutdown_timeout=5, shutdown_on_destruction=False)
+            heartbeat_timeout=heartbeat_s, shutdown_timeout=5, shutdown_on_destruction=False,
+            **({"recoverable": True} if on == "client" else {}))
         self.client.connect()
 
     def put(self, key: str, value: Any) -> None:
