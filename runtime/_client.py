@@ -100,7 +100,10 @@ class Client:
         of arrays.
 
         Raises TypeError/ValueError naming the bad argument (malformed StableHLO
-        included) and ``XlaRuntimeError`` for backend compile failures.
+        included) and ``XlaRuntimeError`` for backend compile failures. StableHLO text
+        nested deeper than jaxlib survives is a ValueError naming ``computation``:
+        ``{`` (module, functions, regions) over 64 deep, ``<`` (tuple types) over 64 deep,
+        brackets of any kind over 1024 deep (``runtime._nesting``; bytecode not checked).
         """
         return _loaded_executable.wrap(_compile.compile_and_load(
             self, computation, executable_devices, compile_options, host_callbacks))
@@ -112,7 +115,8 @@ class Client:
         Arguments as for ``compile_and_load``. Returns an ``Executable`` with the
         compiled program's metadata and ``serialize()``; see
         ``runtime._executables`` for backends without compile-only support.
-        Raises TypeError/ValueError naming the bad argument.
+        Raises TypeError/ValueError naming the bad argument (the nesting limits of
+        ``compile_and_load`` included).
         """
         return _executables.compile(self, computation, executable_devices, compile_options)
 

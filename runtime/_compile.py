@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from runtime._compat import native
+from runtime._nesting import check_module_nesting
 from runtime._validate import bad_type, bad_value
 
 _CALL = "compile_and_load"
@@ -79,11 +80,15 @@ def placement(client: Any, executable_devices: Any, compile_options: Any,
 
 
 def check_computation(computation: Any, call: str = _CALL) -> Any:
+    """``computation`` if it is non-empty StableHLO text or bytes nested no deeper than
+    ``runtime._nesting``'s limits (deeper nesting crashes jaxlib); TypeError/ValueError
+    naming ``computation`` otherwise."""
     if not isinstance(computation, (str, bytes)):
         raise bad_type("computation", "StableHLO text (str) or MLIR bytecode (bytes)",
                        computation, call)
     if not computation or (isinstance(computation, str) and not computation.strip()):
         raise bad_value("computation", "a non-empty StableHLO module", computation, call)
+    check_module_nesting(computation, call)
     return computation
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from runtime import _dtypes
 from runtime._compat import native
+from runtime._nesting import MAX_TUPLE_DEPTH, check_shape_text, tuple_depth
 from runtime._validate import bad_type, bad_value
 
 
@@ -38,19 +39,45 @@ def _ints(arg: str, value: Any, call: str, minimum: int) -> list[int]:
 class Shape(metaclass=_ShapeMeta):
     """An XLA shape: element type, dimensions, layout (seed 000 ``Shape``).
 
-    ``Shape("f32[2,3]")`` parses XLA's shape syntax. Methods of the returned
-    native object: ``dimensions()``, ``rank()``, ``is_array()``, ``is_tuple()``,
+    ``Shape("f32[2,3]")`` parses XLA's shape syntax; tuples (``(f32[2], s32[])``)
+    nested more than 64 deep (``runtime._nesting.MAX_TUPLE_DEPTH``; deeper text crashed
+    jaxlib's parser) are a ValueError naming ``s``. Methods of the returned native
+    object: ``dimensions()``, ``rank()``, ``is_array()``, ``is_tuple()``,
     ``element_type()``, ``numpy_dtype()``.
     """
 
     def __new__(cls, s: str) -> Any:  # type: ignore[misc]
         if not isinstance(s, str):
             raise bad_type("s", "XLA shape text such as 'f32[2,3]'", s, "Shape")
+        check_shape_text(s, "Shape")
         try:
             return native.Shape(s)
         except native.XlaRuntimeError as err:
             raise bad_value("s", "XLA shape text such as 'f32[2,3]'", s, "Shape",
                             str(err)) from err
+
+    @staticmethod
+    def tuple_shape(shapes: Any) -> Any:
+        """A tuple shape of the native ``Shape``s ``shapes`` (a sequence).
+
+        Raises TypeError naming ``shapes`` or ``shapes[i]`` for a non-shape, and
+        ValueError naming ``shapes[i]`` when the result would nest tuples more than 64
+        deep (``runtime._nesting.MAX_TUPLE_DEPTH``).
+        """
+        call = "Shape.tuple_shape"
+        if isinstance(shapes, (str, bytes)) or not isinstance(shapes, Sequence):
+            raise bad_type("shapes", "a sequence of Shapes", shapes, call)
+        for i, sub in enumerate(shapes):
+            if not isinstance(sub, native.Shape):
+                raise bad_type(f"shapes[{i}]", "a Shape", sub, call)
+            depth = tuple_depth(sub)
+            if depth >= MAX_TUPLE_DEPTH:
+                raise ValueError(f"{call}: argument 'shapes[{i}]' must nest tuples at most "
+                                 f"{MAX_TUPLE_DEPTH - 1} deep (the new tuple adds one level, "
+                                 f"at most {MAX_TUPLE_DEPTH} in all), got "
+                                 f"{'more than ' if depth > MAX_TUPLE_DEPTH else ''}"
+                                 f"{min(depth, MAX_TUPLE_DEPTH)} deep")
+        return native.Shape.tuple_shape(list(shapes))
 
     @staticmethod
     def array_shape(type: Any, dims_seq: Any = (), layout_seq: Any = None,
