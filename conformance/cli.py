@@ -164,8 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replace an earlier bundle in --output (default: refuse a "
                           "non-empty directory)")
     run.add_argument("-n", "--workers", default="0",
-                     help="pytest-xdist workers ('auto' or a number; default 0: one worker, "
-                          "so that a crash costs one test)")
+                     help="pytest-xdist workers ('auto' or a number, at most 4 per CPU "
+                          "core; default 0: one worker, so that a crash costs one test)")
     run.add_argument("--timeout", type=float, default=600,
                      help="per-test timeout in seconds (default: 600)")
     run.add_argument("--random-seed", action="store_true",
@@ -233,6 +233,9 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
     ``output`` None: not this process's to write (a multi-host process other than 0)."""
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
+    # a pipe (<(...)) is read once, here: every later reader gets a private copy
+    option_files.read_once(lambda dest: getattr(ns, dest), lambda d, v: setattr(ns, d, v))
+    ns.pytest_args = option_files.read_once_args(ns.pytest_args)
     option_files.check(lambda dest: getattr(ns, dest))
     option_files.argument_files(ns.pytest_args)
     validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)

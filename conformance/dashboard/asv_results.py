@@ -20,11 +20,12 @@ import ast
 import dataclasses
 import datetime
 import itertools
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
+from conformance.certification.results import jsontext
 from conformance.dashboard.errors import MalformedInput, UsageError
 
 _MACHINE_KEYS = ("arch", "cpu", "machine", "num_cpu", "os", "ram")
@@ -79,7 +80,8 @@ class ResultsDir:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsontext.loads(file_limits.read_text(   # no FIFO or device, 256 MiB
+            path, limit=file_limits.BUNDLE_FILE_LIMIT))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise MalformedInput(f"{path}: not readable JSON ({' '.join(str(err).split())})") \
             from err

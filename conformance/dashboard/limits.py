@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import json
 import math
 from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
+from conformance.certification.results import jsontext
 from conformance.dashboard.errors import MalformedInput, UsageError
 
 SCHEMA = "pjrt-conformance/device-limits/1"
@@ -42,7 +43,7 @@ def read(path: Path) -> Limits:
     """The device-limits file ``path``; MalformedInput on anything off-schema."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = jsontext.loads(file_limits.read_text(path))   # no FIFO or device, 16 MiB
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise MalformedInput(f"{path}: not readable JSON ({' '.join(str(err).split())})") \
             from err

@@ -15,11 +15,12 @@ threshold alone). A change beyond the threshold inside the noise is not listed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from conformance import file_limits
+from conformance.certification.results import jsontext
 from conformance.dashboard.errors import MalformedInput
 from conformance.dashboard.history import Chart
 
@@ -63,8 +64,8 @@ def thresholds(config: Path | None) -> dict[str, float]:
         return {".*": DEFAULT_THRESHOLD}
     config = Path(config)
     try:
-        text = config.read_text(encoding="utf-8")
-        doc = json.loads("\n".join(ln for ln in text.splitlines()
+        text = file_limits.read_text(config)   # no FIFO or device, 16 MiB
+        doc = jsontext.loads("\n".join(ln for ln in text.splitlines()
                                    if not ln.lstrip().startswith("//")))
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise MalformedInput(f"{config}: not a readable asv config "

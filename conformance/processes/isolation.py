@@ -33,8 +33,8 @@ def run_snippet(snippet: str, *, spec: Any, device_index: int, call: str,
     BackendHang after ``timeout`` seconds, AssertionError on any other non-zero
     exit (with the child's stderr).
     """
-    proc = runner.run_python(_CHILD, [spec.to_json(), str(device_index),
-                                      textwrap.dedent(snippet)], timeout=timeout)
+    proc = runner.run_python(_CHILD, ["-", str(device_index), textwrap.dedent(snippet)],
+                             timeout=timeout, stdin=spec.to_json())   # may pass 128 KiB
     if proc.timed_out:
         raise BackendHang(f"no result within {timeout:g} s [{call}]")
     if proc.signal:

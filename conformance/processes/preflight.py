@@ -35,7 +35,8 @@ def describe(spec: Any, timeout: float = 300.0) -> tuple[str | None, dict[str, A
     :func:`conformance.session.backend.describe`, ``{}`` when it did not open or could
     not say). The facts let a run that loses its workers (cancelled, killed) still record
     its device count, which the expected test count of its profile depends on."""
-    child = runner.run_python(_CHILD, [spec.to_json()], timeout=timeout)
+    # the spec on stdin: --plugin-options may be larger than an argument may be (128 KiB)
+    child = runner.run_python(_CHILD, ["-"], timeout=timeout, stdin=spec.to_json())
     info: dict[str, Any] = {}
     for line in child.stdout.splitlines():
         if line.startswith(INFO):

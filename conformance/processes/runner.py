@@ -108,15 +108,18 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 
 def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout: float,
-             env: Mapping[str, str] | None = None, merge_stderr: bool = False
-             ) -> list[ChildResult]:
+             env: Mapping[str, str] | None = None, merge_stderr: bool = False,
+             stdin: str | None = None) -> list[ChildResult]:
     """Run every ``(program, args)`` of ``children`` at once (:func:`command`: a
     :class:`Module` as ``python -m``, source as ``python -c``) and wait for all within
     ``timeout`` seconds (one deadline for all).
 
     ``env``: the children's environment (default :func:`child_env`; one given must put
     the project on the path too, as :func:`child_env` does). ``merge_stderr``:
-    stderr goes to stdout (one interleaved text). Raises ValueError for a timeout
+    stderr goes to stdout (one interleaved text). ``stdin``: text written to every
+    child's standard input, which is then closed (an argument has at most 128 KiB on
+    Linux: a large document goes this way); None: the children inherit this process's
+    standard input. Raises ValueError for a timeout
     that is not a positive number. Every child's process group is killed before
     returning, also when starting one of them fails.
     """
@@ -134,14 +137,16 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
     try:
         for argv in commands:
             procs.append(subprocess.Popen(
-                argv, stdout=subprocess.PIPE,
+                argv, stdin=subprocess.PIPE if stdin is not None else None,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, text=True,
                 env=env, start_new_session=True))
 
         def wait(i: int) -> None:  # one thread a child: exit times are exact
             proc = procs[i]
             try:
-                out = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+                out = proc.communicate(input=stdin,
+                                       timeout=max(0.1, deadline - time.monotonic()))
                 ended[i] = time.monotonic()
             except subprocess.TimeoutExpired:
                 kill_group(proc)
@@ -164,8 +169,9 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
 
 
 def run_python(program: Module | str, args: Sequence[str] = (), *, timeout: float,
-               env: Mapping[str, str] | None = None, merge_stderr: bool = False
-               ) -> ChildResult:
+               env: Mapping[str, str] | None = None, merge_stderr: bool = False,
+               stdin: str | None = None) -> ChildResult:
     """:func:`run_many` of one child: ``program`` (a :class:`Module`, or Python source)
-    with ``args``."""
-    return run_many([(program, args)], timeout=timeout, env=env, merge_stderr=merge_stderr)[0]
+    with ``args`` (and ``stdin``)."""
+    return run_many([(program, args)], timeout=timeout, env=env, merge_stderr=merge_stderr,
+                    stdin=stdin)[0]

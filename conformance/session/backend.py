@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
+from conformance.certification.results import jsontext
 from conformance.programs.lowering import confine_jax_to_cpu
 from conformance.session import pjrt_plugin_info as plugin_info
 from runtime import xla_bridge, xla_client
@@ -34,13 +35,14 @@ def load_plugin_options(value: str | None) -> dict[str, Any] | None:
         return None
     text = value
     if not value.lstrip().startswith("{"):
-        try:
-            text = Path(value).read_text(encoding="utf-8")
+        try:   # a regular file within its cap: never a FIFO or /dev/zero
+            text = file_limits.read_text(value, what="--plugin-options",
+                                         limit=file_limits.PLUGIN_OPTIONS_LIMIT)
         except OSError as err:
             raise ValueError(f"--plugin-options: {value!r} is neither a JSON object nor a "
                              f"readable file ({err.strerror or err})") from err
     try:
-        options = json.loads(text)
+        options = jsontext.loads(text)   # nesting or a number too long: a JSONDecodeError
     except json.JSONDecodeError as err:
         raise ValueError(f"--plugin-options: not valid JSON ({err})") from err
     if not isinstance(options, dict):

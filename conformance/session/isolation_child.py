@@ -3,7 +3,9 @@ the backend under test, in a process of its own (a crash costs one test).
 
 ``python -m conformance.session.isolation_child SPEC_JSON DEVICE_INDEX SNIPPET`` opens
 the client of ``SPEC_JSON`` (a :class:`conformance.session.backend.BackendSpec` as JSON:
-its setup files, the registry, the client, as an xdist worker does), then runs the
+its setup files, the registry, the client, as an xdist worker does; ``-``: the JSON is
+read from standard input, as :func:`~conformance.processes.isolation.run_snippet` gives
+it, since its plugin options may be larger than one argument may be), then runs the
 Python source ``SNIPPET`` as the program's top level with these names bound (the
 snippets of the areas are written against them): ``spec``, ``client``, ``device`` (local
 device ``DEVICE_INDEX``), ``xc`` (the platform's module API,
@@ -45,6 +47,8 @@ def main(argv: list[str]) -> None:
     """Open the client of ``argv[0]`` and run the snippet ``argv[2]`` on its local device
     ``argv[1]``."""
     spec_json, device_index, snippet = argv
+    if spec_json == "-":
+        spec_json = sys.stdin.read()
     code = compile(snippet, "<snippet>", "exec")
     exec(code, namespace(spec_json, int(device_index)))  # noqa: S102 - the test's snippet
 

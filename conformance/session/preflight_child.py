@@ -1,7 +1,9 @@
 """The child of :func:`conformance.processes.preflight.describe`: open the client once.
 
 ``python -m conformance.session.preflight_child SPEC_JSON`` (a
-:class:`conformance.session.backend.BackendSpec` as JSON) runs the spec's setup files,
+:class:`conformance.session.backend.BackendSpec` as JSON; ``-``: read it from standard
+input, as :func:`~conformance.processes.preflight.describe` gives it, since its plugin
+options may be larger than one argument may be) runs the spec's setup files,
 configures the registry and opens the client, as an xdist worker would. When that fails
 it prints one line ``PJRT_PREFLIGHT <json error text>`` and exits 3; otherwise it prints
 ``PJRT_PREFLIGHT_INFO <json>``, the client's platform facts
@@ -22,8 +24,9 @@ from conformance.session import backend
 
 
 def main(argv: list[str]) -> int:
-    """Open the client of the spec ``argv[0]``; the exit status (0 opened, 3 not)."""
-    spec = backend.BackendSpec.from_json(argv[0])
+    """Open the client of the spec ``argv[0]`` (``-``: standard input); the exit status
+    (0 opened, 3 not)."""
+    spec = backend.BackendSpec.from_json(sys.stdin.read() if argv[0] == "-" else argv[0])
     try:
         spec.run_setup_files()
         spec.configure()

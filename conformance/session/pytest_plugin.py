@@ -116,9 +116,11 @@ def _configure_suite(config: pytest.Config) -> None:
                                        "(except crash, timeout, wrong result)")
     validate.numbers(cpu_devices=config.getoption("cpu_devices"),
                      num_processes=config.getoption("num_processes"))
+    merging = not hasattr(config, "workerinput")
+    if merging:   # a pipe (<(...)) is read once: the workers get the private copy
+        option_files.read_once(config.getoption, lambda d, v: setattr(config.option, d, v))
     option_files.check(config.getoption)
     plugin_options = _plugin_options(config)
-    merging = not hasattr(config, "workerinput")
     if merging and config.getoption("report_dir"):
         out = validate.output_dir(config.getoption("report_dir"), option="--report-dir",
                                   force=config.getoption("force_report_dir"))

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from conformance import file_limits
 from conformance.certification.results import jsontext
 from conformance.certification.results import runlog
 
@@ -231,7 +232,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
         raise ValueError(f"{out}: already holds a report bundle; check it with "
                          f"'pjrt-conformance verify {out}'")
     try:
-        facts = jsontext.loads((out / RUN_FILE).read_text())
+        facts = jsontext.loads(file_limits.read_text(   # no FIFO or device, 256 MiB
+            out / RUN_FILE, limit=file_limits.BUNDLE_FILE_LIMIT))
         opts = facts["options"]
         platform_info = platform_of(facts)
         # No log: the run died before its first phase report (nothing finished).
@@ -294,7 +296,8 @@ def incomplete_bundle(out: Path, why: str) -> dict[str, Any]:
     out = Path(out)
     if (out / bundle.MANIFEST).is_file() and (out / "report.json").is_file():
         try:
-            doc = jsontext.loads((out / "report.json").read_text())
+            doc = jsontext.loads(file_limits.read_text(
+                out / "report.json", limit=file_limits.BUNDLE_FILE_LIMIT))
         except (OSError, ValueError, UnicodeDecodeError):
             doc = None
         if isinstance(doc, dict) and doc.get("verdict") == "incomplete":

@@ -13,7 +13,8 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
   type and range. The PJRT C API publishes no schema of create options, and the XLA
   CPU plugin aborts (SIGABRT) or crashes (SIGSEGV) on a wrongly typed or negative
   ``cpu_device_count``, so the table below stops that before the library is loaded;
-- :func:`numbers`: ``-n``/``--workers`` (``auto`` or an int >= 0), ``--timeout`` (> 0
+- :func:`numbers`: ``-n``/``--workers`` (``auto`` or an int from 0 to
+  :func:`max_workers`: :data:`WORKERS_PER_CORE` per CPU core), ``--timeout`` (> 0
   seconds), ``--cpu-devices`` (1..:data:`MAX_CPU_DEVICES`), ``--num-processes``
   (1..:data:`MAX_PROCESSES`).
 
@@ -45,6 +46,10 @@ MIN_FREE_BYTES = 64 * 2**20
 MAX_CPU_DEVICES = 1024
 #: Largest ``--num-processes``.
 MAX_PROCESSES = 64
+#: ``-n`` workers per CPU core at most (:func:`max_workers`): each worker is a Python
+#: process with its own client; 100000 of them were started one after another, without
+#: end, until the machine gave out.
+WORKERS_PER_CORE = 4
 #: Files of an earlier bundle that ``force`` removes (nothing else is ever removed).
 BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "junit.xml.xz",
                 "MANIFEST.sha256", "MANIFEST.sha256.sig", "results.jsonl", "results.jsonl.xz",
@@ -221,14 +226,21 @@ def _int_in(option: str, value: Any, low: int, high: int | None) -> int:
     return number
 
 
+def max_workers() -> int:
+    """The most ``-n`` workers: :data:`WORKERS_PER_CORE` per CPU core of this machine."""
+    return WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
 def workers(value: Any) -> str:
-    """``-n``/``--workers``: 'auto' or an int >= 0 (returned as text)."""
+    """``-n``/``--workers``: 'auto' or an int from 0 to :func:`max_workers` (returned as
+    text)."""
     if str(value) in ("auto", "logical"):
         return str(value)
     try:
-        return str(_int_in("-n/--workers", value, 0, None))
+        return str(_int_in("-n/--workers", value, 0, max_workers()))
     except OptionError as err:
-        raise OptionError(f"{err} or 'auto'") from None
+        raise OptionError(f"{err} ({WORKERS_PER_CORE} per CPU core; this machine has "
+                          f"{os.cpu_count() or 1}) or 'auto'") from None
 
 
 def numbers(*, cpu_devices: Any, num_processes: Any, timeout: Any = None,

@@ -28,6 +28,7 @@ from typing import Any
 
 from pytest_split.algorithms import Algorithms
 
+from conformance import file_limits
 from conformance.certification.bundle import provenance
 from conformance.certification.results import jsontext
 
@@ -85,7 +86,7 @@ def load_durations(path: Path | str) -> dict[str, float]:
     Raises ValueError naming ``path`` when the file is missing, not JSON, or holds
     anything else."""
     try:
-        doc = jsontext.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsontext.loads(file_limits.read_text(path, what="--shard-durations"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"--shard-durations {path}: {err}") from None
     if not isinstance(doc, dict):

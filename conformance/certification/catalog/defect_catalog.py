@@ -51,6 +51,7 @@ import jsonschema
 
 from packaging.version import Version
 
+from conformance import file_limits
 from conformance.certification.catalog import known_failures
 
 SHIPPED = "shipped"
@@ -197,7 +198,7 @@ def load_file(path: Path) -> list[Defect]:
     status) or a bad requirement string."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = file_limits.toml_loads(file_limits.read_text(path))   # no FIFO, 16 MiB
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise ValueError(f"{path}: cannot read the defect catalog: {err}") from err
     errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(data),

@@ -26,6 +26,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
+
 WAIVABLE = ("fail_error", "not_supported", "skipped")
 NEVER_WAIVABLE = ("fail_wrong_result", "crash", "timeout")
 #: The keys of a ``[[waiver]]`` table (any other key is an error).
@@ -56,7 +58,7 @@ def parse(path: Path) -> list[Waiver]:
     missing or malformed field (``issue`` must be an http(s) URL, ``expires`` a
     TOML date)."""
     try:
-        doc = tomllib.loads(Path(path).read_text())
+        doc = file_limits.toml_loads(file_limits.read_text(path, what="--waivers"))
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise ValueError(f"--waivers {path}: {err}") from err
     unknown = sorted(set(doc) - {"waiver"})

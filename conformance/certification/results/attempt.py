@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
 from conformance.certification.results import jsontext
 
 #: Lines of stderr kept as the reason a run gave no bundle.
@@ -62,7 +63,7 @@ def read(path: Path) -> dict[str, Any]:
     """An ``attempt.json``; ValueError naming the file when it is not a JSON object with
     the fields above."""
     try:
-        doc = jsontext.loads(Path(path).read_text(encoding="utf-8"))
+        doc = jsontext.loads(file_limits.read_text(path, limit=file_limits.BUNDLE_FILE_LIMIT))
     except (OSError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: not a readable attempt record ({err})") from err
     if not isinstance(doc, dict) or set(FIELDS) - set(doc):

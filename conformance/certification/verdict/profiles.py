@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from conformance import file_limits
 from conformance.certification.results import jsontext
 
 #: Capability modules a vendor can declare (README.md, "Certifying a PJRT plugin").
@@ -67,7 +68,8 @@ def parse_declared(values: list[str]) -> list[str]:
 
 def read_declare_file(path: Path) -> list[str]:
     """Capabilities listed one a line in ``path`` (``#`` starts a comment)."""
-    lines = [line.split("#", 1)[0].strip() for line in path.read_text().splitlines()]
+    text = file_limits.read_text(path, what="--declare-file")   # no FIFO, device, 16 MiB
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     return parse_declared([line for line in lines if line])
 
 
@@ -115,7 +117,7 @@ def load(name: str) -> Profile:
     """
     path = Path(name)
     if path.suffix == ".json" and path.exists():
-        text = path.read_text()
+        text = file_limits.read_text(path, what="--profile")   # no FIFO, device, 16 MiB
     else:
         try:
             text = resources.files("conformance").joinpath("profiles", f"{name}.json").read_text()
