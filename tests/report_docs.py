@@ -78,7 +78,9 @@ def doc(*, attributed: bool = False) -> dict:
             f["attribution"] = "framework" if f["status"] == "crash" else "plugin"
             f["defect"] = {"id": f"JAXLIB-{i % 2}", "upstream": "not reported yet",
                            "summary": "donated buffer use segfaults"}
-            f["evidence"] = ["reproduces with jaxlib's own CPU client"]
+            f["evidence"] = [{"source": "catalog", "answer": f["attribution"],
+                              "defect": f["defect"]["id"], "upstream": "not reported yet",
+                              "note": "reproduces with jaxlib's own CPU client"}]
         attributed_ids = {f["nodeid"]: f for f in d["failures"]}
         for r in d["results"]:
             f = attributed_ids.get(r["nodeid"])

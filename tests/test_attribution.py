@@ -12,6 +12,7 @@ from conformance.certification.catalog import known_failures
 from conformance.certification.verdict import report
 from conformance.certification.verdict import decide as verdict
 from conformance.certification.catalog import waivers
+from conformance.certification.rendering import failure_view as view
 from conformance.processes import reference_differential as ref
 from tests.bundle_helpers import HEADER, crafted as _crafted, rewrite as _rewrite
 
@@ -19,25 +20,38 @@ IS_READY = "conformance/test_lifecycle.py::test_use_after_delete_raises[is_ready
 CBRT = "conformance/test_kernels_elementwise.py::test_float_special_values[cbrt-float32]"
 
 
-def _source(name, strength, answer):
-    return attribution.Source(name, strength, lambda record: answer)
+def _source(name, answer):
+    return attribution.Source(name, lambda record: answer)
 
 
 def test_strongest_source_decides_and_every_answer_is_evidence():
-    sources = [_source("catalog", attribution.CATALOG, ("framework", "listed")),
-               _source("reference", attribution.REFERENCE, ("plugin", "passes there")),
-               _source("capi", attribution.CAPI, None)]
-    assert attribution.decide({"nodeid": "x", "status": "crash"}, sources) == (
-        "plugin", ["reference: passes there", "catalog: listed"])
-    only_evidence = [_source("reference", attribution.REFERENCE, ("unattributed", "timed out"))]
-    assert attribution.decide({}, only_evidence) == ("unattributed",
-                                                     ["reference: timed out"])
+    sources = [_source("catalog", {"answer": "framework", "defect": "d", "upstream": "u",
+                                   "note": "listed"}),
+               _source("reference", {"answer": "plugin", "status": "crash",
+                                     "reference_status": "pass"}),
+               _source("capi", None)]
+    assert attribution.decide({"nodeid": "x", "status": "crash"}, sources) == ("plugin", [
+        {"source": "reference", "answer": "plugin", "status": "crash",
+         "reference_status": "pass"},
+        {"source": "catalog", "answer": "framework", "defect": "d", "upstream": "u",
+         "note": "listed"}])
+    only_evidence = [_source("reference", {"answer": "unattributed", "status": "crash",
+                                           "reference_status": None, "not_rerun": "timed out"})]
+    assert attribution.decide({}, only_evidence) == ("unattributed", [
+        {"source": "reference", "answer": "unattributed", "status": "crash",
+         "not_rerun": "timed out"}])
     assert attribution.decide({}, []) == ("unattributed", [])
 
 
 def test_a_source_answering_nonsense_is_an_error():
-    with pytest.raises(ValueError, match="evidence source 'capi' must return None or"):
-        attribution.decide({}, [_source("capi", attribution.CAPI, ("vendor", "x"))])
+    with pytest.raises(ValueError, match="evidence source 'capi' must answer one of"):
+        attribution.decide({}, [_source("capi", {"answer": "vendor"})])
+    with pytest.raises(ValueError, match="must return None or a dict of facts"):
+        attribution.decide({}, [_source("capi", ("plugin", "prose"))])
+    with pytest.raises(ValueError, match="has no fact text"):
+        attribution.decide({}, [_source("capi", {"answer": "plugin", "text": "prose"})])
+    with pytest.raises(ValueError, match="unknown evidence source 'vendor'"):
+        attribution.Source("vendor", lambda record: None)
 
 
 def _catalog_result(nodeid, status):
@@ -53,7 +67,12 @@ def test_catalog_attributes_only_the_expected_status():
     assert r.attribution == "framework" and r.defect["id"] == "jaxlib-is-ready-on-deleted-array"
     other = _catalog_result(IS_READY, "fail_wrong_result")
     assert other.attribution == "unattributed" and other.defect is None
-    assert "expects crash, got fail_wrong_result" in other.evidence[0]
+    assert other.evidence == [{"source": "catalog", "answer": "unattributed",
+                               "defect": "jaxlib-is-ready-on-deleted-array",
+                               "expected": ["crash"]}]
+    assert view.evidence_text(other.evidence[0], other.status) == (
+        "catalog: jaxlib-is-ready-on-deleted-array matches the test id but expects crash, "
+        "got fail_wrong_result")
 
 
 ARGMAX = "conformance/test_kernels_reduce.py::test_arg_reduction_picks_the_first_of_ties[float32-argmax]"
@@ -66,11 +85,12 @@ def test_a_lowering_defect_outranks_a_re_run_of_the_same_program():
     entry = known_failures.match(entries, [ARGMAX], "cuda")[ARGMAX]
     assert entry.defect.layer == "lowering"
     record = {"nodeid": ARGMAX, "status": "fail_wrong_result"}
-    capi_says = _source("capi", attribution.CAPI, ("plugin", "wrong through the C API too"))
-    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes on the CPU"))
+    capi_says = _source("capi", attribution.capi_facts("execute", "wrong", "differs"))
+    ref_says = _source("reference", ref.answer("fail_wrong_result", "pass", None, ""))
     lowering = attribution.lowering_source({ARGMAX: entry})
     got, evidence = attribution.decide(record, [capi_says, ref_says, lowering])
-    assert got == "framework" and evidence[0].startswith("lowering: jax-argminmax-nan-ties")
+    assert got == "framework" and evidence[0] == {"source": "lowering", "answer": "framework",
+                                                  "defect": "jax-argminmax-nan-ties"}
     # an ordinary catalog entry does not outrank the re-run (nor does a wrong status)
     cbrt = known_failures.match(entries, [CBRT], "cpu")[CBRT]
     assert attribution.lowering_source({CBRT: cbrt}).fn(
@@ -125,17 +145,27 @@ def test_reference_differential_answers():
         "conformance.test_lifecycle::t[cpu:2]"]
     assert ref.targets(["test_mine.py::t[tpu:0]"]) == ["test_mine.py::t[cpu:0]"]
     assert ref.is_reference("cpu", False) and not ref.is_reference("cpu", True)
-    assert ref.answer("crash", "pass", None, "")[0] == "plugin"
+    assert ref.answer("crash", "pass", None, "") == {
+        "answer": "plugin", "status": "crash", "reference_status": "pass",
+        "reference_defect": None, "not_rerun": None}
     # failing the same on the reference CPU client (itself XLA) is no evidence for the
     # framework: without a cataloged defect it stays unattributed
     same = ref.answer("crash", "crash", None, "")
-    assert same[0] == "unattributed" and "PJRT C API re-run" in same[1]
-    assert ref.answer("crash", "fail_error", None, "")[0] == "unattributed"
-    assert ref.answer("crash", None, None, "timed out")[1].endswith("timed out")
+    assert same["answer"] == "unattributed" and same["reference_defect"] is None
+    assert "PJRT C API re-run" in view.evidence_text({"source": "reference", **same})
+    assert ref.answer("crash", "fail_error", None, "")["answer"] == "unattributed"
+    untried = ref.answer("crash", None, None, "timed out")
+    assert untried["not_rerun"] == "timed out" and untried["reference_status"] is None
+    assert view.evidence_text({"source": "reference", **untried}).endswith("timed out")
     (own,) = [e for e in defect_catalog.entries(defect_catalog.load()) if e.matches(CBRT)]
     shared = ref.answer("fail_wrong_result", "fail_wrong_result", own, "")
-    assert shared[0] == "plugin" and "xla-cpu-cbrt-subnormal" in shared[1]
-    assert shared[1].startswith(attribution.SHARED_WITH_XLA)
+    assert shared["answer"] == "plugin"
+    assert shared["reference_defect"]["id"] == "xla-cpu-cbrt-subnormal"
+    assert attribution.shared(attribution.item("reference", **shared))
+    assert view.evidence_text({"source": "reference", **shared}).startswith(
+        f"reference: {attribution.SHARED_WITH_XLA}: fails the same")
+    # a reference failure of another status names no defect of the reference client
+    assert ref.answer("fail_wrong_result", "crash", own, "")["reference_defect"] is None
 
 
 def test_reference_source_reruns_only_failures(monkeypatch, tmp_path):
@@ -196,7 +226,9 @@ def test_reference_differential_attributes_a_broken_backend_to_the_plugin(run_su
     for f in doc["failures"]:
         assert f["status"] == "fail_wrong_result"
         assert f["attribution"] == "plugin", f["evidence"]
-        assert f["evidence"][0] == f"reference: passes on {ref.REFERENCE_NAME}"
+        assert f["evidence"][0] == {"source": "reference", "answer": "plugin",
+                                    "status": "fail_wrong_result", "reference_status": "pass"}
+        assert view.evidence_lines(f)[0] == f"reference: passes on {ref.REFERENCE_NAME}"
     assert doc["verdict"] == verdict.NOT_CERTIFIED
 
 
@@ -208,12 +240,13 @@ def test_a_target_the_framework_could_not_register_is_the_framework_s():
 
     source = attribution.registration_source(FRAMEWORK_MARKER)
     gap = f"FrameworkGap: {FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found [NOT_FOUND]"
-    assert source.fn({"message": gap}) == (
-        "framework", f"{FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found [NOT_FOUND]")
+    assert source.fn({"message": gap}) == {
+        "answer": "framework",
+        "quote": f"{FRAMEWORK_MARKER}: lapack_sgetrf_ffi was not found [NOT_FOUND]"}
     assert source.fn({"message": "AssertionError: out differs from expected"}) is None
     assert source.fn({}) is None
     # it outranks the reference differential, which passes on jaxlib's own client
-    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes there"))
+    ref_says = _source("reference", ref.answer("fail_error", "pass", None, ""))
     assert attribution.decide({"message": gap}, [ref_says, source])[0] == "framework"
 
 
@@ -227,7 +260,8 @@ def test_verify_accepts_registration_evidence_only_when_the_failure_says_so(tmp_
         def fn(doc):
             for r in doc["results"] + doc["failures"]:
                 if r["status"] == "fail_error":
-                    r["attribution"], r["evidence"] = "framework", [f"registration: {line}"]
+                    r["attribution"], r["evidence"] = "framework", [
+                        {"source": "registration", "answer": "framework", "quote": line}]
                     if "message" in r:
                         r["message"] = message
             doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
@@ -251,11 +285,12 @@ def test_an_oracle_disagreement_is_the_suite_s_and_a_wrong_device_is_not():
     err = interpreter.OracleDisagreement("add(float32[3]): the interpreter says 1.0")
     assert str(err).startswith(interpreter.SUITE_MARKER) and err.detail.startswith("add(")
     message = f"conformance.programs.interpreter.OracleDisagreement: {err}"
-    assert source.fn({"status": "fail_error", "message": message}) == ("suite", str(err))
+    assert source.fn({"status": "fail_error", "message": message}) == {"answer": "suite",
+                                                                       "quote": str(err)}
     wrong = f"AssertionError: result 0 on cpu:1 matches neither oracle\n(and {err})"
     assert source.fn({"status": "fail_wrong_result", "message": wrong}) is None
     assert source.fn({"status": "fail_error", "message": "ValueError: bad"}) is None
-    ref_says = _source("reference", attribution.REFERENCE, ("plugin", "passes there"))
+    ref_says = _source("reference", ref.answer("fail_error", "pass", None, ""))
     assert attribution.decide({"status": "fail_error", "message": message},
                               [ref_says, source])[0] == "suite"
 
@@ -270,7 +305,8 @@ def test_verify_accepts_a_suite_attribution_only_when_the_failure_says_so(tmp_pa
         def fn(doc):
             for r in doc["results"] + doc["failures"]:
                 if r["status"] == "fail_error":
-                    r["attribution"], r["evidence"] = "suite", [f"oracle: {line}"]
+                    r["attribution"], r["evidence"] = "suite", [
+                        {"source": "oracle", "answer": "suite", "quote": line}]
                     if "message" in r:
                         r["message"] = message
             doc["verdict"], doc["verdict_reasons"] = verdict.CERTIFIED, []
@@ -283,3 +319,72 @@ def test_verify_accepts_a_suite_attribution_only_when_the_failure_says_so(tmp_pa
     _rewrite(path, attribute("AssertionError: wrong sum"), render=True)  # forged
     problems = bundle.verify(path).problems
     assert any("attribution suite" in p and "is not backed" in p for p in problems), problems
+
+
+#: One item of each evidence source, with the result it belongs to and its failure
+#: message: every kind of attribution.KINDS must have one (a new kind fails here until
+#: it is rendered and re-checked).
+_GAP = "FrameworkGap: registration failed: lapack_sgetrf_ffi"
+SAMPLES = {
+    "lowering": ({"source": "lowering", "answer": "framework", "defect": "jax-argminmax-nan-ties"},
+                 {"status": "fail_wrong_result", "attribution": "framework",
+                  "defect": {"id": "jax-argminmax-nan-ties"}}, ""),
+    "registration": ({"source": "registration", "answer": "framework",
+                      "quote": "registration failed: lapack_sgetrf_ffi"},
+                     {"status": "fail_error", "attribution": "framework"}, _GAP),
+    "oracle": ({"source": "oracle", "answer": "suite", "quote": "the oracles disagree"},
+               {"status": "fail_error", "attribution": "suite"}, "x: the oracles disagree"),
+    "capi": ({"source": "capi", "answer": "plugin", "check": "execute", "outcome": "wrong",
+              "detail": "element 3 differs"}, {"status": "crash", "attribution": "plugin"}, ""),
+    "reference": ({"source": "reference", "answer": "plugin", "status": "fail_wrong_result",
+                   "reference_status": "fail_wrong_result",
+                   "reference_defect": {"id": "xla-cpu-cbrt-subnormal", "upstream": "u"}},
+                  {"status": "fail_wrong_result", "attribution": "plugin"}, ""),
+    "catalog": ({"source": "catalog", "answer": "plugin", "defect": "xla-cpu-cbrt-subnormal",
+                 "upstream": "u", "note": "subnormal inputs"},
+                {"status": "fail_wrong_result", "attribution": "plugin",
+                 "defect": {"id": "xla-cpu-cbrt-subnormal"}}, ""),
+}
+
+
+def test_every_evidence_source_is_rendered_re_checked_and_in_the_schema():
+    """The one list of sources (attribution.KINDS) is what the renderers, verify's
+    re-check, rerender and the report schema know: no more, no less."""
+    from conformance.certification.attribution import check
+    from conformance.certification.bundle import reportfile
+
+    assert set(SAMPLES) == set(attribution.NAMES)
+    assert set(view.EVIDENCE_TEXT) == set(attribution.NAMES)
+    assert set(check.RECHECK) == set(attribution.NAMES)
+    evidence = reportfile.schema()["$defs"]["evidence"]
+    assert evidence["properties"]["source"]["enum"] == list(attribution.NAMES)
+    forms = evidence["oneOf"]
+    for kind in attribution.KINDS:
+        (form,) = [f for f in forms if "legacy" not in f["properties"]
+                   and kind.name in (f["properties"]["source"].get("enum")
+                                     or [f["properties"]["source"].get("const")])]
+        assert set(form["properties"]) == {"source", "answer", *kind.facts}, kind.name
+        e, result, message = SAMPLES[kind.name]
+        assert attribution.item(kind.name, **{k: v for k, v in e.items() if k != "source"}) == e
+        result = {"nodeid": f"conformance/test_x.py::{kind.name}", **result, "evidence": [e]}
+        line = view.evidence_text(e, result["status"])
+        assert line.startswith(f"{kind.name}: ") and "=" not in line, line   # not the fallback
+        assert check.evidence_problems(result, message) == [], kind.name
+        flipped = {**e, "answer": "suite" if e["answer"] != "suite" else "plugin"}
+        assert check.evidence_problems({**result, "evidence": [flipped]}, message), kind.name
+    # rerender replays exactly the recorded kinds; the others are recomputed offline
+    assert {s.name for s in attribution.offline_sources({})} == {
+        k.name for k in attribution.KINDS if not k.recorded}
+
+
+def test_schema_2_strings_are_legacy_items_whose_text_is_not_read():
+    r = {"attribution": "framework", "evidence": [
+        "capi: wrong through the PJRT C API too: anything",
+        f"reference: {attribution.SHARED_WITH_XLA}: fails the same"]}
+    assert attribution.items(r) == [
+        {"source": "capi", "answer": "framework",
+         "legacy": "wrong through the PJRT C API too: anything"},
+        {"source": "reference", "answer": "framework", "shared_with_xla": True,
+         "legacy": f"{attribution.SHARED_WITH_XLA}: fails the same"}]
+    assert view.evidence_lines(r) == r["evidence"]
+    assert attribution.decided(attribution.items(r)) == "framework"

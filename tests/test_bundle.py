@@ -72,7 +72,7 @@ def test_schema_violation_is_detected(tmp_path):
     path = _crafted(tmp_path)
     _rewrite(path, lambda d: d["results"][0].update(status="passed-ish"))
     problems = bundle.verify(path).problems
-    assert any("does not match schema 2 at results/0/status" in p for p in problems), problems
+    assert any("does not match schema 3 at results/0/status" in p for p in problems), problems
 
 
 def test_profile_mismatch_is_detected(tmp_path):

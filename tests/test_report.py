@@ -46,7 +46,7 @@ def _run(pytester, *args):
 def test_statuses_and_verdict(pytester):
     pytester.makepyfile(test_synthetic=SYNTHETIC)
     result, doc, md = _run(pytester)
-    assert doc["schema_version"] == 2
+    assert doc["schema_version"] == 3
     jsonschema.validate(doc, bundle.schema())     # the written report matches its schema
     by_status = doc["summary"]["by_status"]
     assert by_status == {"pass": 1, "fail_wrong_result": 2, "fail_error": 1, "crash": 1,

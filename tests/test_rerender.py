@@ -10,6 +10,7 @@ import pytest
 from conformance.certification.bundle import files as bundle
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.verdict import profiles
+from conformance.certification.verdict import report
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
 from conformance.processes import reference_differential as ref
@@ -30,29 +31,27 @@ def _pids(n):
     return free[:n]
 
 
-def _old_bundle(tmp_path):
-    """A bundle as an older suite wrote it: three wrong results whose evidence is the run's
-    re-runs (attributed under the old rule), no ``flaky`` column, no XLA-shared count."""
-    a, b, c = _pids(3)
-    path = crafted(tmp_path, "old", **{a: "fail_wrong_result", b: "fail_wrong_result",
-                                       c: "fail_wrong_result"})
-    evidence = {a: ("unattributed", [f"reference: passes on {REF}"]),
-                b: ("framework", ["capi: correct through the PJRT C API: the plugin's own "
-                                  "result is right"]),
-                c: ("unattributed", [f"reference: fails the same on {REF} (fail_wrong_result)"])}
+def _recompute(doc):
+    from conformance.certification.attribution import sources as attribution
+    from conformance.certification.verdict import decide as verdict
+    doc["stack_findings"] = attribution.stack_findings(doc["results"])
+    doc["verdict"], doc["verdict_reasons"] = verdict.decide(
+        doc["results"], collected=doc["summary"]["collected"],
+        profile=profiles.load(profiles.DEFAULT_PROFILE), declared=[], device_count=1,
+        errors=[], interrupted=None)
 
+
+def _attributed(path, evidence, *, schema_version=None):
+    """Give the results of ``evidence`` (profile id -> (attribution, evidence)) those,
+    with the document's derived fields recomputed and its files rendered again."""
     def old(doc):
         for entry in doc["results"] + doc["failures"]:
             pid = entry["test_id"]
             if pid in evidence:
                 entry["attribution"], entry["evidence"] = evidence[pid][0], evidence[pid][1]
-        from conformance.certification.attribution import sources as attribution
-        from conformance.certification.verdict import decide as verdict
-        doc["stack_findings"] = attribution.stack_findings(doc["results"])
-        doc["verdict"], doc["verdict_reasons"] = verdict.decide(
-            doc["results"], collected=doc["summary"]["collected"],
-            profile=profiles.load(profiles.DEFAULT_PROFILE), declared=[], device_count=1,
-            errors=[], interrupted=None)
+        if schema_version is not None:
+            doc["schema_version"] = schema_version
+        _recompute(doc)
 
     def older_columns(doc):  # after rendering: today's renderers need these columns
         for table in [doc["summary"]["by_status"], *doc["areas"].values(),
@@ -61,8 +60,61 @@ def _old_bundle(tmp_path):
         doc.pop("shared_with_xla", None)
     rewrite(path, old, render=True)
     rewrite(path, older_columns)
+
+
+def _old_bundle(tmp_path):
+    """A schema-2 bundle (evidence as prose) as an older suite wrote it: three wrong
+    results whose evidence is the run's re-runs, no ``flaky`` column, no XLA-shared
+    count."""
+    a, b, c = _pids(3)
+    path = crafted(tmp_path, "old", **{a: "fail_wrong_result", b: "fail_wrong_result",
+                                       c: "fail_wrong_result"})
+    _attributed(path, {
+        a: ("plugin", [f"reference: passes on {REF}"]),
+        b: ("framework", ["capi: correct through the PJRT C API: the plugin's own result "
+                          "is right"]),
+        c: ("unattributed", [f"reference: fails the same on {REF} (fail_wrong_result)"])},
+        schema_version=2)
     assert bundle.verify(path).problems == []
     return path, (a, b, c)
+
+
+def _ref(status, ref_status, answer):
+    return {"source": "reference", "answer": answer, "status": status,
+            "reference_status": ref_status}
+
+
+def _rule_changed_bundle(tmp_path):
+    """A schema-3 bundle attributed under an older rule: failing the same on the
+    reference CPU client was the framework's."""
+    a, b, c = _pids(3)
+    wrong = "fail_wrong_result"
+    path = crafted(tmp_path, "rule", **{a: wrong, b: wrong, c: wrong})
+    _attributed(path, {
+        a: ("plugin", [_ref(wrong, "pass", "plugin")]),
+        b: ("framework", [{"source": "capi", "answer": "framework", "check": "execute",
+                           "outcome": "correct", "detail": "the plugin's own result is right"}]),
+        c: ("framework", [_ref(wrong, wrong, "framework")])})
+    return path, (a, b, c)
+
+
+def test_a_schema_2_bundle_keeps_its_re_runs_as_recorded(tmp_path, capsys):
+    """Evidence strings are legacy items: not read back, they keep the attribution the
+    bundle recorded; the bundle is written in the current schema and says the same."""
+    path, (a, b, c) = _old_bundle(tmp_path)
+    before = {ln for ln in (path / "report.md").read_text().splitlines() if "evidence:" in ln}
+    assert main(capsys, "rerender", path).returncode == 0
+    doc = json.loads((path / "report.json").read_text())
+    assert doc["schema_version"] == report.SCHEMA_VERSION
+    got = {r["test_id"]: (r["attribution"], r["evidence"]) for r in doc["results"]
+           if "attribution" in r}
+    assert got[a] == ("plugin", [{"source": "reference", "answer": "plugin",
+                                  "legacy": f"passes on {REF}"}])
+    assert got[b][0] == "framework" and got[b][1][0]["source"] == "capi"
+    assert got[c][0] == "unattributed"
+    after = {ln for ln in (path / "report.md").read_text().splitlines() if "evidence:" in ln}
+    assert after == before and len(after) == 3
+    assert bundle.verify(path).problems == []
 
 
 def _keypair(tmp_path):
@@ -73,7 +125,10 @@ def _keypair(tmp_path):
 
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
 def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
-    path, (a, b, c) = _old_bundle(tmp_path)
+    path, (a, b, c) = _rule_changed_bundle(tmp_path)
+    problems = bundle.verify(path).problems   # the rule changed: verify says so
+    assert any("evidence 0 (reference)" in p and "answers 'framework'" in p
+               for p in problems), problems
     key, pub = _keypair(tmp_path)
     out = main(capsys, "rerender", path, "--key", key)
     assert out.returncode == 0, out.stderr
@@ -81,9 +136,14 @@ def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
     doc = json.loads((path / "report.json").read_text())
     got = {r["test_id"]: (r["attribution"], r["evidence"]) for r in doc["results"]
            if "attribution" in r}
-    assert got[a] == ("plugin", [f"reference: passes on {REF}"])
-    assert got[b][0] == "framework" and got[b][1][0].startswith("capi: correct through")
-    assert got[c][0] == "unattributed" and "only a pass of the PJRT C API re-run" in got[c][1][0]
+    assert got[a] == ("plugin", [_ref("fail_wrong_result", "pass", "plugin")])
+    assert got[b][0] == "framework" and got[b][1][0]["outcome"] == "correct"
+    assert got[c] == ("unattributed", [_ref("fail_wrong_result", "fail_wrong_result",
+                                            "unattributed")])
+    md = (path / "report.md").read_text()
+    assert f"evidence: reference: passes on {REF}" in md
+    assert "evidence: capi: correct through the PJRT C API: the plugin's own result" in md
+    assert "only a pass of the PJRT C API re-run" in md
     assert {f["test_id"]: f["attribution"] for f in doc["failures"]} == \
         {k: v[0] for k, v in got.items()}
     assert doc["summary"]["by_status"]["flaky"] == 0 and "shared_with_xla" in doc
@@ -95,8 +155,39 @@ def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
     assert bundle.verify(path, key=pub).problems == []
 
 
-def test_rerender_is_stable_and_a_tampered_bundle_is_refused_untouched(tmp_path, capsys):
-    path, _ = _old_bundle(tmp_path)
+def test_rerender_reads_data_not_prose(tmp_path, monkeypatch):
+    """Evidence prose changed arbitrarily (every renderer, and a schema-2 bundle's
+    strings) changes report.md and report.html, never what rerender decides."""
+    from conformance.certification.attribution import sources as attribution
+    from conformance.certification.rendering import failure_view, rerender
+
+    plain, _ = _rule_changed_bundle(tmp_path / "plain")
+    odd, _ = _rule_changed_bundle(tmp_path / "odd")
+    rerender.rerender(plain)
+    monkeypatch.setattr(failure_view, "EVIDENCE_TEXT",
+                        {k: (lambda e, status: "passes on ~ fails the same (crash) ~ correct")
+                         for k in attribution.NAMES})
+    rerender.rerender(odd)
+    assert (odd / "report.json").read_bytes() == (plain / "report.json").read_bytes()
+    assert "passes on ~ fails the same" in (odd / "report.md").read_text()
+    assert "passes on ~ fails the same" not in (plain / "report.md").read_text()
+    # a schema-2 bundle whose strings say anything at all: the same attributions
+    old, (a, b, c) = _old_bundle(tmp_path / "old")
+    garbled, _ = _old_bundle(tmp_path / "garbled")
+
+    def garble(doc):
+        for entry in doc["results"] + doc["failures"]:
+            entry["evidence"] = [e.split(": ", 1)[0] + ": wrong through the PJRT C API too"
+                                 for e in entry.get("evidence", [])]
+    rewrite(garbled, garble)
+    docs = [rerender.rerender(p) for p in (old, garbled)]
+    assert [[(r["nodeid"], r.get("attribution")) for r in d["results"]] for d in docs][0] == \
+        [[(r["nodeid"], r.get("attribution")) for r in d["results"]] for d in docs][1]
+
+
+@pytest.mark.parametrize("make", [_old_bundle, _rule_changed_bundle], ids=["schema2", "schema3"])
+def test_rerender_is_stable_and_a_tampered_bundle_is_refused_untouched(tmp_path, capsys, make):
+    path, _ = make(tmp_path)
     assert main(capsys, "rerender", path).returncode == 0
     first = {p.name: p.read_bytes() for p in path.rglob("*") if p.is_file()}
     assert main(capsys, "rerender", path).returncode == 0   # the same records, the same bundle

@@ -56,7 +56,7 @@ MALFORMED = {   # name -> (report.json text or a change of a valid report, reaso
     "number": ("42", "is a number, not a JSON object"),
     "truncated": (None, "is not valid JSON (truncated?)"),
     "not utf-8": (b"\xff\xfe{", "is unreadable"),
-    "other schema version": (_set(["schema_version"], 3), "has schema_version 3"),
+    "other schema version": (_set(["schema_version"], 4), "has schema_version 4"),
     "missing results": (_del(["results"]), "'results' is a required property"),
     "results not a list": (_set(["results"], {}), "at results: {} is not of type 'array'"),
     "result not an object": (_set(["results", 0], "pass"), "at results/0"),

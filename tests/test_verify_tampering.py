@@ -131,3 +131,70 @@ def test_dashboard_marks_a_tampered_bundle_broken(tmp_path):
     by_backend, broken = dashboard_bundles.collect(reports)
     assert [b.path for bs in by_backend.values() for b in bs] == [good]
     assert [b.path for b in broken] == [bad] and "not intact" in broken[0].reason
+
+
+def _with_evidence(tmp_path):
+    """A bundle whose failure carries a recorded C API re-run and reference re-run (the
+    plugin's wrong result: wrong through the C API too, passes on the CPU client)."""
+    from conformance.certification.attribution import sources as attribution
+    from conformance.certification.verdict import decide as verdict
+
+    path = _bundle(tmp_path, "b", **{FAILING: "fail_wrong_result"})
+
+    def attribute(doc):
+        for entry in doc["results"] + doc["failures"]:
+            if entry["nodeid"] == FAILING:
+                entry["attribution"], entry["evidence"] = "plugin", [
+                    attribution.item("capi", **attribution.capi_facts(
+                        "execute", "wrong", "element 0 differs")),
+                    attribution.item("reference", "plugin", status="fail_wrong_result",
+                                     reference_status="pass")]
+        doc["stack_findings"] = attribution.stack_findings(doc["results"])
+        doc["verdict"], doc["verdict_reasons"] = verdict.decide(
+            doc["results"], collected=doc["summary"]["collected"], profile=None,
+            declared=[], device_count=1, errors=[], interrupted=None)
+    rewrite(path, attribute, render=True)
+    assert bundle.verify(path).problems == []
+    return path
+
+
+TAMPERED = {   # (what, the change to the failure's evidence items, what verify says)
+    "capi outcome": (lambda ev: ev[0].update(outcome="correct"),
+                     "evidence 0 (capi) of conformance/test_a.py::t[2] answers 'plugin'; its "
+                     "facts give 'framework'"),
+    "capi answer": (lambda ev: ev[0].update(answer="framework"),
+                    "evidence 0 (capi) of conformance/test_a.py::t[2] answers 'framework'"),
+    "reference status": (lambda ev: ev[1].update(reference_status="fail_wrong_result"),
+                         "evidence 1 (reference) of conformance/test_a.py::t[2] answers "
+                         "'plugin'; its facts give 'unattributed'"),
+    "reference result status": (lambda ev: ev[1].update(status="crash"),
+                                "states status 'crash'; the result's is 'fail_wrong_result'"),
+    "order": (lambda ev: ev.reverse(), "evidence of conformance/test_a.py::t[2] is not "
+                                       "strongest first"),
+    "unknown source": (lambda ev: ev.append({"source": "vendor", "answer": "plugin",
+                                             "legacy": "trust me"}),
+                       None),   # the schema rejects it before the re-check
+    "both flipped to framework": (
+        lambda ev: ev[0].update(outcome="correct", answer="framework"),
+        "attribution plugin of conformance/test_a.py::t[2] is not the one its evidence "
+        "decides (framework)"),
+}
+
+
+@pytest.mark.parametrize("what", TAMPERED)
+def test_a_tampered_evidence_item_is_detected(tmp_path, capsys, what):
+    """A structured evidence item changed in report.json (results[] and failures[]
+    alike, the manifest rewritten) is caught by its re-check against its own facts."""
+    change, fragment = TAMPERED[what]
+    path = _with_evidence(tmp_path)
+
+    def tamper(doc):
+        for entry in doc["results"] + doc["failures"]:
+            if entry["nodeid"] == FAILING:
+                change(entry["evidence"])
+    rewrite(path, tamper)
+    if fragment is None:
+        proc = main(capsys, "verify", path)
+        assert proc.returncode == 3 and "does not match schema" in proc.stdout + proc.stderr
+        return
+    _not_intact(capsys, path, fragment)

@@ -4,15 +4,17 @@ The reference is jaxlib's built-in CPU client (``--platform=cpu`` without
 ``--plugin-library``). When the platform under test is another one, the failing test
 ids are re-run there in one child pytest process (bounded by a time limit and a
 number of ids), and the outcome becomes evidence for attribution
-(:mod:`conformance.certification.attribution.sources`). The answers follow the PJRT C API boundary rule of
-:func:`conformance.certification.attribution.reference_rule.answer` (a pass there: ``plugin``;
-failing the same is never evidence for the framework).
+(:mod:`conformance.certification.attribution.sources`): a ``reference`` item with the
+result's ``status``, the ``reference_status`` there (or ``not_rerun``: why none) and the
+reference client's own cataloged defect (``reference_defect``). The answers follow the
+PJRT C API boundary rule of
+:func:`conformance.certification.attribution.reference_rule.decision` (a pass there:
+``plugin``; failing the same is never evidence for the framework).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -72,7 +74,8 @@ def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes:
 def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: Path,
            cpu_devices: int, num_processes: int, timeout_s: float) -> attribution.Source:
     """Re-run the failing ``results`` (status in FATAL, at most :data:`MAX_IDS`) on the
-    reference and return the evidence source of their outcomes. ``catalog``: the
+    reference and return the evidence source of their outcomes
+    (:func:`conformance.certification.attribution.reference_rule.answer`). ``catalog``: the
     known-failure entries, to recognise the reference client's own defects."""
     failing = [r.nodeid for r in results if r.status in FATAL]
     chosen = failing[:MAX_IDS]
@@ -86,13 +89,12 @@ def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: 
     own = {k: next((e for e in own_defects if e.matches(f"conformance/{k}")), None)
            for k in statuses}
 
-    def evidence(record: dict[str, Any]) -> tuple[str, str] | None:
+    def evidence(record: dict[str, Any]) -> dict[str, Any] | None:
         nodeid = record["nodeid"]
         if record["status"] not in FATAL:
             return None
         if nodeid not in ref_ids:
-            return attribution.UNATTRIBUTED, (f"not re-run on {REFERENCE_NAME}: over the "
-                                              f"limit of {MAX_IDS} tests")
+            return answer(record["status"], None, None, f"over the limit of {MAX_IDS} tests")
         ref_id = ref_ids[nodeid]
         return answer(record["status"], statuses.get(ref_id), own.get(ref_id), why)
-    return attribution.Source("reference", attribution.REFERENCE, evidence)
+    return attribution.Source("reference", evidence)

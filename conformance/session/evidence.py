@@ -1,9 +1,13 @@
-"""The evidence sources of a run, in one place (:mod:`conformance.certification.attribution.sources`).
+"""The evidence sources of a run (the kinds of
+:data:`conformance.certification.attribution.sources.KINDS`), bound to the run.
 
 The process that merges the results calls :func:`sources` once, after the known
-failures are matched and before the report is built. To add a source, append an
-``attribution.Source(name, strength, fn)`` here; ``fn(record)`` returns None or
-``(attribution, evidence text)``.
+failures are matched and before the report is built. A source's ``fn(record)``
+returns None or its facts with their ``answer``
+(:class:`conformance.certification.attribution.sources.Source`); to add a source, add
+its kind to ``KINDS`` (with its renderer in
+:mod:`conformance.certification.rendering.failure_view` and its re-check in
+:mod:`conformance.certification.attribution.check`) and bind it here.
 """
 
 from __future__ import annotations
@@ -15,34 +19,46 @@ import pytest
 from conformance import capi
 from conformance.certification.attribution import sources as attribution
 from conformance.processes import reference_differential
-from conformance.programs import interpreter
 from conformance.session import state as session_state
-from runtime import plugin_support
 
 
 def offline_sources(results: list[Any]) -> list[attribution.Source]:
-    """The sources that need no backend: the defect catalog (the ``known_entry`` of each
-    of ``results``, its lowering defects first), the framework's own account of a
-    target it could not give a plugin client, and the suite's own account of two
-    oracles that disagree (``OracleDisagreement``)."""
+    """The sources that need no backend
+    (:func:`conformance.certification.attribution.sources.offline_sources`), with the
+    ``known_entry`` of each of ``results`` as its catalog entry."""
     entries = {r.nodeid: r.known_entry for r in results if r.known_entry is not None}
-    return [attribution.catalog_source(entries), attribution.lowering_source(entries),
-            attribution.registration_source(plugin_support.FRAMEWORK_MARKER),
-            attribution.oracle_source(interpreter.SUITE_MARKER)]
+    return attribution.offline_sources(entries)
+
+
+def capi_source(header: dict[str, Any], *, timeout: float = 120.0) -> attribution.Source:
+    """The re-run below the framework through the plugin's PJRT C API: for each
+    failure that :func:`conformance.capi.plan` can check, one child process
+    (:func:`conformance.capi.run`, about 1-3 s on CPU plugins); its ``check``, outcome
+    and detail are the ``capi`` item (:func:`attribution.capi_facts`), an undecided
+    re-run gives none. ``header``: the report (its ``platform.loaded``); TypeError when
+    it is not a dict."""
+    capi.plugin_of(header)  # TypeError now, not at the first call
+
+    def fn(record: dict[str, Any]) -> dict[str, Any] | None:
+        check = capi.plan(record, header)
+        if check is None:
+            return None
+        outcome, detail = capi.run(check, timeout=timeout)
+        return attribution.capi_facts(check["check"], outcome, detail)
+    return attribution.Source("capi", fn)
 
 
 def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Source]:
-    """The defect catalog; the framework's own account of a target it could not give
-    a plugin client (:func:`attribution.registration_source`); the re-run below the framework through the PJRT C API
-    (:func:`conformance.capi.hook`) when the backend is a C API plugin library; and the
-    reference differential when ``--reference-differential=auto`` and the platform under
-    test is not the reference (it re-runs the failing ``results`` in a child process,
-    bounded by ``--reference-timeout`` seconds)."""
+    """The offline sources (:func:`offline_sources`); the re-run below the framework
+    through the PJRT C API (:func:`capi_source`) when the backend is a C API plugin
+    library; and the reference differential when ``--reference-differential=auto`` and
+    the platform under test is not the reference (it re-runs the failing ``results`` in
+    a child process, bounded by ``--reference-timeout`` seconds)."""
     state = session_state.of(config)
     found = offline_sources(results)
     header = {"platform": state.platform_info}
     if capi.plugin_of(header) is not None:
-        found.append(attribution.Source("capi", attribution.CAPI, capi.hook(header)))
+        found.append(capi_source(header))
     if config.getoption("reference_differential") == "auto" and \
             not reference_differential.is_reference(state.platform, state.plugin_library):
         found.append(reference_differential.source(

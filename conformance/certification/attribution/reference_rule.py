@@ -1,12 +1,17 @@
-"""The reference differential's rule, as data: which reference re-run answers say whom
+"""The reference differential's rule, as data: which reference re-run outcomes say whom
 a failure belongs to (the PJRT C API boundary rule). No backend, no process: the run's
-re-runs (:mod:`conformance.processes.reference_differential`) and ``rerender`` (re-deciding
-a bundle's attribution from its recorded answers) share it.
+re-runs (:mod:`conformance.processes.reference_differential`), ``rerender`` (re-deciding
+a bundle's attribution from the recorded ``reference_status``) and ``verify``'s re-check
+(:mod:`conformance.certification.attribution.check`) share it.
+
+``_FILE`` is the test file of a node id (``a/b/test_x.py::t`` -> ``test_x``): ids, not
+evidence text.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from conformance.certification.attribution import sources as attribution
 from conformance.certification.catalog import known_failures
@@ -33,28 +38,32 @@ def key(nodeid: str) -> str:
     return _FILE.sub(r"\1.py::", reference_nodeid(nodeid), count=1)
 
 
-def answer(status: str, ref: str | None, own: known_failures.Entry | None,
-           why_none: str) -> tuple[str, str]:
-    """The reference differential's answer for a result of ``status`` whose re-run on the
-    reference had status ``ref`` (None: not re-run, ``why_none`` says why); ``own``: the
-    reference client's own catalog defect that matches the test, if any.
+def decision(status: str, ref: str | None, own_defect: bool) -> str:
+    """The attribution the reference differential answers for a result of ``status``
+    whose re-run on the reference had status ``ref`` (None: not re-run); ``own_defect``:
+    the reference client's own cataloged (XLA) defect matches the test there.
 
     Failing the same on the reference is never evidence for the framework: jaxlib's CPU
     client is itself an XLA PJRT implementation, so the shared code may be XLA's
     compiler and kernels, which a plugin ships. A shared *cataloged* XLA defect is the
     plugin's (``shared with XLA``); an uncataloged one stays unattributed until the
     PJRT C API re-run puts it above the C API (:mod:`conformance.capi`)."""
-    if ref is None:
-        return attribution.UNATTRIBUTED, f"not re-run on {REFERENCE_NAME}: {why_none}"
-    if ref == "pass":
-        return "plugin", f"passes on {REFERENCE_NAME}"
-    if ref != status:
-        return attribution.UNATTRIBUTED, f"{ref} on {REFERENCE_NAME} (here {status})"
-    if own is not None:
-        return "plugin", (
-            f"{attribution.SHARED_WITH_XLA}: fails the same on {REFERENCE_NAME}, where it is "
-            f"the XLA defect {own.defect.id} ({own.defect.upstream}); a plugin that ships "
-            f"XLA's compiler and kernels ships this defect")
-    return attribution.UNATTRIBUTED, (
-        f"fails the same on {REFERENCE_NAME} ({ref}): in code both share (XLA or jaxlib); "
-        f"only a pass of the PJRT C API re-run puts it above the C API")
+    if ref == "pass" or (ref == status and own_defect):
+        return "plugin"
+    return attribution.UNATTRIBUTED
+
+
+def answer(status: str, ref: str | None, own: known_failures.Entry | None,
+           why_none: str) -> dict[str, Any]:
+    """The reference differential's evidence facts (with their ``answer``,
+    :func:`decision`) for a result of ``status`` whose re-run on the reference had
+    status ``ref`` (None: not re-run, ``why_none`` says why: ``not_rerun``); ``own``:
+    the reference client's own catalog entry that matches the test, if any
+    (``reference_defect``: its id and upstream, kept only when the re-run failed the
+    same)."""
+    shared = own if ref is not None and ref == status else None
+    return {"answer": decision(status, ref, shared is not None), "status": status,
+            "reference_status": ref,
+            "reference_defect": ({"id": shared.defect.id, "upstream": shared.defect.upstream}
+                                 if shared is not None else None),
+            "not_rerun": why_none if ref is None else None}

@@ -1,7 +1,8 @@
 """Reading a report.json that may be anything: the first step of ``verify`` and ``diff``.
 
-:func:`load` returns the document only when it is a JSON object of the schema
-(``conformance/schema/report-v2.schema.json``) whose result ids are unique;
+:func:`load` returns the document only when it is a JSON object of a schema this suite
+reads (:data:`READS`: ``conformance/schema/report-v3.schema.json``, and
+``report-v2.schema.json`` for older bundles) whose result ids are unique;
 anything else -- a missing or unreadable file, truncated JSON, ``[]``, ``null``,
 a string, a missing key, a wrong type, nesting of any depth -- raises
 :class:`MalformedReport` with a one-line reason, so that no caller indexes into an
@@ -21,6 +22,9 @@ from conformance.certification.verdict.report import SCHEMA_VERSION
 from conformance.certification.results import jsontext
 
 SCHEMA_FILE = f"report-v{SCHEMA_VERSION}.schema.json"
+#: The schema versions this suite reads: the current one, and 2 (evidence as strings,
+#: read as legacy items by ``conformance.certification.attribution.sources.items``).
+READS = (2, SCHEMA_VERSION)
 _MAX_REASON = 240
 
 
@@ -28,9 +32,10 @@ class MalformedReport(ValueError):
     """report.json is missing, not JSON, or not a report of the schema (one-line message)."""
 
 
-def schema() -> dict[str, Any]:
-    """The JSON Schema of report.json (``schema_version`` :data:`SCHEMA_VERSION`)."""
-    text = resources.files("conformance").joinpath("schema", SCHEMA_FILE)
+def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
+    """The JSON Schema of report.json of ``schema_version`` ``version`` (one of
+    :data:`READS`)."""
+    text = resources.files("conformance").joinpath("schema", f"report-v{version}.schema.json")
     return json.loads(text.read_text())
 
 
@@ -47,21 +52,21 @@ def _type_name(value: Any) -> str:
 def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
     """``doc`` when it is a report of the schema; raises MalformedReport otherwise.
 
-    Checks, in order: a JSON object; ``schema_version`` is
-    :data:`SCHEMA_VERSION`; the JSON Schema (the error reported is jsonschema's
-    best match, with its path); every ``results[].nodeid`` is unique.
+    Checks, in order: a JSON object; ``schema_version`` is one of :data:`READS`; the
+    JSON Schema of that version (the error reported is jsonschema's best match, with
+    its path); every ``results[].nodeid`` is unique.
     """
     if not isinstance(doc, dict):
         raise MalformedReport(f"{where} is {_type_name(doc)}, not a JSON object (a report)")
     version = doc.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READS or isinstance(version, bool):
         raise MalformedReport(f"{where} has schema_version {version!r}; this suite reads "
-                              f"schema_version {SCHEMA_VERSION}")
-    validator = jsonschema.Draft202012Validator(schema())
+                              f"schema_version {' and '.join(map(str, READS))}")
+    validator = jsonschema.Draft202012Validator(schema(version))
     err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if err is not None:
         at = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise MalformedReport(_short(f"{where} does not match schema {SCHEMA_VERSION} at "
+        raise MalformedReport(_short(f"{where} does not match schema {version} at "
                                      f"{at}: {err.message}"))
     seen: set[str] = set()
     for r in doc["results"]:

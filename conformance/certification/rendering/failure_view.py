@@ -1,7 +1,7 @@
 """How a report's failures are shown to people (shared by report.html, report.md and
 the terminal summary): grouped by area and likely root cause, each input shown once,
-local paths stripped. Pure functions of ``report.json`` entries; nothing here decides
-a status or a verdict.
+local paths stripped, evidence items written as prose (:func:`evidence_lines`). Pure
+functions of ``report.json`` entries; nothing here decides a status or a verdict.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import re
 import shlex
 import textwrap
 from typing import Any
+
+from conformance.certification.attribution.reference_rule import REFERENCE_NAME
+from conformance.certification.attribution.sources import SHARED_WITH_XLA
 
 #: Statuses counted as failures in tables and bars (``flaky`` when the run has it).
 FAILING = ("fail_wrong_result", "fail_error", "crash", "timeout", "flaky")
@@ -340,3 +343,76 @@ def repro_file(failure: dict[str, Any]) -> str | None:
     from conformance.certification.bundle import repro
 
     return f"{repro.DIR}/{repro.file_name(failure['nodeid'])}" if repro.kind(failure) else None
+
+
+def _catalog_text(e: dict[str, Any], status: str) -> str:
+    if "known_failure" in e:
+        return f"old-format known failure without attribution: {e['known_failure']}"
+    if "expected" in e:
+        return (f"{e['defect']} matches the test id but expects {'/'.join(e['expected'])}, "
+                f"got {status}")
+    return f"{e['defect']} ({e.get('upstream', '')}): {e.get('note', '')}"
+
+
+def _reference_text(e: dict[str, Any], status: str) -> str:
+    ref, here = e.get("reference_status"), e.get("status", status)
+    if ref is None:
+        return f"not re-run on {REFERENCE_NAME}: {e.get('not_rerun', '')}"
+    if ref == "pass":
+        return f"passes on {REFERENCE_NAME}"
+    if ref != here:
+        return f"{ref} on {REFERENCE_NAME} (here {here})"
+    d = e.get("reference_defect")
+    if d:
+        return (f"{SHARED_WITH_XLA}: fails the same on {REFERENCE_NAME}, where it is the XLA "
+                f"defect {d['id']} ({d['upstream']}); a plugin that ships XLA's compiler and "
+                f"kernels ships this defect")
+    return (f"fails the same on {REFERENCE_NAME} ({ref}): in code both share (XLA or "
+            f"jaxlib); only a pass of the PJRT C API re-run puts it above the C API")
+
+
+def _capi_text(e: dict[str, Any], status: str) -> str:
+    said = {"correct": "correct through the PJRT C API",
+            "wrong": "wrong through the PJRT C API too"}.get(e["outcome"], e["outcome"])
+    return f"{said}: {e.get('detail', '')}"
+
+
+#: The prose of each evidence source's item (``e``: the item, ``status``: its result's
+#: status): the only place evidence becomes text. One per kind of
+#: :data:`conformance.certification.attribution.sources.KINDS` (tests/test_attribution.py).
+EVIDENCE_TEXT = {
+    "lowering": lambda e, status: (f"{e['defect']}: the defect is in the program jax "
+                                   f"lowered; a re-run of the same program below the "
+                                   f"framework reproduces it"),
+    "registration": lambda e, status: e["quote"],
+    "oracle": lambda e, status: e["quote"],
+    "capi": _capi_text,
+    "reference": _reference_text,
+    "catalog": _catalog_text,
+}
+
+
+def evidence_text(e: Any, status: str = "") -> str:
+    """One evidence item as a line ``<source>: <text>`` (``status``: its result's). A
+    schema-2 string is shown as it is, a legacy item as its recorded text, an item of a
+    source this suite does not know as its facts."""
+    if isinstance(e, str):
+        return e
+    source = str(e.get("source"))
+    if "legacy" in e:
+        return f"{source}: {e['legacy']}"
+    render = EVIDENCE_TEXT.get(source)
+    try:
+        text = render(e, status) if render else None
+    except (KeyError, TypeError):
+        text = None
+    if text is None:
+        text = ", ".join(f"{k}={v}" for k, v in e.items() if k != "source")
+    return f"{source}: {text}"
+
+
+def evidence_lines(failure: dict[str, Any]) -> list[str]:
+    """The evidence of ``failure`` (a ``failures[]`` entry), one line per item,
+    strongest first."""
+    status = failure.get("waived_from") or failure.get("status") or ""
+    return [evidence_text(e, status) for e in failure.get("evidence") or []]

@@ -8,7 +8,8 @@ contents of the failures grouped by area and likely root cause
 full status tables (non-zero failure cells coloured), each failure once (input without
 local paths, observed vs expected, ULP-error histogram, reproduction command), run
 facts, platform and environment. Fields other engineers add (``attribution``,
-``defect``, ``evidence``, ``plugin_verdict``, ``stack_findings``) are shown when present.
+``defect``, ``evidence`` (its items as prose), ``plugin_verdict``, ``stack_findings``) are
+shown when present.
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ def _defects(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def render(doc: dict[str, Any]) -> str:
-    """The HTML page of a report.json document (schema 2, with or without the
+    """The HTML page of a report.json document (schema 2 or 3, with or without the
     optional ``attribution``/``defect``/``evidence`` failure fields and ``flaky``
-    status). Raises KeyError when a required key of the schema is missing."""
+    status; evidence items written as prose by
+    :func:`conformance.certification.rendering.failure_view.evidence_lines`). Raises
+    KeyError when a required key of the schema is missing."""
     failures = doc["failures"]
     agroups = view.by_attribution(failures)
     area_anchor: dict[str, str] = {}

@@ -67,7 +67,7 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                     d = f.get("defect") or {}
                     lines.append(f"  - attribution: {f.get('attribution') or 'unattributed'}"
                                  + (f", defect {_link(d)}" if d else ""))
-                    lines += [f"  - evidence: {e}" for e in f.get("evidence", [])]
+                    lines += [f"  - evidence: {e}" for e in view.evidence_lines(f)]
                 if f["known_failure"]:
                     lines.append(f"  - {f['known_failure']}")
                 for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"

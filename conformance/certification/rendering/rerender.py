@@ -6,13 +6,24 @@ its run gathered. When the rules that read them change (the attribution rule of 
 framework's), or the renderers do, the bundle is rebuilt from those records, without
 re-running anything:
 
-- attribution is decided again (:func:`reattribute`) from the shipped defect catalog
-  (its entries that hold for the bundle's platform and jax/jaxlib versions, not the
-  installed ones), the framework's own account in the failure message, and the run's
-  recorded re-run evidence: ``capi:`` lines keep their answer (correct through the C
-  API: framework; wrong there too: plugin), ``reference:`` lines are read again under
-  the current rule (:func:`conformance.certification.attribution.reference_rule.answer`:
-  failing the same on the reference CPU client is never the framework's);
+- attribution is decided again (:func:`reattribute`) from the evidence items, as data,
+  never their text: the sources recomputed from the shipped defect catalog (its entries
+  that hold for the bundle's platform and jax/jaxlib versions, not the installed ones)
+  and the failure message are consulted again
+  (:func:`conformance.certification.attribution.sources.offline_sources`); the run's
+  recorded re-runs (the ``recorded`` kinds of
+  :data:`conformance.certification.attribution.sources.KINDS`) are read from their
+  facts: a ``capi`` item keeps its outcome (correct through the C API: framework;
+  wrong there too: plugin), a ``reference`` item is decided again from its
+  ``reference_status`` under the current rule
+  (:func:`conformance.certification.attribution.reference_rule.answer`: failing the
+  same on the reference CPU client is never the framework's);
+- a schema-2 bundle's evidence strings are legacy items
+  (:func:`conformance.certification.attribution.sources.legacy_item`): those of the
+  recomputed sources are dropped and recomputed; a ``capi`` or ``reference`` string
+  is kept as it is, answering the attribution the bundle recorded for its result
+  (its text is not read back, so a schema-2 re-run cannot be decided again under a
+  new rule: re-run the suite for that); the bundle is written in the current schema;
 - the counts get every current status (an old bundle has no ``flaky`` column), the
   stack findings, the XLA-shared count and the verdict are recomputed;
 - each traceback keeps its last :data:`records.TRACEBACK_CHARS` characters, and a
@@ -31,8 +42,8 @@ signed again when a key is given.
 from __future__ import annotations
 
 import copy
-import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +59,7 @@ from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
 from conformance.certification.verdict import decide as certification
-from conformance.programs import interpreter
-from runtime import plugin_support
-
-#: Evidence prefixes of the run's re-runs, replayed (the others are recomputed).
-CAPI, REFERENCE = "capi: ", "reference: "
-_CAPI_ANSWERS = (("correct through the PJRT C API", "framework"),
-                 ("wrong through the PJRT C API too", "plugin"))
-_REF_STATUS = re.compile(r"^(?:fails the same on .*\((?P<same>[a-z_]+)\)"
-                         r"|(?P<other>[a-z_]+) on .* \(here [a-z_]+\))$")
+from conformance.certification.verdict import report
 
 
 class RerenderError(ValueError):
@@ -70,45 +73,44 @@ def _catalog_entry(nodeid: str, entries: list[known_failures.Entry],
                  and attribution_check._holds_in(e.defect, doc)), None)
 
 
-def _recorded(lines: list[str], prefix: str) -> str | None:
-    return next((e[len(prefix):] for e in lines if e.startswith(prefix)), None)
-
-
-def _capi_source(old: dict[str, list[str]]) -> attribution.Source:
-    def source(record: dict[str, Any]) -> tuple[str, str] | None:
-        text = _recorded(old.get(record["nodeid"], []), CAPI)
-        if text is None:
-            return None
-        found = next((a for start, a in _CAPI_ANSWERS if text.startswith(start)),
-                     attribution.UNATTRIBUTED)
-        return found, text
-    return attribution.Source("capi", attribution.CAPI, source)
-
-
-def _reference_source(old: dict[str, list[str]], entries: list[known_failures.Entry],
-                      doc: dict[str, Any]) -> attribution.Source:
-    """The recorded reference differential, read under the current rule."""
+def _reference_again(entries: list[known_failures.Entry], doc: dict[str, Any]
+                     ) -> Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]:
+    """The recorded reference differential decided again under the current rule, from
+    its recorded ``status`` and ``reference_status`` (the reference client's own defect
+    looked up in today's catalog, as it holds for the reference at the bundle's
+    versions)."""
     ref_doc = {**doc, "requested_platform": reference.REFERENCE,
                "platform": {**doc["platform"], "loaded": None}}
     own = [e for e in entries if e.defect.attribution == "plugin"]
 
-    def source(record: dict[str, Any]) -> tuple[str, str] | None:
-        text = _recorded(old.get(record["nodeid"], []), REFERENCE)
-        if text is None:
-            return None
-        if text.startswith(("passes on ", attribution.SHARED_WITH_XLA)):
-            return "plugin", text
-        m = _REF_STATUS.match(text)
-        if m is not None:
-            ref_status = m.group("same") or m.group("other")
-        elif text.startswith("fails the same on "):   # an older wording of the same answer
-            ref_status = record["status"]
-        else:   # not re-run, or a line this reader does not know: no decision
-            return attribution.UNATTRIBUTED, text
+    def again(found: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
         ref_id = f"conformance/{reference.key(record['nodeid'])}"
         mine = _catalog_entry(ref_id, own, ref_doc)
-        return reference.answer(record["status"], ref_status, mine, "")
-    return attribution.Source("reference", attribution.REFERENCE, source)
+        return reference.answer(found.get("status", record["status"]),
+                                found.get("reference_status"), mine,
+                                found.get("not_rerun", ""))
+    return again
+
+
+def _recorded_sources(old: dict[str, list[dict[str, Any]]], entries: list[known_failures.Entry],
+                      doc: dict[str, Any]) -> list[attribution.Source]:
+    """One source per ``recorded`` kind of :data:`attribution.KINDS`, answering with the
+    item the bundle recorded for the result: ``capi`` as it was (its answer follows its
+    outcome), ``reference`` decided again (:func:`_reference_again`). A legacy item (a
+    schema-2 string) keeps the answer it was read with: its text is not read."""
+    again = {"capi": lambda found, record: attribution.capi_facts(
+                 found["check"], found["outcome"], found.get("detail", "")),
+             "reference": _reference_again(entries, doc)}
+
+    def source(kind: attribution.Kind) -> attribution.Source:
+        def fn(record: dict[str, Any]) -> dict[str, Any] | None:
+            found = next((e for e in old.get(record["nodeid"], [])
+                          if e.get("source") == kind.name), None)
+            if found is None or attribution.is_legacy(found):
+                return found
+            return again[kind.name](found, record)
+        return attribution.Source(kind.name, fn)
+    return [source(k) for k in attribution.KINDS if k.recorded]
 
 
 def _normalise_counts(doc: dict[str, Any]) -> None:
@@ -120,33 +122,37 @@ def _normalise_counts(doc: dict[str, Any]) -> None:
             table.setdefault(status, 0)
 
 
+def _status(r: dict[str, Any]) -> str:
+    """The status the run attributed: a waived result's own (waivers apply after)."""
+    return r.get("waived_from") or r["status"]
+
+
 def reattribute(doc: dict[str, Any]) -> dict[str, Any]:
-    """A copy of report document ``doc`` (schema 2) with the attribution of every failure
-    decided again, its failures' tracebacks cut to their tails, and the derived fields
-    (counts, stack findings, XLA-shared count, verdict) recomputed."""
+    """A copy of report document ``doc`` (schema 2 or 3) in the current schema, with the
+    attribution of every failure decided again from its evidence items, its failures'
+    tracebacks cut to their tails, and the derived fields (counts, stack findings,
+    XLA-shared count, verdict) recomputed."""
     out = copy.deepcopy(doc)
+    out["schema_version"] = report.SCHEMA_VERSION
     _normalise_counts(out)
     defects = defect_catalog.load()
     entries = defect_catalog.entries(defects)
-    old = {r["nodeid"]: list(r.get("evidence") or []) for r in out["results"]}
+    old = {r["nodeid"]: attribution.items(r) for r in out["results"]}
     details = {f["nodeid"]: f for f in out["failures"]}
     mine = {r["nodeid"]: _catalog_entry(r["nodeid"], entries, out) for r in out["results"]
-            if r["status"] not in attribution.NOT_FAILURES}
+            if _status(r) not in attribution.NOT_FAILURES}
     mine = {k: v for k, v in mine.items() if v is not None}
-    sources = [attribution.catalog_source(mine), attribution.lowering_source(mine),
-               attribution.registration_source(plugin_support.FRAMEWORK_MARKER),
-               attribution.oracle_source(interpreter.SUITE_MARKER),
-               _capi_source(old), _reference_source(old, entries, out)]
+    sources = attribution.offline_sources(mine) + _recorded_sources(old, entries, out)
     for r in out["results"]:
         for key in ("attribution", "evidence", "defect"):
             r.pop(key, None)
-        if r["status"] in attribution.NOT_FAILURES:
+        status = _status(r)
+        if status in attribution.NOT_FAILURES:
             continue
         detail = details.get(r["nodeid"], {})
-        record = {**detail, **r, "message": detail.get("message") or ""}
+        record = {**detail, **r, "status": status, "message": detail.get("message") or ""}
         r["attribution"], r["evidence"] = attribution.decide(record, sources)
         entry = mine.get(r["nodeid"])
-        status = r.get("waived_from") or r["status"]
         if entry is not None and status in entry.defect.expected:
             r["defect"] = entry.defect.as_dict()
     by_id = {r["nodeid"]: r for r in out["results"]}

@@ -1,7 +1,7 @@
 """The report document (report.json), built once from the merged test records.
 
-Schema ``schema_version`` 2: ``docs/report-schema.md`` and the JSON Schema
-``conformance/schema/report-v2.schema.json``. :func:`header` gathers the facts
+Schema ``schema_version`` 3: ``docs/report-schema.md`` and the JSON Schema
+``conformance/schema/report-v3.schema.json``. :func:`header` gathers the facts
 of the run, :func:`build` adds the results, counts and the verdict
 (:func:`conformance.certification.verdict.decide`). The renderers
 (:mod:`~conformance.certification.rendering.report_md`, :mod:`~conformance.certification.rendering.report_html`,
@@ -30,7 +30,7 @@ from conformance.certification.results.records import (  # noqa: F401  (the name
     FATAL, PROCESSES_PROPERTY, STATUSES, TIER_PROPERTY, Result, area_of)
 from conformance.certification.catalog.waivers import Waiver
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 KERNEL_AREA_PREFIX = "kernels_"
 
 
@@ -133,7 +133,7 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
           waivers: tuple[Waiver, ...] = (), device_count: int = 1,
           today: datetime.date | None = None, interrupted: str | None = None
           ) -> dict[str, Any]:
-    """The report.json document (schema 2): ``header`` (see :func:`header`), the
+    """The report.json document (schema 3): ``header`` (see :func:`header`), the
     results with waivers applied, the counts, the verdict and its reasons.
     ``interrupted``: why the run stopped early (verdict ``incomplete``), None if it did not."""
     records = [r.record() for r in results]
