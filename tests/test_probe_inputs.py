@@ -276,6 +276,21 @@ def test_process_substitutions_are_read_once_and_the_run_is_certified(tmp_path):
     assert not Path(copy).exists()   # the private copies go with the run
 
 
+def test_a_process_substitution_reaches_the_xdist_workers_of_plain_pytest(tmp_path):
+    """pytest-xdist workers parse the command line again: the controller hands them the
+    private copy (before: the worker read the spent pipe, '0 collected')."""
+    out = tmp_path / "out"
+    rc, text = _child(["bash", "-c", f'"{sys.executable}" -m pytest --pyargs conformance '
+                       f"-p no:cacheprovider -q -n 1 --cpu-devices=1 --profile=none "
+                       f"--report-dir={out} --declare-file <(printf 'f64\\n') "
+                       "-k test_registry_serves_the_client_under_test"],
+                      cwd=tmp_path, timeout=300)
+    assert rc == 0, text[-3000:]
+    doc = json.loads((out / "report.json").read_text())
+    assert (doc["verdict"], doc["summary"]["collected"]) == ("certified", 1)
+    assert doc["declared_capabilities"] == ["f64"]
+
+
 def test_read_once_replaces_only_pipes():
     r, w = os.pipe()
     os.write(w, b"f64\n")
@@ -283,8 +298,9 @@ def test_read_once_replaces_only_pipes():
     values = {d: None for d in option_files.FILE_OPTIONS}
     values.update(declare_file=f"/dev/fd/{r}", profile="v8", defects=["shipped"],
                   known_failures=[f"/dev/fd/{r}"], plugin_options='{"a": 1}')
-    option_files.read_once(values.get, values.__setitem__)
+    changed = option_files.read_once(values.get, values.__setitem__)
     os.close(r)
+    assert sorted(changed) == ["declare_file", "known_failures"]
     assert Path(values["declare_file"]).read_bytes() == b"f64\n"
     assert values["known_failures"][0].endswith(".txt")   # the pipe was read already: empty
     assert (values["profile"], values["defects"]) == ("v8", ["shipped"])

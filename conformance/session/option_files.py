@@ -94,12 +94,16 @@ def _copy(option: str, path: str) -> str:
     return str(target)
 
 
-def read_once(getoption: Callable[[str], Any], setoption: Callable[[str, Any], None]) -> None:
+def read_once(getoption: Callable[[str], Any],
+              setoption: Callable[[str, Any], None]) -> dict[str, Any]:
     """Replace every :data:`FILE_OPTIONS` value that names a pipe (a process substitution
     ``<(...)``, :func:`conformance.file_limits.is_anonymous_pipe`) by a private regular
     copy of what came through it, read once within the option's cap; ``setoption(dest,
-    value)`` sets the new value. A named FIFO or a device is left for :func:`check` to
-    refuse. OptionError when a pipe does not end in time or passes the cap."""
+    value)`` sets the new value. Returns the values set (dest -> value; pytest-xdist
+    workers parse the command line again, so the plugin hands them these). A named FIFO
+    or a device is left for :func:`check` to refuse. OptionError when a pipe does not
+    end in time or passes the cap."""
+    changed: dict[str, Any] = {}
     for dest in FILE_OPTIONS:
         value = getoption(dest)
         values = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -108,7 +112,9 @@ def read_once(getoption: Callable[[str], Any], setoption: Callable[[str, Any], N
         for i in pipes:
             values[i] = _copy("--" + dest.replace("_", "-"), values[i])
         if pipes:
-            setoption(dest, values if isinstance(value, (list, tuple)) else values[0])
+            changed[dest] = values if isinstance(value, (list, tuple)) else values[0]
+            setoption(dest, changed[dest])
+    return changed
 
 
 def read_once_args(args: Iterable[str]) -> list[str]:

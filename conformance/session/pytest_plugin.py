@@ -36,6 +36,11 @@ from conformance.session import progress
 #: True in the stash of a run that asked for the suite (:mod:`.activation`).
 ACTIVE = pytest.StashKey[bool]()
 _WORKER_FLAG = "pjrt_conformance_active"
+#: workerinput key: the option values the controller set to private copies of pipes
+#: (:func:`.option_files.read_once`); a worker parses the command line again, which
+#: names the pipe, read already.
+_WORKER_COPIES = "pjrt_conformance_copies"
+_COPIES = pytest.StashKey[dict]()
 
 
 def active(config: pytest.Config) -> bool:
@@ -90,6 +95,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_configure_node(node: Any) -> None:
     """pytest-xdist: a worker of a conformance run is one too."""
     node.workerinput[_WORKER_FLAG] = active(node.config)
+    node.workerinput[_WORKER_COPIES] = node.config.stash.get(_COPIES, {})
 
 
 def _configure_suite(config: pytest.Config) -> None:
@@ -118,7 +124,11 @@ def _configure_suite(config: pytest.Config) -> None:
                      num_processes=config.getoption("num_processes"))
     merging = not hasattr(config, "workerinput")
     if merging:   # a pipe (<(...)) is read once: the workers get the private copy
-        option_files.read_once(config.getoption, lambda d, v: setattr(config.option, d, v))
+        config.stash[_COPIES] = option_files.read_once(
+            config.getoption, lambda d, v: setattr(config.option, d, v))
+    else:
+        for dest, value in config.workerinput.get(_WORKER_COPIES, {}).items():
+            setattr(config.option, dest, value)
     option_files.check(config.getoption)
     plugin_options = _plugin_options(config)
     if merging and config.getoption("report_dir"):
