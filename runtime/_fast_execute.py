@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from runtime import _compat
+from runtime import _compat, _execute_guard
+from runtime._compat import native
 from runtime._validate import bad_type
+
+_UNKNOWN = object()
 
 
 class FastExecute:
@@ -30,6 +33,17 @@ class FastExecute:
     Executables over more than one device keep jaxlib's ``execute`` (the fast path
     builds single-device handlers only). Raises TypeError naming ``executable`` for
     an object without ``execute_sharded``.
+
+    Arguments are checked before jaxlib sees them (:mod:`runtime._execute_guard`):
+    TypeError naming ``arguments`` when their count is not the program's parameter
+    count (jaxlib 0.10.2 crashed on that over several devices) or one is not an array,
+    ValueError naming ``arguments[i]`` for a deleted (or donated) array or an array of
+    another client. Executables over several devices get every check before each call;
+    on one device (the fast path) the count and liveness are checked before each call and
+    the client only when jaxlib refuses the call (it does, without crashing, there). Programs that may run without end (a ``while`` loop,
+    infeed/recv, a host callback) run on a helper thread, so that Ctrl-C raises
+    KeyboardInterrupt at once; the program keeps running in the background until it
+    ends, and its results are dropped.
     """
 
     def __init__(self, executable: Any):
@@ -39,14 +53,77 @@ class FastExecute:
         self.handlers: list[Any] | None = None
         self.single_device = len(executable.local_devices()) == 1
         self._execute_sharded = executable.execute_sharded  # bound once, not per call
+        self._num_parameters: Any = _UNKNOWN  # read from the program on the first call
+        self._may_not_end = False
+
+    def _learn_program(self) -> None:
+        if self._num_parameters is _UNKNOWN:
+            self._num_parameters, self._may_not_end = \
+                _execute_guard.program_facts(self.executable)
+
+    def _check(self, call: str, arguments: Any, live: bool = True) -> None:
+        self._learn_program()
+        _execute_guard.check_arguments(call, arguments, self._num_parameters,
+                                       self.executable.client, live)
+
+    def _cheap_checks_pass(self, arguments: Any) -> bool:
+        """Count and liveness (what a single-device call must check before jaxlib)."""
+        try:
+            if len(arguments) != self._num_parameters and self._num_parameters is not None:
+                return False
+            for a in arguments:
+                if a.is_deleted():
+                    return False
+        except Exception:  # no len(), not an array...
+            return False
+        return True
+
+    def _call(self, call: str, fn: Any, arguments: Any, *rest: Any) -> Any:
+        """``fn(arguments, *rest)``, checked as ``execute`` is (see the class)."""
+        self._learn_program()
+        if not self.single_device or not self._cheap_checks_pass(arguments):
+            self._check(call, arguments)  # the full check (jaxlib crashed on these)
+        try:
+            if self._may_not_end:
+                return _execute_guard.call_interruptibly(fn, arguments, *rest)
+            return fn(arguments, *rest)
+        except (native.XlaRuntimeError, TypeError, ValueError) as err:
+            try:  # jaxlib refused the call: say which argument, if one is the cause
+                self._check(call, arguments, live=False)
+            except (TypeError, ValueError) as clear:
+                raise clear from err
+            raise
 
     def execute(self, arguments: Sequence[Any], device: Any = None) -> list[Any]:
-        """The executable's outputs for ``arguments`` (one array per argument of the
-        program), one array per output; ``device`` is ignored, as jaxlib does."""
+        """The executable's outputs for ``arguments`` (one array per parameter of the
+        program), one array per output; ``device`` is ignored, as jaxlib does. Raises
+        TypeError/ValueError naming ``arguments`` or ``arguments[i]`` (see the class)."""
         handlers = self.handlers
-        if handlers is not None:
-            return self._execute_sharded(arguments).consume_with_handlers(handlers)
-        outputs = self.executable.execute(arguments)
+        if handlers is not None:  # the fast path: _call, inlined
+            try:  # the cheap checks: count and liveness
+                ok = len(arguments) == self._num_parameters or self._num_parameters is None
+                for a in arguments:
+                    if a.is_deleted():
+                        ok = False
+                        break
+            except Exception:  # no len(), not an array...
+                ok = False
+            if not ok:
+                self._check("execute", arguments)
+            try:
+                if self._may_not_end:
+                    results = _execute_guard.call_interruptibly(self._execute_sharded,
+                                                                arguments)
+                else:
+                    results = self._execute_sharded(arguments)
+            except (native.XlaRuntimeError, TypeError, ValueError) as err:
+                try:  # jaxlib refused the call: say which argument, if one is the cause
+                    self._check("execute", arguments, live=False)
+                except (TypeError, ValueError) as clear:
+                    raise clear from err
+                raise
+            return results.consume_with_handlers(handlers)
+        outputs = self._call("execute", self.executable.execute, arguments)
         if self.single_device:
             self.handlers = [
                 _compat.result_handler(_compat.shaped_array(x.shape, x.dtype),

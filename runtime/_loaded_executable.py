@@ -48,8 +48,14 @@ class LoadedExecutable(FastExecute):
         return self.executable.client
 
     def execute_sharded(self, arguments: Any, with_tokens: bool = False) -> Any:
-        """jaxlib's ``execute_sharded``: an ``ExecuteResults`` of one array per device."""
-        return self._execute_sharded(arguments, with_tokens=with_tokens)
+        """jaxlib's ``execute_sharded``: an ``ExecuteResults`` of one array per device.
+
+        ``arguments``: one array per parameter of the program, each of this client and
+        not deleted; raises TypeError naming ``arguments`` (count, non-arrays) and
+        ValueError naming ``arguments[i]`` (deleted, another client's), checked as
+        ``execute`` checks them. Programs that may run without end run so that Ctrl-C
+        interrupts the wait (see ``execute``)."""
+        return self._call("execute_sharded", self._execute_sharded, arguments, with_tokens)
 
     def hlo_modules(self) -> list[Any]:
         """The compiled ``HloModule``s."""
@@ -65,7 +71,8 @@ class LoadedExecutable(FastExecute):
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in ("executable", "handlers", "single_device",
-                                             "_execute_sharded"):
+                                             "_execute_sharded", "_num_parameters",
+                                             "_may_not_end"):
             raise AttributeError(name)
         return getattr(self.executable, name)
 
