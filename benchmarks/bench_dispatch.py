@@ -54,7 +54,7 @@ class Dispatch:
         self.exe.native.execute(self.args)
 
     def time_ref_jaxlib_execute_sharded(self, nargs):
-        self.exe.execute_sharded(self.args).disassemble_into_single_device_arrays()
+        self.exe.native.execute_sharded(self.args).disassemble_into_single_device_arrays()
 
     def time_ref_jax_jit(self, nargs):
         self.jitted(*self.jax_args)

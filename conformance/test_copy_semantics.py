@@ -212,8 +212,8 @@ print("INPUT_DELETED", arr.is_deleted(), flush=True)
 """, "INPUT_DELETED True", "the donated input is not deleted after {call}"),
     "second_use_raises": ("""
 print("CALLING execute_sharded with the donated input again", flush=True)
-try:
-    exe.execute_sharded([arr])
+try:   # the backend's own answer: the runtime refuses a deleted argument before it
+    exe.native.execute_sharded([arr])
     print("SECOND_USE_RETURNED", flush=True)
 except Exception as err:
     print("SECOND_USE_RAISED", type(err).__name__, flush=True)
