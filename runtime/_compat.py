@@ -1,6 +1,7 @@
 """The one place where jaxlib/jax version differences are handled inside the runtime.
 
-Supported: jaxlib 0.10.x (Python 3.11+), 0.11.x and 0.12.x (Python 3.12+). Every
+Supported: jaxlib 0.8.0 and 0.10.x (Python 3.11+), 0.11.x and 0.12.x (Python 3.12+);
+0.7.1 imports, but is not supported (see device_put below; no main job run). Every
 other runtime module imports version-dependent names from here instead of testing
 versions. (Version strings are public: :mod:`runtime.versions`.) Each difference is
 detected from the installed jaxlib's own API (a keyword it takes, an attribute its
@@ -9,7 +10,10 @@ and ``tests/test_compat.py`` checks each on whichever release is installed.
 
 Differences taken here:
 
-- ``batched_device_put``'s ``enable_x64`` keyword (:func:`device_put_kwargs`).
+- ``batched_device_put``'s ``enable_x64`` keyword (:func:`device_put_kwargs`). Absent
+  on jaxlib 0.7.1, where (with jax_enable_x64 off) an int64 array keeps its dtype but
+  loses its high 32 bits (2**40 -> 0; tests/test_compat.py fails there): not handled,
+  one reason 0.7.1 is not supported.
 - ``array_result_handler``'s ``_skip_checks`` 4th parameter: present up to 0.11.1,
   gone from 0.11.2 (:func:`result_handler`).
 - Telling a PJRT C API (plugin) client from jaxlib's built-in one

@@ -9,9 +9,14 @@ branch fails). The branches taken are recorded as the test's ``user_properties``
 ==========================  ===========================  ==============================
 jaxlib                      ``result_handler``           ``c_api``
 ==========================  ===========================  ==============================
+0.8.0 (also 0.7.1)          4 parameters (_skip_checks)  platform_version / attributes
 0.10.0, 0.10.2, 0.11.0/1    4 parameters (_skip_checks)  platform_version / attributes
 0.11.2, 0.12.0, 0.12.0.1    3 parameters                 client.is_c_api
 ==========================  ===========================  ==============================
+
+``recoverable`` (the distributed runtime): on the client up to 0.8.0 (0.7.1 too), on the
+service from 0.10.0. ``device_put``: no ``enable_x64`` keyword on 0.7.1 only, where
+``test_device_put_keeps_64_bit_dtypes`` fails (2**40 arrives as 0): 0.7.1 is not supported.
 """
 
 from __future__ import annotations
