@@ -136,8 +136,10 @@ def default_output(platform: str, plugin_library: str | None = None) -> Path:
     ``plugin_library``, ``reports/<platform>-<plugin>/<UTC timestamp>/``, where
     ``<plugin>`` is the library's folder with ``_`` as ``-`` (the scoreboard's backend
     name: ``.../fastatomstruct_xla_cpu/libpjrt_cpu.so`` -> ``cpu-fastatomstruct-xla-cpu``),
-    so a plugin's bundles never sit beside the built-in client's."""
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    so a plugin's bundles never sit beside the built-in client's. The timestamp has
+    microseconds (``20261127T015414.123456Z``), and the run makes the folder with an
+    exclusive ``mkdir`` (:func:`validate.output_dir` ``fresh``): two runs never share it."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     folder = platform
     if plugin_library:
         plugin = Path(plugin_library).resolve().parent.name.replace("_", "-")
@@ -231,6 +233,7 @@ class _Written:
 def _validate(ns: argparse.Namespace, output: Path | None) -> None:
     """Every check of :mod:`conformance.session.validate` (OptionError if one fails);
     ``output`` None: not this process's to write (a multi-host process other than 0)."""
+    validate.platform_name(ns.platform)   # it names a folder of the default --output
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
     # a pipe (<(...)) is read once, here: every later reader gets a private copy
@@ -243,7 +246,8 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
                                  known_failures=ns.known_failures)
     sharding.check_options(ns.shard, ns.shard_durations)
     if output is not None:
-        validate.output_dir(output, option="--output", force=ns.force)
+        validate.output_dir(output, option="--output", force=ns.force,
+                            fresh=ns.output is None)   # claimed (locked) until run() ends
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -268,6 +272,7 @@ def run(ns: argparse.Namespace) -> int:
         cli_cancel.disarm()
         return _cancelled(ns, output, existed, by=(written.signals or [None])[0])
     finally:
+        validate.release(output)
         cli_cancel.finish()
 
 
@@ -280,8 +285,11 @@ def _cancelled(ns: argparse.Namespace, output: Path, existed: bool,
     signed), one built from the results log as ``finalize`` does. ``by``: the signal
     the session saw, when this process's handler saw none."""
     why = f"cancelled by {cli_cancel.signal_name() or by or 'SIGINT'}"
-    if not (output / results_log.RUN_FILE).is_file():
-        results_log.discard_unstarted(output, remove_dir=not existed)
+    claimed = validate.holds(output)   # else another run's (or nobody's): never touched
+    if not claimed or not (output / results_log.RUN_FILE).is_file():
+        if claimed:
+            results_log.discard_unstarted(output, remove_dir=not existed)
+            validate.release(output, remove_made=True)   # and the folders made for it
         print(f"pjrt-conformance: {why} before the run began: nothing written to {output}/ "
               "(run the same command again)", file=sys.stderr)
         return EXIT_INCOMPLETE
@@ -345,6 +353,7 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
                           by=(written.signals or [written.cancelled_by])[0])
     if doc is None:   # nothing to keep: the same command may run again
         results_log.discard_unstarted(output, remove_dir=not existed)
+        validate.release(output, remove_made=True)   # and the folders made for it
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (exit {EXIT_USAGE}: the run could not "
               "start); see the messages above", file=sys.stderr)

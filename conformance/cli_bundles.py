@@ -204,11 +204,22 @@ def rerender_command(ns: argparse.Namespace) -> int:
 
 
 def scoreboard_command(ns: argparse.Namespace) -> int:
-    """0 written; 2 no bundles or bad markers; 3 written, but a bundle is not intact."""
+    """0 written; 2 no bundles, bad markers or an output inside a bundle; 3 written, but
+    a bundle shown, or a newer one passed over, is not intact."""
     from conformance.certification.compare import scoreboard
 
+    from conformance.certification.bundle import entries
+    from conformance.option_error import OptionError
+
+    try:   # never into a bundle: verify would find it changed
+        for option, target in (("--markdown", ns.markdown), ("--html", ns.html)):
+            if target is not None:
+                entries.refuse_inside_bundle(target, option, is_dir=False)
+    except OptionError as err:
+        return _usage("scoreboard", err)
+    passed_over: list[scoreboard.Row] = []
     try:
-        rows = scoreboard.collect(ns.reports_dir)
+        rows = scoreboard.collect(ns.reports_dir, passed_over)
         table = scoreboard.render_markdown(rows)
         if ns.markdown:
             scoreboard.insert_markdown(ns.markdown, table)
@@ -222,7 +233,9 @@ def scoreboard_command(ns: argparse.Namespace) -> int:
     bad = [r for r in rows if r.problem.startswith(("not intact", "malformed"))]
     for r in bad:
         print(f"  - {r.backend}: {r.problem}", file=sys.stderr)
-    return EXIT_INVALID if bad else 0
+    for r in passed_over:   # newer than the row shown, but not intact: not shown
+        print(f"  - {r.backend}: {r.source} passed over, {r.problem}", file=sys.stderr)
+    return EXIT_INVALID if bad or passed_over else 0
 
 
 COMMANDS = {"verify": verify, "diff": diff_bundles, "sign": sign, "finalize": finalize_run,

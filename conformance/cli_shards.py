@@ -62,6 +62,13 @@ def _fail(command: str, message: object, code: int = EXIT_USAGE) -> int:
 
 
 def merge(ns: argparse.Namespace) -> int:
+    try:
+        return _merge(ns)
+    finally:   # the claim of validate.output_dir on --output
+        validate.release(ns.output)
+
+
+def _merge(ns: argparse.Namespace) -> int:
     if ns.sign_key is not None and not ns.sign_key.is_file():
         return _fail("merge", f"--sign-key: {ns.sign_key} does not exist or is not a file")
     try:

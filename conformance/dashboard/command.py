@@ -13,7 +13,8 @@ without one); ``--asv-html`` = ``.asv/html``, ``.asv/matrix-html`` (asv's own si
 ``asv publish``: linked from the overview when it holds an index.html).
 
 Exit status: 0 written; 2 usage error (a path given that does not exist, no asv
-results at all); 3 malformed input (benchmarks.json, machine.json or a limits file
+results at all, an ``--out`` that is or lies in a report bundle: nothing is written into a
+bundle); 3 malformed input (benchmarks.json, machine.json or a limits file
 malformed: nothing written; a results file malformed or naming a benchmark not in
 benchmarks.json, or a bundle that does not load: the site is written without it and
 the problem is printed). Every error is one line on stderr.
@@ -25,8 +26,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from conformance.certification.bundle import entries
 from conformance.dashboard import asv_results, bundles, limits, regressions, site
 from conformance.dashboard.errors import MalformedInput, UsageError
+from conformance.option_error import OptionError
 
 EXIT_OK, EXIT_USAGE, EXIT_MALFORMED = 0, 2, 3
 DEFAULT_RESULTS = (Path(".asv/results"), Path(".asv/matrix-results"),
@@ -89,6 +92,10 @@ def _inputs(ns: argparse.Namespace) -> site.Inputs:
 def run(ns: argparse.Namespace) -> int:
     """Render the site; the exit status of the module doc."""
     try:
+        try:   # never into a report bundle: verify would find it changed
+            entries.refuse_inside_bundle(ns.out, "--out", is_dir=True)
+        except OptionError as err:
+            raise UsageError(str(err)) from None
         inputs = _inputs(ns)
         written = site.write(inputs, ns.out)
     except UsageError as err:

@@ -5,8 +5,12 @@ option, what was given and what is accepted. ``pjrt-conformance run`` prints it 
 exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 
 - :func:`output_dir`: the report directory has a UTF-8 path, is absent or empty (an earlier bundle is
-  replaced only with ``force``), not a file, writable, with at least
-  :data:`MIN_FREE_BYTES` free on its file system;
+  replaced only with ``force``: its regular files, unlinked by name, never through a
+  symbolic link), not a file, not inside a report bundle, writable, with at least
+  :data:`MIN_FREE_BYTES` free on its file system; it is claimed by an exclusive lock
+  that this process holds until the run ends (a second run into it is refused), and the
+  folders made for a run that is refused are removed again (:func:`release`);
+- :func:`platform_name`: ``--platform`` is a name (:data:`PLATFORM_NAME`), never a path;
 - :func:`plugin_options`: create options need ``--plugin-library``; values must be of
   a type a PJRT named value can carry; for a known plugin (:data:`KNOWN_PLUGINS`,
   recognised by its library file name) every option must be one it accepts, of its
@@ -19,7 +23,7 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
   (1..:data:`MAX_PROCESSES`).
 
 - :func:`output_file`: a file a command writes (``durations --output``, ``profile
-  --write``) is not a directory and can be written;
+  --write``) is not a directory, not in a report bundle, and can be written;
 - :func:`certification_files`: ``--profile``, ``--waivers`` (schema: unknown keys are
   errors) and ``--known-failures`` files, by their own parsers. The pytest plugin
   loads the same files before collection
@@ -30,9 +34,13 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import math
 import os
+import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +64,11 @@ BUNDLE_FILES = ("report.json", "report.md", "report.html", "junit.xml", "junit.x
                 "run.json")
 #: The directory of an earlier bundle's standalone reproductions (``repro/*.py``, README).
 REPRO_DIR = "repro"
+#: A ``--platform`` name: it names the folder ``reports/<platform>/``, so never a path.
+PLATFORM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+#: The output directories this process claimed (:func:`output_dir`): (st_dev, st_ino) ->
+#: (the descriptor holding the lock, the path, the directories made for it, top first).
+_HELD: dict[tuple[int, int], tuple[int, Path, list[Path]]] = {}
 #: Create options of plugins whose options are known: library file name -> option ->
 #: (Python type, smallest, largest). From XLA's CPU plugin (pjrt_c_api_cpu_internal.cc).
 KNOWN_PLUGINS: dict[str, dict[str, tuple[type, int, int]]] = {
@@ -65,16 +78,168 @@ KNOWN_PLUGINS: dict[str, dict[str, tuple[type, int, int]]] = {
 _NAMED_VALUE_TYPES = "a string, a bool, an int, a float or a list of ints"
 
 
+def platform_name(value: Any) -> str:
+    """``--platform``: a name of :data:`PLATFORM_NAME` (it names the folder
+    ``reports/<platform>/`` of the default ``--output``: never a path); OptionError else."""
+    text = str(value)
+    if not PLATFORM_NAME.fullmatch(text):
+        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise OptionError(f"--platform={shown[:100]}: accepted: a platform name of 1 to 64 "
+                          "letters, digits, '_' and '-' starting with a letter or digit (no "
+                          "path: it names the folder reports/<platform>/)")
+    return text
+
+
+def _foreign(fd: int) -> tuple[list[str], list[str]]:
+    """(entries, foreign) of the directory open as ``fd``: the names in it, and those that
+    are not part of an earlier bundle :func:`output_dir` may remove with ``force`` (a
+    regular file of :data:`BUNDLE_FILES`; ``repro``, a real directory of regular ``.py``
+    and ``.md`` files), each foreign one with why (a symbolic link is never followed)."""
+    present = sorted(os.listdir(fd))
+    foreign = []
+    for name in present:
+        mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+        if stat.S_ISLNK(mode):
+            foreign.append(f"{name} (a symbolic link)")
+        elif name in BUNDLE_FILES and stat.S_ISREG(mode):
+            continue
+        elif name == REPRO_DIR and stat.S_ISDIR(mode):
+            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            try:
+                if not all(stat.S_ISREG(os.stat(n, dir_fd=sub, follow_symlinks=False).st_mode)
+                           and n.endswith((".py", ".md")) for n in os.listdir(sub)):
+                    foreign.append(f"{name} (holds files no bundle writes)")
+            finally:
+                os.close(sub)
+        else:
+            foreign.append(name)
+    return present, foreign
+
+
+def _remove_earlier(fd: int, present: list[str]) -> None:
+    """Remove the files of an earlier bundle (checked by :func:`_foreign`) from the
+    directory open as ``fd``: unlink by name in it, never through a link."""
+    for name in present:
+        if name == REPRO_DIR:
+            sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            try:
+                for script in os.listdir(sub):
+                    os.unlink(script, dir_fd=sub)
+            finally:
+                os.close(sub)
+            os.rmdir(name, dir_fd=fd)
+        else:
+            os.unlink(name, dir_fd=fd)
+
+
+def _make(out: Path, option: str, fresh: bool) -> list[Path]:
+    """Create ``out`` and its missing parents; return the directories made, top first.
+    ``fresh``: ``out`` must not exist before (an exclusive create: a default output that
+    another run made in the same microsecond is refused, never shared)."""
+    missing = [d for d in [out, *out.parents] if not os.path.lexists(d)][::-1]
+    made: list[Path] = []
+    try:
+        for directory in missing:
+            try:
+                directory.mkdir()
+                made.append(directory)
+            except FileExistsError:
+                if directory == out and fresh:
+                    raise
+        if fresh and out not in made:
+            raise FileExistsError(errno.EEXIST, "exists", str(out))
+    except FileExistsError:
+        _unmake(made)
+        raise OptionError(f"{option}={out}: another run made this directory at the same "
+                          "moment; run again (the default output is a new directory "
+                          "per run)") from None
+    except OSError as err:
+        _unmake(made)
+        raise OptionError(f"{option}={out}: cannot write there ({err.strerror or err}); give "
+                          "a writable directory") from err
+    return made
+
+
+def _unmake(made: list[Path]) -> None:
+    """Remove the directories :func:`_make` made (deepest first) that are still there and
+    empty; stop at the first that is not empty."""
+    for directory in reversed(made):
+        try:
+            directory.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:
+            break
+
+
+def _claim(out: Path, option: str, made: list[Path]) -> int | None:
+    """Lock the directory ``out`` for this process (an exclusive ``flock`` on it, held
+    until :func:`release` or the process ends; ``made``: the directories made for it);
+    return the open descriptor, or None when this process holds it already. OptionError
+    when another process holds it."""
+    try:
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise OptionError(f"{option}={out}: cannot write there ({err.strerror or err}); give "
+                          "a writable directory") from err
+    info = os.fstat(fd)
+    if (info.st_dev, info.st_ino) in _HELD:
+        os.close(fd)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as err:
+        os.close(fd)
+        if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise OptionError(f"{option}={out}: another pjrt-conformance process is writing "
+                              f"into this directory; give another {option} (or wait until "
+                              "it ends)") from None
+        raise OptionError(f"{option}={out}: cannot lock it ({err.strerror or err}); give "
+                          "a directory on a local file system") from None
+    _HELD[(info.st_dev, info.st_ino)] = (fd, out, made)
+    return fd
+
+
+def holds(path: Path | str) -> bool:
+    """This process holds the claim of :func:`output_dir` on the directory ``path``."""
+    return any(out == Path(path) for _, out, _ in _HELD.values())
+
+
+def release(path: Path | str, *, remove_made: bool = False) -> None:
+    """Give up this process's claim on the output directory ``path`` (see
+    :func:`output_dir`); ``remove_made``: also remove the directories the claim made that
+    are empty (``path`` itself when it is, then its parents), so that a run refused after
+    its claim (an unknown platform) leaves no empty folder behind."""
+    for key, (fd, out, made) in list(_HELD.items()):
+        if out != Path(path):
+            continue
+        del _HELD[key]
+        if remove_made:
+            _unmake(made)
+        os.close(fd)
+
+
 def output_dir(path: Path | str, *, option: str = "--output", force: bool = False,
-               min_free_bytes: int = MIN_FREE_BYTES) -> Path:
-    """Check the report directory ``path`` and create it; return it as a Path.
+               min_free_bytes: int = MIN_FREE_BYTES, fresh: bool = False) -> Path:
+    """Check the report directory ``path``, create it and claim it; return it as a Path.
+
+    The claim is an exclusive ``flock`` on the directory, held by this process until
+    :func:`release` (or its end): a second process that claims the same directory gets
+    OptionError ("another pjrt-conformance process is writing into this directory"); a
+    second claim in this process (the pytest plugin's, after ``pjrt-conformance run``'s)
+    passes. ``fresh``: the directory must be new (made here by an exclusive ``mkdir``).
 
     Raises OptionError for a path that is a file, a non-empty directory (unless
-    ``force`` and it holds only files of an earlier bundle, which are then removed),
-    a directory that cannot be created or written, a path that is not UTF-8 (the report
-    records it and pytest-xdist sends it to its workers as text), or less than
-    ``min_free_bytes`` bytes free.
+    ``force`` and it holds only regular files of an earlier bundle, which are then
+    removed by name in the claimed directory; a symbolic link in it, or ``path`` itself
+    a link, is refused with ``force``, never followed), a directory inside a report bundle
+    (:func:`conformance.certification.bundle.entries.refuse_inside_bundle`), one that
+    cannot be created or written, a path that is not UTF-8 (the report records it and
+    pytest-xdist sends it to its workers as text), or less than ``min_free_bytes`` bytes
+    free. A directory it made is removed again when it raises.
     """
+    from conformance.certification.bundle import entries
+
     out = Path(path)
     try:
         str(out).encode("utf-8")
@@ -82,28 +247,56 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
         shown = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         raise OptionError(f"{option}={shown}: the path is not UTF-8 text; give a path of "
                           "UTF-8 characters") from None
+    if force and out.is_symlink():
+        raise OptionError(f"{option}={out}: is a symbolic link (to {os.readlink(out)}); "
+                          "--force replaces an earlier bundle only in the directory itself: "
+                          "give the directory, not a link to it")
     if out.exists() and not out.is_dir():
         raise OptionError(f"{option}={out}: is a file; give a directory that is empty or "
                           "does not exist")
-    if out.is_dir():
-        present = sorted(p.name for p in out.iterdir())
-        foreign = [n for n in present if n not in BUNDLE_FILES and not (
-            n == REPRO_DIR and all(p.is_file() and p.suffix in (".py", ".md")
-                                   for p in (out / n).iterdir()))]
-        if present and (not force or foreign):
-            raise OptionError(
-                f"{option}={out}: directory is not empty ({', '.join(present[:4])}"
-                f"{', ...' if len(present) > 4 else ''}); give an empty or new directory"
-                + ("" if foreign else ", or --force to replace the earlier bundle"))
-        for name in present:
-            if name == REPRO_DIR:
-                for script in (out / name).iterdir():
-                    script.unlink()
-                (out / name).rmdir()
-            else:
-                (out / name).unlink()
+    bundle = entries.enclosing_bundle(out, itself=False)
+    if bundle is not None:
+        raise OptionError(f"{option}={out}: is inside the report bundle {bundle}; nothing "
+                          "but the run that made a bundle writes into it: give a directory "
+                          "outside it")
+    made = _make(out, option, fresh)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        fd = _claim(out, option, made)
+    except OptionError:
+        _unmake(made[:-1] if made and made[-1] == out else made)   # never what another
+        raise                                                        # run now holds
+    try:
+        _check_claimed(out, option, force, min_free_bytes, fd)
+    except BaseException:
+        if fd is not None:
+            release(out, remove_made=True)
+        raise
+    return out
+
+
+def _check_claimed(out: Path, option: str, force: bool, min_free_bytes: int,
+                   fd: int | None) -> None:
+    """The checks of :func:`output_dir` once ``out`` is claimed (``fd``: the claim's
+    descriptor, None when an earlier claim of this process holds it)."""
+    own = fd if fd is not None else os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        present, foreign = _foreign(own)
+        if present and (not force or foreign):
+            shown = foreign if force else present
+            raise OptionError(
+                f"{option}={out}: directory is not empty ({', '.join(shown[:4])}"
+                f"{', ...' if len(shown) > 4 else ''}); give an empty or new directory"
+                + ("" if foreign else ", or --force to replace the earlier bundle")
+                + ("; --force removes only the regular files of an earlier bundle and "
+                   "never follows a link" if force else ""))
+        _remove_earlier(own, present)
+    except OSError as err:
+        raise OptionError(f"{option}={out}: cannot clear it ({err.strerror or err}); give "
+                          "an empty or new directory") from err
+    finally:
+        if fd is None:
+            os.close(own)
+    try:
         probe = out / ".pjrt-conformance-write-test"
         probe.write_bytes(b"")
         probe.unlink()
@@ -114,16 +307,18 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
     if free < min_free_bytes:
         raise OptionError(f"{option}={out}: only {free / 2**20:.1f} MiB free; a report needs "
                           f"at least {min_free_bytes / 2**20:.0f} MiB")
-    return out
 
 
 def output_file(path: Path | str, *, option: str) -> Path:
     """Check that the file ``path`` (given to ``option``) can be written: not a directory,
-    in a directory that exists and is writable. A file that was absent stays absent.
-    Raises OptionError naming the option, the path and the cause."""
+    not in a report bundle, in a directory that exists and is writable. A file that was
+    absent stays absent. Raises OptionError naming the option, the path and the cause."""
+    from conformance.certification.bundle import entries
+
     out = Path(path)
     if out.is_dir():
         raise OptionError(f"{option}={out}: is a directory; give a file path")
+    entries.refuse_inside_bundle(out, option, is_dir=False)
     existed = out.exists()
     try:
         with open(out, "a", encoding="utf-8"):

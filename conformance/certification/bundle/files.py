@@ -13,6 +13,7 @@ prints the result.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 import json
 import re
@@ -22,6 +23,7 @@ from typing import Any
 
 from conformance.certification.attribution import check as attribution_check
 from conformance.certification.verdict import decide as certification
+from conformance.certification.bundle import entries
 from conformance.certification.bundle import merge_check
 from conformance.certification.verdict import profiles
 from conformance.certification.bundle import provenance
@@ -42,6 +44,10 @@ _JUNIT_KIND = {"fail_wrong_result": "failure", "fail_error": "error", "crash": "
 
 
 schema = reportfile.schema
+#: How far a bundle's recorded end (``started_utc`` + ``duration_s``) may lie after the
+#: clock of the machine that verifies it (clocks of two machines disagree a little); a
+#: bundle dated later is not intact (it would pass for the newest of its backend).
+CLOCK_SKEW = datetime.timedelta(hours=1)
 
 
 def render_junit(doc: dict[str, Any]) -> str:
@@ -172,6 +178,44 @@ def _check_manifest(path: Path) -> list[str]:
     return problems
 
 
+def _odd_entries(path: Path) -> list[str]:
+    """One problem per entry of the bundle that is not a regular file or a directory
+    (:func:`entries.odd_entries`: a symbolic link, FIFO, socket or device node; never
+    opened) and, for each the manifest does not list, that it is not listed."""
+    odd = entries.odd_entries(path)
+    if not odd:
+        return []
+    try:
+        listed = {line.partition("  ")[2]
+                  for line in entries.read_text(path / MANIFEST).splitlines()}
+    except (OSError, ValueError):
+        listed = set()
+    found, _ = entries.walk(path)
+    return odd + [f"{rel} is not listed in {MANIFEST}" for rel, what in found
+                  if what not in ("regular file", "directory") and rel not in listed]
+
+
+def _check_dates(doc: dict[str, Any], now: datetime.datetime | None = None) -> list[str]:
+    """A problem when the run's recorded start, or its end (start + ``duration_s``), lies
+    more than :data:`CLOCK_SKEW` after ``now`` (default: this machine's clock), or when
+    ``started_utc`` is not an ISO 8601 time."""
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    try:
+        started = datetime.datetime.fromisoformat(str(doc["started_utc"]))
+        if started.tzinfo is None:
+            started = started.replace(tzinfo=datetime.timezone.utc)
+        ended = started + datetime.timedelta(seconds=float(doc["duration_s"]))
+    except (ValueError, TypeError, OverflowError) as err:
+        return [f"started_utc {str(doc.get('started_utc'))[:40]!r} with duration_s "
+                f"{str(doc.get('duration_s'))[:20]} is not a time ({err})"]
+    if ended > now + CLOCK_SKEW:
+        return [f"the run is dated in the future: started_utc {doc['started_utc']} (ending "
+                f"{ended.astimezone(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC) is after "
+                f"this machine's clock ({now:%Y-%m-%d %H:%M} UTC) by more than "
+                f"{CLOCK_SKEW.total_seconds() / 3600:g} h"]
+    return []
+
+
 def _check_counts(doc: dict[str, Any], prof: profiles.Profile | None) -> list[str]:
     s, results = doc["summary"], doc["results"]
     problems = []
@@ -239,6 +283,9 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     path = Path(path)
     if not path.is_dir():
         return Verification([f"{path} is not a bundle directory"], None, None)
+    odd = _odd_entries(path)   # a FIFO or a device is never opened, nor a link's target
+    if odd:                    # (it may be one): nothing more is read
+        return Verification(odd, None, None)
     problems = _check_manifest(path)
     sig = _check_signature(path, key, allowed_signers, identity)
     problems += [] if sig.ok else [sig.detail]
@@ -250,7 +297,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     if strict:
         problems, notes = problems + [f"--strict: {n}" for n in notes], []
     prof, profile_problems = _check_profile(doc)
-    problems += profile_problems + _check_counts(doc, prof)
+    problems += profile_problems + _check_dates(doc) + _check_counts(doc, prof)
     problems += attribution_check.problems(doc)
     problems += rendering_check.problems(path, doc)
     if doc.get("merge"):     # a merged bundle: its parts, re-checked (merge_check)

@@ -81,11 +81,12 @@ def clear_earlier(out: Path) -> None:
     """Remove ``out/parts/`` when it holds only the part files an earlier merge wrote
     (for ``--force``; the rest of the bundle is the run's output check's business)."""
     parts = Path(out) / merge_check.PARTS_DIR
-    if not parts.is_dir():
-        return
+    if parts.is_symlink() or not parts.is_dir():   # a link is never followed: the output
+        return                                     # check refuses it
     dirs = list(parts.iterdir())
-    if all(d.is_dir() and d.name.isdigit() and all(
-            f.is_file() and f.name in _PART_FILES for f in d.iterdir()) for d in dirs):
+    if all(not d.is_symlink() and d.is_dir() and d.name.isdigit() and all(
+            not f.is_symlink() and f.is_file() and f.name in _PART_FILES
+            for f in d.iterdir()) for d in dirs):
         shutil.rmtree(parts)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 
+from conformance.certification.bundle import entries
 from conformance.certification.verdict.report import SCHEMA_VERSION
 from conformance.certification.results import jsontext
 
@@ -96,7 +97,7 @@ def load(path: Path) -> dict[str, Any]:
     """
     target = report_path(path)
     try:
-        text = target.read_text(encoding="utf-8")
+        text = entries.read_text(target)   # never blocks on a FIFO nor reads a device
     except (OSError, UnicodeDecodeError) as err:
         raise MalformedReport(_short(f"{target} is unreadable: {err}")) from err
     try:

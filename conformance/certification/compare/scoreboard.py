@@ -5,7 +5,9 @@
 Backends are keyed by the report header's platform name and the plugin library it
 loaded: ``<platform> / <folder of the library, '_' as '-'>`` (by convention the plugin's
 package, e.g. ``cpu / lammps-jax-pjrt-cpu``), or ``<platform> / built-in`` when no
-plugin library was loaded. Only the newest bundle (``started_utc``) of each key is shown.
+plugin library was loaded. Only the newest bundle (``started_utc``) of each key is shown,
+an intact one before any that is not (a bundle dated in the future is not intact, so it
+never passes for the newest; see :func:`collect`).
 A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names no
 bundle, and that has no bundle at all, gets a row saying why the attempt failed.
 
@@ -36,6 +38,7 @@ import packaging.version
 from conformance.certification.verdict import decide as verdict
 from conformance.certification.results import attempt
 from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import entries
 from conformance.certification.bundle import files as bundle
 from conformance.certification.results import jsontext
 
@@ -203,7 +206,7 @@ def _bundle_row(path: Path) -> tuple[Row, str]:
     """(row, started_utc) of the bundle at ``path``."""
     check = bundle.verify(path)
     try:
-        doc = jsontext.loads((path / "report.json").read_text(encoding="utf-8"))
+        doc = jsontext.loads(entries.read_text(path / "report.json"))   # never a FIFO
         return _row(path, doc, check.problems), str(doc.get("started_utc", ""))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         first = check.problems[0] if check.problems else f"{type(err).__name__}: {err}"
@@ -211,15 +214,20 @@ def _bundle_row(path: Path) -> tuple[Row, str]:
                    problem=f"not intact: report.json is malformed ({first})"), ""
 
 
-def collect(reports_dir: Path) -> list[Row]:
+def collect(reports_dir: Path, passed_over: list[Row] | None = None) -> list[Row]:
     """The rows of ``reports_dir``: the newest bundle per backend key and jaxlib release
     (a column per release: the release matrix's bundles side by side), then failed
-    attempts of backend folders without a bundle. Raises ScoreboardError when the folder is
-    missing or holds neither a bundle nor an attempt record."""
+    attempts of backend folders without a bundle. An intact bundle always wins over one
+    that is not (a bundle dated in the future, or tampered, never passes for the newest):
+    one that is not intact is shown only when its backend has no intact bundle, and
+    each one passed over that is newer than the row shown is appended to
+    ``passed_over`` (when given). Raises ScoreboardError when the folder is missing or
+    holds neither a bundle nor an attempt record."""
     root = Path(reports_dir)
     if not root.is_dir():
         raise ScoreboardError(f"{root} is not a directory")
-    newest: dict[str, tuple[str, Row]] = {}
+    newest: dict[str, tuple[tuple[bool, str], Row]] = {}   # (intact, started_utc), row
+    later_broken: dict[str, list[tuple[str, Row]]] = {}
     broken: list[Row] = []
     for report in sorted(root.glob("**/report.json")):
         row, started = _bundle_row(report.parent)
@@ -227,8 +235,15 @@ def collect(reports_dir: Path) -> list[Row]:
             broken.append(row)
         else:
             key = f"{row.backend} @ {row.jaxlib}"
-            if key not in newest or started > newest[key][0]:
-                newest[key] = (started, row)
+            rank = (not row.problem, started)
+            later_broken.setdefault(key, [])
+            if row.problem:
+                later_broken[key].append((started, row))
+            if key not in newest or rank > newest[key][0]:
+                newest[key] = (rank, row)
+    for key, ((intact, started), _) in newest.items():
+        if intact and passed_over is not None:
+            passed_over += [row for when, row in later_broken[key] if when > started]
     rows = [row for _, row in sorted(newest.values(),
                                      key=lambda x: (x[1].backend, release_key(x[1].jaxlib)))]
     rows += broken
