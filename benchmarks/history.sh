@@ -2,25 +2,49 @@
 # Reproduce the committed benchmark history (docs/benchmark-history.md): the backend-era
 # benchmarks (bench_eras: transfer, dispatch, compile, kernels on jaxlib's built-in CPU
 # client and three XLA CPU plugin eras) in every virtualenv of asv.matrix.conf.json
-# (jax/jaxlib 0.10.0, 0.10.1, 0.10.2, each with the `plugins` extra), results into
-# benchmarks/results/ (asv's own format; commit them).
+# (jax/jaxlib 0.10.0-0.10.2 on Python 3.11, 0.11.0-0.12.0.1 on Python 3.12, each with the
+# `plugins` extra), results into benchmarks/results/ (asv's own format; commit them).
 #
 #   pip install -e '.[benchmarks]'
 #   benchmarks/history.sh                 # benchmark HEAD
 #   COMMIT=0c61724 benchmarks/history.sh  # another commit (its runtime is built and installed)
 #   benchmarks/history.sh --bench 'bench_eras.Dispatch'   # more `asv run` arguments
+#   benchmarks/history.sh -E virtualenv-py3.11-jax0.10.2-jaxlib0.10.2   # one environment
 #
-# Environment: ASV (default: asv), MACHINE (default: cpu-2core-epyc; the machine entry is
-# written from lscpu/nproc/meminfo), COMMIT (default: HEAD).
+# Environment: ASV (default: asv), MACHINE (default: cpu-<nproc>core-<cpu family>, e.g.
+# cpu-2core-epyc on 'AMD EPYC', cpu-2core-xeon on 'Intel(R) Xeon(R) Processor'; the
+# machine entry is written from lscpu/nproc/meminfo), COMMIT (default: HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ASV=${ASV:-asv}
-MACHINE=${MACHINE:-cpu-2core-epyc}
-COMMIT=$(git rev-parse "${COMMIT:-HEAD}")
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+family=$(printf '%s\n' "$cpu" | sed 's/([RT]M*)//g' | tr ' ' '\n' | grep -v -x -E 'AMD|Intel|' | head -1 | tr 'A-Z' 'a-z' || true)
+MACHINE=${MACHINE:-cpu-$(nproc)core-${family:-unknown}}
+COMMIT=$(git rev-parse "${COMMIT:-HEAD}")
+# asv looks for each Python of the config as pythonX.Y on PATH; pyenv's shims answer only
+# for its global versions, so an installed pyenv version that PATH lacks goes first.
+for py in $(python3 -c 'import json; print(*json.load(open("asv.matrix.conf.json"))["pythons"])'); do
+  if ! "python$py" -c '' 2>/dev/null; then
+    for bin in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$py".*/bin; do
+      if [ -x "$bin/python$py" ]; then PATH="$bin:$PATH"; break; fi
+    done
+  fi
+done
 ram=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) * 1024 ))
-"$ASV" machine --config asv.matrix.conf.json --yes --machine "$MACHINE" --cpu "${cpu:-unknown}" \
-  --num_cpu "$(nproc)" --ram "$ram" --os "$(uname -sr)" --arch "$(uname -m)" >/dev/null
+# The machine entry of ~/.asv-machine.json, written here: `asv machine --yes` (asv 0.6.6)
+# keeps only the fields that differ from its own detection, so on a fresh file it stored
+# the bare name and the results' machine.json lost cpu, num_cpu, ram, os and arch.
+"${PYTHON:-python}" - "$MACHINE" "${cpu:-unknown}" "$(nproc)" "$ram" "$(uname -sr)" "$(uname -m)" <<'EOF'
+import json, os, sys
+path = os.path.expanduser("~/.asv-machine.json")
+doc = json.load(open(path)) if os.path.exists(path) else {"version": 1}
+name, cpu, num_cpu, ram, os_name, arch = sys.argv[1:]
+doc[name] = {"machine": name, "cpu": cpu, "num_cpu": num_cpu, "ram": ram, "os": os_name,
+             "arch": arch}
+with open(path + ".tmp", "w") as out:
+    json.dump(doc, out, indent=4, sort_keys=True)
+os.replace(path + ".tmp", path)
+EOF
 start=$(date +%s)
 # One round, few samples: the history is many short points; track_ratio_* pair each
 # operation with its reference inside one process, so they need no more.

@@ -127,3 +127,33 @@ def test_committed_history_is_asvs_format_without_private_fields():
     for machine in RESULTS.glob("*/machine.json"):
         info = json.loads(machine.read_text())
         assert info["machine"] == machine.parent.name and info["num_cpu"]
+
+
+def test_the_matrix_pairs_every_release_with_a_python_it_installs_on():
+    """asv's own expansion of asv.matrix.conf.json: one environment per release, jax and
+    jaxlib equal, 0.10.x on Python 3.11 and 0.11 and later on 3.12 (jaxlib 0.11+ has no
+    Python 3.11 wheels)."""
+    environment = pytest.importorskip("asv.environment")
+    from asv import config
+
+    conf = config.Config.load(str(MATRIX))
+    envs = [environment._parse_matrix_entries(e)[:2]
+            for e in environment.iter_matrix(conf.environment_type, conf.pythons, conf)]
+    versions = history.matrix_versions(MATRIX)
+    assert sorted(r["jaxlib"] for _, r in envs) == sorted(versions)
+    for python, req in envs:
+        assert req["jax"] == req["jaxlib"]
+        assert python == ("3.11" if req["jaxlib"].startswith("0.10.") else "3.12"), (python, req)
+    assert {"0.11.2", "0.12.0.1"} <= set(versions)
+
+
+def test_committed_history_has_several_commits_of_one_environment():
+    """The commit axis: some machine and environment measured at three commits or more."""
+    _require_results()
+    from asv import results as asv_results
+
+    commits: dict[tuple[str, str], set[str]] = {}
+    for result in asv_results.iter_results(str(RESULTS)):
+        commits.setdefault((result.params["machine"], result.env_name), set()).add(
+            result.commit_hash)
+    assert max(len(c) for c in commits.values()) >= 3, commits

@@ -97,9 +97,11 @@ def _box_pixels(tmp_path, inputs, name):
 
 
 def test_the_first_screen_answers_did_the_last_run_regress(tmp_path):
-    """At 1280x800, without scrolling: the committed history's last run (jax 0.10.2
-    against 0.10.1 on cpu-2core-epyc) regressed, so the red box is on the first screen;
-    runs that did not change show the green one instead."""
+    """At 1280x800, without scrolling: the committed history's last run (jax 0.10.2 at
+    commit 5b3b0338 against the same environment at 0c617246 on cpu-2core-xeon: ratios
+    beyond the threshold and outside both 99% intervals, on a shared 2-core machine)
+    regressed, so the red box is on the first screen; runs that did not change show the
+    green one instead."""
     committed = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
     red, green = _box_pixels(tmp_path, site.Inputs(results=[asv_results.load(committed)],
                                                     bundles=None, limits=None), "regressed")
