@@ -388,3 +388,24 @@ def test_schema_2_strings_are_legacy_items_whose_text_is_not_read():
          "legacy": f"{attribution.SHARED_WITH_XLA}: fails the same"}]
     assert view.evidence_lines(r) == r["evidence"]
     assert attribution.decided(attribution.items(r)) == "framework"
+
+
+def test_the_capi_source_records_the_re_run_as_data(monkeypatch):
+    """conformance.session.evidence.capi_source: the C API re-run's check, outcome and
+    detail as the ``capi`` item; an undecided re-run, or none to run, is no item."""
+    from conformance import capi
+    from conformance.session import evidence
+
+    monkeypatch.setattr(capi, "plan", lambda record, header: {"check": "execute"}
+                        if record["status"] == "fail_wrong_result" else None)
+    outcomes = iter([("correct", "right on its own"), ("undecided", "ran past 120 s")])
+    monkeypatch.setattr(capi, "run", lambda check, timeout: next(outcomes))
+    source = evidence.capi_source({"platform": {"loaded": {}}})
+    record = {"nodeid": "x", "status": "fail_wrong_result"}
+    assert attribution.decide(record, [source]) == ("framework", [
+        {"source": "capi", "answer": "framework", "check": "execute", "outcome": "correct",
+         "detail": "right on its own"}])
+    assert attribution.decide(record, [source]) == ("unattributed", [])
+    assert source.fn({"nodeid": "y", "status": "crash"}) is None
+    with pytest.raises(TypeError):
+        evidence.capi_source("report.json")

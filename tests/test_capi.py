@@ -64,6 +64,21 @@ def test_wrong_kernel_below_the_framework_is_the_plugins(special_values_run):
         assert found[1].startswith("wrong through the PJRT C API too: ") and "[0, 1]" in found[1]
 
 
+def test_the_run_records_the_c_api_re_run_as_data(special_values_run):
+    """The run's own ``capi`` evidence items (conformance.session.evidence.capi_source):
+    the check, its outcome and detail as facts, worded only by the renderers."""
+    from conformance.certification.rendering import failure_view
+
+    _, doc = special_values_run
+    assert doc["schema_version"] == 3 and doc["failures"]
+    for f in doc["failures"]:
+        (item,) = [e for e in f["evidence"] if e["source"] == "capi"]
+        assert (item["answer"], item["check"], item["outcome"]) == ("plugin", "execute", "wrong")
+        assert f["attribution"] == "plugin", f["evidence"]
+        assert any(line.startswith("capi: wrong through the PJRT C API too: ")
+                   for line in failure_view.evidence_lines(f))
+
+
 MUTANTS = [  # (mutant of tests/mutants, -k selection, the check the record gets)
     ("broken-execute", "test_elementwise and add-int32", "execute"),  # +1 on outputs
     ("broken-flip", "test_round_trip_bit_exact and float32", "transfer"),  # put flips a bit
