@@ -402,9 +402,6 @@ def test_finalize_refuses_a_fifo_run_json(tmp_path):
     _one_line_usage_error(rc, text, "run.json: is a named pipe (FIFO)")
 
 
-@pytest.mark.xfail(strict=False, reason="the results log is read by "
-                   "conformance/certification/results/runlog.py, which does not call "
-                   "file_limits.decompress_xz yet")
 def test_a_results_log_that_unpacks_past_the_cap_is_refused(tmp_path):
     """520 MiB from 100 kB of xz: ``durations`` (and finalize, diff, verify, rerender)
     unpacked all of it."""

@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from conformance import file_limits
 from conformance.certification.results import jsontext
 
 LOG = "results.jsonl"
@@ -75,13 +76,22 @@ def _is_packed(path: Path) -> bool:
         return f.read(len(_XZ_MAGIC)) == _XZ_MAGIC
 
 
+def _log_bytes(path: Path) -> bytes:
+    """The log's bytes, unpacked when packed, within :mod:`conformance.file_limits`' caps
+    (a decompression bomb is a :class:`~conformance.file_limits.FileLimitError`, a
+    ValueError, never the whole output in memory)."""
+    if _is_packed(path):
+        return file_limits.read_xz(path)
+    return file_limits.read_bytes(path, what="results log", limit=file_limits.DECOMPRESSED_LIMIT)
+
+
 def read_lines(path: Path | str) -> list[str]:
     """The text lines of the log file ``path``, plain or xz-compressed (told by its
     first bytes). Raises OSError for an unreadable file, ValueError for a corrupt or
     cut-off xz file or text that is not UTF-8."""
     path = Path(path)
     try:
-        raw = lzma.decompress(path.read_bytes()) if _is_packed(path) else path.read_bytes()
+        raw = _log_bytes(path)
         return raw.decode("utf-8").splitlines()
     except (lzma.LZMAError, EOFError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: unreadable results log ({err})") from None
@@ -102,7 +112,7 @@ def numbered(path: Path | str, dropped: list[int] | None = None) -> list[tuple[i
     corrupt or cut-off xz file."""
     path = Path(path)
     try:
-        raw = lzma.decompress(path.read_bytes()) if _is_packed(path) else path.read_bytes()
+        raw = _log_bytes(path)
     except (lzma.LZMAError, EOFError) as err:
         raise ValueError(f"{path}: unreadable results log ({err})") from None
     lines = raw.split(b"\n")
@@ -256,8 +266,7 @@ def read_stored(directory: Path | str, name: str) -> bytes:
     if path.is_file() or name not in STORABLE:
         return path.read_bytes()
     try:
-        with lzma.open(Path(directory) / (name + ".xz"), "rb") as f:
-            return f.read()
+        return file_limits.read_xz(Path(directory) / (name + ".xz"))
     except (lzma.LZMAError, EOFError) as err:
         raise ValueError(f"{name}.xz is not a valid xz file ({err})") from None
 
