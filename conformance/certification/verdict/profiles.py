@@ -27,7 +27,7 @@ from conformance.certification.results import jsontext
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
                 "serialization", "custom_calls", "multi_device", "collectives", "multi_process",
                 "cost_analysis", "memory_stats", "compile_only")
-DEFAULT_PROFILE = "v10"
+DEFAULT_PROFILE = "v11"
 CORE, INFORMATIONAL = "core", "informational"
 _DEVICE_PARAM = re.compile(r"(?<=[\[-])[A-Za-z][A-Za-z0-9_]*:\d+(?=[-\]])")
 _FILE = re.compile(r"^(?:.*/)?(test_[A-Za-z0-9_]+\.py)::")
