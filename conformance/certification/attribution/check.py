@@ -15,7 +15,8 @@ attribution must be the one its items decide (the first answer other than
   another status names one whose ``expected`` statuses leave the result's out.
 
 A legacy item (a schema-2 evidence string, :func:`attribution.legacy_item`) has no
-facts to re-check: it is taken as the run recorded it.
+facts to re-check: it is taken as the run recorded it (its source and place unchecked,
+as schema 2's strings were).
 
 A result attributed to the framework or the suite leaves the plugin verdict, so that
 attribution must be backed by evidence ``verify`` can check:
@@ -177,12 +178,12 @@ def evidence_problems(r: dict[str, Any], message: str | None = "") -> list[str]:
     evidence = attribution.items(r)
     for i, e in enumerate(evidence):
         where = f"evidence {i} ({e.get('source')}) of {r['nodeid']}"
+        if attribution.is_legacy(e):   # schema 2's prose: nothing to re-check, as before
+            continue
         if e.get("source") not in attribution.SOURCES:
             found.append(f"{where} names no evidence source of this suite")
             continue
         ranks.append(attribution.NAMES.index(e["source"]))
-        if attribution.is_legacy(e):
-            continue
         recheck = RECHECK.get(e["source"])
         why = "has no re-check" if recheck is None else recheck(e, r, message)
         if why:
