@@ -30,11 +30,11 @@ import datetime
 from collections.abc import Mapping
 
 from conformance.dashboard.asv_results import ResultsDir, Run
-from conformance.dashboard.regressions import beyond, changed, threshold_for
+from conformance.dashboard.regressions import BeforeAfter, beyond, changed, threshold_for
 
 
 @dataclasses.dataclass(frozen=True)
-class Step:
+class Step(BeforeAfter):
     """One benchmark value of the last run against the previous run.
 
     ``before``/``after`` in ``unit`` (seconds for times, a plain number for ratios);
@@ -54,22 +54,6 @@ class Step:
     since: Run
     until: Run
     confirmed: bool
-
-    @property
-    def factor(self) -> float:
-        """after / before (inf when before is 0)."""
-        return self.after / self.before if self.before else float("inf")
-
-    @property
-    def up(self) -> bool:
-        """A regression: slower, or a worse (larger) ratio."""
-        return self.after > self.before
-
-    @property
-    def size(self) -> float:
-        """The factor either way (>= 1)."""
-        f = self.factor
-        return max(f, 1 / f) if f else float("inf")
 
 
 @dataclasses.dataclass(frozen=True)

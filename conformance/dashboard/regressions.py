@@ -27,8 +27,31 @@ from conformance.dashboard.history import Chart
 DEFAULT_THRESHOLD = 0.05
 
 
+class BeforeAfter:
+    """What a change between two values (``before``, ``after``) says of itself."""
+
+    before: float
+    after: float
+
+    @property
+    def factor(self) -> float:
+        """after / before (inf when before is 0)."""
+        return self.after / self.before if self.before else float("inf")
+
+    @property
+    def up(self) -> bool:
+        """A regression: slower, or a worse (larger) ratio."""
+        return self.after > self.before
+
+    @property
+    def size(self) -> float:
+        """The factor either way (>= 1; inf when before is 0)."""
+        f = self.factor
+        return max(f, 1 / f) if f else float("inf")
+
+
 @dataclasses.dataclass(frozen=True)
-class Change:
+class Change(BeforeAfter):
     """One change: ``benchmark`` (name) at ``params`` in series ``series`` from x
     ``before_at`` to ``after_at`` (releases or short commits, per ``axis``), values in
     ``unit``; ``threshold`` is the relative threshold that applied."""
@@ -44,15 +67,6 @@ class Change:
     unit: str
     threshold: float
     anchor: str
-
-    @property
-    def factor(self) -> float:
-        """after / before (inf when before is 0)."""
-        return self.after / self.before if self.before else float("inf")
-
-    @property
-    def up(self) -> bool:
-        return self.after > self.before
 
 
 def thresholds(config: Path | None) -> dict[str, float]:
@@ -133,6 +147,4 @@ def find(chart_list: Iterable[Chart], table: Mapping[str, float]) -> list[Change
                     out.append(Change(chart.benchmark.name, chart.fixed, label, chart.axis,
                                       x0, x1, v0, v1, chart.benchmark.unit, t,
                                       chart.anchor))
-    def size(c: Change) -> float:
-        return max(c.factor, 1 / c.factor) if c.factor else float("inf")
-    return sorted(out, key=lambda c: (-size(c), c.benchmark, c.params, c.series))
+    return sorted(out, key=lambda c: (-c.size, c.benchmark, c.params, c.series))
