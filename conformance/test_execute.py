@@ -7,7 +7,6 @@ compiled with ``Client.compile_and_load`` and run with
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given
@@ -17,6 +16,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_controls as fc
 from conformance.helpers import shape_helpers as sh
 from conformance.helpers import strategies as hh
 from conformance.helpers import tolerances
@@ -59,30 +59,30 @@ def _reference(op: Elementwise, dt: dh.DType, args: list[np.ndarray]) -> np.ndar
 
 
 def _check(op: Elementwise, dt: dh.DType, args: list[np.ndarray], out: np.ndarray,
-           expected: np.ndarray, call: str):
-    """Exact for integers, bools and IEEE-defined float ops (``tiny`` absolute: flushed
-    subnormals); within the op's float64 budget (:mod:`conformance.helpers.tolerances`) or
-    the dtype's rtol otherwise, with an absolute part of rtol
-    (times ``max(1, |x|)`` for argument-scaled ops); complex results in norm."""
+           expected: np.ndarray, call: str, controls: fc.FloatControls) -> None:
+    """Exact for integers, bools and IEEE-defined float ops (``tiny`` absolute where the
+    declared float ``controls`` flush: a flushed subnormal); within the op's float64
+    budget (:mod:`conformance.helpers.tolerances`) or the dtype's rtol otherwise, with an
+    absolute part of rtol (times ``max(1, |x|)`` for argument-scaled ops); complex results
+    in norm."""
     __tracebackhide__ = True
-    rtol = (tolerances.value_rtol(op.name, "float64") if op.name in tolerances.FLOAT64_OPS
-            and dt.name == "float64" else dh.tolerance(dt))
     if dt.kind in ("int", "uint", "bool") or op.returns_bool:
         ph.assert_exact(out, expected, call=call)
     elif op.exact_on(dt.kind):
-        tiny = float(ml_dtypes.finfo(dh.real_dtype(dt)).tiny)  # allow flush-to-zero of subnormals
-        ph.assert_allclose(out, expected, rtol=0.0, atol=tiny, call=call)
+        tol = tolerances.bound("exact", dt.dtype, controls=controls)
+        ph.assert_allclose(out, expected, rtol=tol.rtol, atol=tol.atol, call=call)
     elif expected.dtype.kind == "c":
         # accurate in norm, not per component: re(a*b) may cancel catastrophically
-        ph.assert_within_bound(out, expected, rtol * (np.abs(expected) + 1.0),
-                               bound_name="rtol*(|expected|+1)", call=call)
+        ph.assert_within_bound(out, expected, tolerances.bound(
+            "value_normwise", dt.dtype, op=op.name, expected=expected), call=call)
     else:
-        ph.assert_allclose(out, expected, rtol=rtol, atol=rtol * op.arg_scale(args), call=call)
+        tol = tolerances.bound("value", dt.dtype, op=op.name, scale=op.arg_scale(args))
+        ph.assert_allclose(out, expected, rtol=tol.rtol, atol=tol.atol, call=call)
 
 
 @pytest.mark.parametrize("op,dt", CASES)
 @given(data=st.data())
-def test_elementwise(client, program_cache, op, dt, data):
+def test_elementwise(client, program_cache, float_controls, op, dt, data):
     """Each example runs on every local device (one SPMD executable, replicated inputs)."""
     shape = data.draw(st.sampled_from(sh.EXECUTE_SHAPES), label="shape")
     lo, hi = (op.rtol_domain or op.domain) if dt.kind in ("float", "complex") else (None, None)
@@ -95,7 +95,7 @@ def test_elementwise(client, program_cache, op, dt, data):
     expected = _reference(op, dt, args)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            _check(op, dt, args, out, expected, f"{call} on {device}")
+            _check(op, dt, args, out, expected, f"{call} on {device}", float_controls)
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.BOOL + dh.NUMERIC_DTYPES])
@@ -119,14 +119,14 @@ def test_select(client, program_cache, dt, data):
                          ids=lambda op: op.name)
 @given(x=hh.finite_arrays(dh.BY_NAME["float32"], st.sampled_from(sh.EXECUTE_SHAPES),
                           min_value=-5, max_value=5))
-def test_single_device_executable(client, device, program_cache, op, x):
+def test_single_device_executable(client, device, program_cache, float_controls, op, x):
     """An executable compiled for one device runs there (every device, one at a time)."""
     args = [x] * op.arity
     call = f"execute({op.name}, float32{list(x.shape)}) compiled for {device}"
     outs, program = program_cache.run(op.name, op.fn, args, device)
     with reproduction(call, program=program, inputs=args):
         f32 = dh.BY_NAME["float32"]
-        _check(op, f32, args, outs[0], _reference(op, f32, args), call)
+        _check(op, f32, args, outs[0], _reference(op, f32, args), call, float_controls)
 
 
 def _sum_and_product(x, y):

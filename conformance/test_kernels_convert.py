@@ -27,6 +27,8 @@ from jax import lax
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_controls as fc
+from conformance.helpers import tolerances
 from conformance.programs import cache as programs
 from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
@@ -92,7 +94,12 @@ def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray,
         return x.astype(dst.dtype), mask
 
 
-def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: str) -> None:
+def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: str,
+           controls: fc.FloatControls) -> None:
+    """``out`` is ``x`` converted exactly (0 ULP, signed zeros), a zero of the right sign
+    allowed only where the declared float ``controls`` flush: a subnormal input of ``src``
+    (DAZ), or a value below ``dst``'s smallest normal (FTZ, also where it rounds up to
+    it)."""
     __tracebackhide__ = True
     expected, mask = _reference(x, src, dst)
 
@@ -100,20 +107,25 @@ def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: s
         return [a.real, a.imag] if a.dtype.kind == "c" else [a]
 
     if dst.kind == "bool":  # a flushed (DAZ) subnormal input is zero
-        zero_under_daz = [ulp.is_subnormal(p) | (p == 0) for p in parts(x)]
+        zero_under_daz = [fc.flushed(p, controls, inputs=True) == 0 for p in parts(x)]
         expected = np.where(np.logical_and.reduce(zero_under_daz) & ~out, False, expected)
     if dst.kind in ("float", "complex"):
         src_parts = parts(x) if x.dtype.kind == "c" else [x, np.zeros(x.shape, np.float32)]
         pairs = zip(parts(out), parts(expected), src_parts) if dst.kind == "complex" else \
             [(out, expected, src_parts[0])]
         tiny = float(ml_dtypes.finfo(dh.real_dtype(dst)).tiny)  # FTZ: a value below the
-        fixed = [np.where((ulp.is_subnormal(src) | ulp.is_subnormal(e)  # destination's tiny
-                           | (np.abs(src.astype(np.float64)) < tiny)) & (o == 0), o, e)
-                 for o, e, src in pairs]  # may flush even where it rounds up to tiny
+        daz = fc.flushes_inputs_of(controls, x.dtype)
+        ftz = fc.flushes_results_of(controls, dst.dtype)
+        fixed = [np.where(((ulp.is_subnormal(src) & daz)
+                           | ((ulp.is_subnormal(e)  # destination's tiny may flush even where
+                               | (np.abs(src.astype(np.float64)) < tiny)) & ftz))  # it rounds
+                          & (o == 0), o, e)  # up to tiny
+                 for o, e, src in pairs]
         expected = fixed[0].astype(dst.dtype)
         if dst.kind == "complex":
             expected.imag = fixed[1]
-        ph.assert_ulp_close(out[mask], expected.astype(dst.dtype)[mask], max_ulp=0,
+        ph.assert_ulp_close(out[mask], expected.astype(dst.dtype)[mask],
+                            max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
                             signed_zeros=True, call=call)
     else:
         ph.assert_exact(out[mask], expected[mask].astype(out.dtype), call=call)
@@ -127,13 +139,13 @@ CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
 
 
 @pytest.mark.parametrize("src,group", CASES)
-def test_convert(program_cache, src, group):
+def test_convert(program_cache, float_controls, src, group):
     _convert_and_check(program_cache, _values(src), src, GROUPS[group], f"{src.name}_to_{group}",
-                       "convert")
+                       "convert", float_controls)
 
 
 def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[dh.DType],
-                       name: str, what: str) -> None:
+                       name: str, what: str, controls: fc.FloatControls) -> None:
     """Convert ``x`` to every dtype of ``dests`` in one program, check each result."""
     def convert_all(a):
         return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
@@ -146,7 +158,8 @@ def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[
     with reproduction(call, program=program, inputs=[x]):
         for dst, per_device in zip(dests, outs):
             for device, out in per_device:
-                _check(out, x, src, dst, f"{what} {src.name} -> {dst.name} on {device}")
+                _check(out, x, src, dst, f"{what} {src.name} -> {dst.name} on {device}",
+                       controls)
 
 
 _BY_WIDTH = {w: [d for d in dh.INTS + dh.UINTS + dh.FLOATS + _FP8
@@ -236,11 +249,11 @@ TIE_CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
 
 
 @pytest.mark.parametrize("src,group", TIE_CASES)
-def test_convert_rounds_ties_to_nearest_even(program_cache, src, group):
+def test_convert_rounds_ties_to_nearest_even(program_cache, float_controls, src, group):
     """Exact ties of float -> narrower float round to even (not away from or toward zero);
     float -> int truncates ``k + 0.5`` toward zero. Reference: ml_dtypes / NumPy."""
     _convert_and_check(program_cache, _ties(src, TIE_GROUPS[group]), src, TIE_GROUPS[group],
-                       f"{src.name}_to_{group}", "convert ties")
+                       f"{src.name}_to_{group}", "convert ties", float_controls)
 
 
 def round_int_to_float(v: int, dst: np.dtype) -> float:
@@ -315,5 +328,7 @@ def test_convert_wide_integers_rounds_once(program_cache, src, dst, data):
         call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_ulp_close(out, expected, max_ulp=0, signed_zeros=True,
+            ph.assert_ulp_close(out, expected,
+                                max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
+                                signed_zeros=True,
                                 call=f"{call} on {device}")

@@ -33,6 +33,8 @@ from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
+from conformance.helpers import float_controls as fc
+from conformance.helpers import tolerances
 from conformance.programs import cache as programs
 from conformance.programs import moves
 from conformance.helpers import strategies as hh
@@ -109,8 +111,8 @@ def _operand(data, dt: dh.DType, shape: tuple[int, ...], label: str) -> np.ndarr
                                       integral=integral), label=label)
 
 
-def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, data
-               ) -> np.ndarray:
+def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, data,
+               controls: fc.FloatControls) -> np.ndarray:
     """Check one dot_general on every device; return its lhs operand."""
     a = _operand(data, dt, lhs_shape, "lhs")
     b = _operand(data, dt, rhs_shape, "rhs")
@@ -122,27 +124,27 @@ def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, da
     if dt.kind in ("int", "uint"):
         with np.errstate(over="ignore"):
             expected = np.einsum(spec, a.astype(np.int64), b.astype(np.int64)).astype(acc)
-        bound = np.zeros(expected.shape)
+        bound = tolerances.bound("exact", acc)
     else:
         wide = np.complex128 if dt.kind == "complex" else np.float64
         expected = np.einsum(spec, a.astype(wide), b.astype(wide)).astype(acc)
         mag = np.einsum(spec, np.abs(a.astype(wide)), np.abs(b.astype(wide)))
         integral = error_bounds.integral_terms(a) & error_bounds.integral_terms(b)
-        bound = error_bounds.rounding_bound(acc, mag, roundings=k + 1, integral=integral,
-                                            name="(k+1)*(eps*(|A|@|B|) + tiny)")
+        bound = tolerances.bound("rounding", acc, magnitude=mag, roundings=k + 1,
+                                 integral=integral, controls=controls,
+                                 name="(k+1)*(eps*(|A|@|B|) + tiny)")
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
-            ph.assert_within_bound(out, expected, bound, bound_name="exact",
-                                   call=f"{call} on {device}")
+            ph.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
     return a
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in DTYPES])
 @given(data=st.data())
-def test_dot_general(program_cache, dt, data):
+def test_dot_general(program_cache, float_controls, dt, data):
     budget = hh.element_budget(ci=2**16, nightly=2**22)  # nightly: M = N = 2048
     lhs_shape, rhs_shape, dims, spec = data.draw(dot_dimension_numbers(budget), label="dims")
-    _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data)
+    _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data, float_controls)
 
 
 @pytest.mark.parametrize("batch,m,k,n,dt", [
@@ -150,11 +152,12 @@ def test_dot_general(program_cache, dt, data):
                  + f"-{dt}", marks=[pytest.mark.capability(dh.BY_NAME[dt].capability)]
                  if dh.BY_NAME[dt].capability else []) for batch, m, k, n, dt in PINNED])
 @given(data=st.data())
-def test_dot_general_at_block_boundaries(program_cache, batch, m, k, n, dt, data):
+def test_dot_general_at_block_boundaries(program_cache, float_controls, batch, m, k, n, dt,
+                                         data):
     """[batch..., M, K] x [batch..., K, N] (or N, K) at sizes pinned in every run."""
     lhs_shape, rhs_shape, dims, spec = dot_spec(list(batch), m, [k], n,
                                                 data.draw(st.booleans(), label="rhs K first"))
-    lhs = _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data)
+    lhs = _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data, float_controls)
     moves.check_moves(program_cache, lhs, dt, f"dot_general({dt.name}{list(lhs_shape)} x "
                       f"{list(rhs_shape)})")  # the lhs moved on the device, bit for bit
 
@@ -201,7 +204,7 @@ SPATIAL = ((7, 6), (17, 9), (33, 31), (65, 18), (129, 8))
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
                                 for n in ("float32", "bfloat16", "float64")])
 @given(data=st.data())
-def test_convolution(program_cache, dt, data):
+def test_convolution(program_cache, float_controls, dt, data):
     groups = data.draw(st.sampled_from((1, 2)), label="feature_group_count")
     strides = data.draw(st.sampled_from(((1, 1), (2, 1), (2, 2))), label="strides")
     dilation = data.draw(st.sampled_from(((1, 1), (2, 1))), label="rhs_dilation")
@@ -221,8 +224,8 @@ def test_convolution(program_cache, dt, data):
     ref, mag = conv_reference(x, w, strides, padding, dilation, groups)
     k = w_shape[1] * w_shape[2] * w_shape[3]
     integral = error_bounds.integral_terms(x) & error_bounds.integral_terms(w)
-    bound = error_bounds.rounding_bound(acc, mag, roundings=k + 1, integral=integral,
-                                        name="(k+1)*(eps*(|x|*|w|) + tiny)")
+    bound = tolerances.bound("rounding", acc, magnitude=mag, roundings=k + 1, integral=integral,
+                             controls=float_controls, name="(k+1)*(eps*(|x|*|w|) + tiny)")
     with reproduction(call, program=program, inputs=[x, w]):
         for device, out in outs:
             ph.assert_within_bound(out, ref.astype(acc), bound, call=f"{call} on {device}")

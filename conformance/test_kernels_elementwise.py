@@ -35,7 +35,6 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
 from conformance.helpers import float_controls as fc
 from conformance.helpers import mpmath_reference, tolerances, ulp
 from conformance.helpers import strategies as hh
@@ -73,24 +72,27 @@ def _float_reference(op: Op, args: list[np.ndarray], dtype: np.dtype) -> np.ndar
 
 
 def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtype: np.dtype,
-                           call: str) -> None:
-    """``out`` is the IEEE result, or the result with inputs and output flushed (FTZ/DAZ),
-    element by element, within 0 ULP (exact ops) or the ULP table."""
+                           call: str, controls: fc.FloatControls) -> None:
+    """``out`` is the IEEE result, or, where the declared float ``controls`` flush
+    ``dtype``, the result with the inputs (DAZ) and the output (FTZ) flushed as declared,
+    element by element, within 0 ULP (exact ops) or the ULP table. Under an IEEE
+    declaration a flushed subnormal fails."""
     __tracebackhide__ = True
-    name = np.dtype(dtype).name
-    max_ulp = 0 if op.exact else (tolerances.ulp_bound(op.name, name)
-                                  + tolerances.REFERENCE_ULP.get(name, 0))
+    max_ulp = (tolerances.bound("exact", dtype) if op.exact else tolerances.bound(
+        "ulp", dtype, op=op.name, reference="numpy")).max_ulp
     ieee = _float_reference(op, args, dtype)
-    flush = ulp.flush_subnormals
-    flushed = flush(_float_reference(op, [flush(a) for a in args], dtype))
+    daz = functools.partial(fc.flushed, controls=controls, inputs=True)
+    flushed = fc.flushed(_float_reference(op, [daz(a) for a in args], dtype), controls,
+                         inputs=False)
     picked = np.where(_matches(out, flushed, max_ulp, op.signed_zeros) &
                       ~_matches(out, ieee, max_ulp, op.signed_zeros), flushed, ieee)
-    if op.name in ("maximum", "minimum"):  # a selection compared under DAZ may return the
-        # unflushed input that ties with the expected value (XLA CPU, jaxlib 0.11)
+    if op.name in ("maximum", "minimum") and fc.flushes_inputs_of(controls, dtype):
+        # a selection compared under DAZ may return the unflushed input that ties with
+        # the expected value (XLA CPU, jaxlib 0.11)
         tie = np.zeros(out.shape, bool)
         for a in args:
             same = out.view(f"u{out.dtype.itemsize}") == a.view(f"u{a.dtype.itemsize}")
-            tie |= same & (flush(out).astype(np.float64) == flush(ieee).astype(np.float64))
+            tie |= same & (daz(out).astype(np.float64) == daz(ieee).astype(np.float64))
         picked = np.where(tie, out, picked)
     ph.assert_ulp_close(out, picked.astype(dtype), max_ulp=max_ulp, call=call,
                         signed_zeros=op.exact and op.signed_zeros)
@@ -113,13 +115,14 @@ FLOAT_CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
 
 
 @pytest.mark.parametrize("op,dt", FLOAT_CASES)
-def test_float_special_values(program_cache, op, dt):
+def test_float_special_values(program_cache, float_controls, op, dt):
     args = _special_args(op, dt.dtype)
     call = f"execute({op.name}, {dt.name} special values)"
     outs, program = programs.run_everywhere(program_cache, f"{op.name}", op.fn, args, dt, call)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            _check_ieee_or_flushed(op, out, args, dt.dtype, f"{call} on {device}")
+            _check_ieee_or_flushed(op, out, args, dt.dtype, f"{call} on {device}",
+                                   float_controls)
 
 
 ACCURACY_CASES = [c for c in FLOAT_CASES if not c.values[0].exact]
@@ -135,7 +138,7 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     Periodic ops (tolerance class ``ARGUMENT_SCALED``: sin, cos, tan) may instead be within
     an absolute error of ``eps * max(1, |x|)``: near a multiple of pi range reduction makes
     their relative error unbounded on every implementation. Other ops get only ``tiny`` (a
-    flushed subnormal result).
+    result in the subnormal range, flushed or not: ``tolerances.bound("ulp", ...)``).
     """
     fi = ml_dtypes.finfo(dt.dtype)
     lo, hi = max(op.domain[0], -float(fi.max)), min(op.domain[1], float(fi.max))
@@ -146,12 +149,12 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     call = f"execute({op.name}, {dt.name}[64])"
     outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     expected = mpmath_reference.correctly_rounded(op.name, args, dt.dtype)
-    atol = (float(fi.eps) * op.arg_scale(args) if op.tolerance == catalog.ARGUMENT_SCALED
-            else float(fi.tiny))
+    tol = tolerances.bound("ulp", dt.dtype, op=op.name,
+                           scale=op.arg_scale(args) if op.tolerance == catalog.ARGUMENT_SCALED
+                           else None)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            ph.assert_ulp_close(out, expected, max_ulp=tolerances.ulp_bound(op.name, dt.name),
-                                atol=atol,
+            ph.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
                                 call=f"{call} on {device}")
 
 
@@ -305,7 +308,7 @@ COMPLEX_DIVIDE_ROUNDINGS = 8
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
                                 for n in ("complex64", "complex128")])
 @given(data=st.data())
-def test_complex_divide_by_huge_and_tiny_divisors(program_cache, dt, data):
+def test_complex_divide_by_huge_and_tiny_divisors(program_cache, float_controls, dt, data):
     """``a / b`` for divisors near the top (``|b|**2`` overflows) and the bottom (``|b|**2``
     underflows; components still normal) of the exponent range, numerators scaled with them
     so that the quotient is moderate (``|a/b|`` within about 2**+-10; every component
@@ -335,9 +338,9 @@ def test_complex_divide_by_huge_and_tiny_divisors(program_cache, dt, data):
     call = f"execute(divide, {dt.name}[{n}] with {'huge' if huge else 'tiny'} divisors)"
     outs, program = programs.run_everywhere(program_cache, "divide", lax.div, [a, b], dt, call)
     exact = exact_quotient(a, b)
-    bound = error_bounds.rounding_bound(dt.dtype, np.abs(exact),
-                                        roundings=COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
-                                        name="8*eps*|a/b| + 2*tiny (normwise)")
+    bound = tolerances.bound("rounding", dt.dtype, magnitude=np.abs(exact),
+                             roundings=COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
+                             controls=float_controls, name="8*eps*|a/b| + 2*tiny (normwise)")
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
             ph.assert_within_bound(out, exact.astype(dt.dtype), bound,
@@ -365,7 +368,7 @@ def _long_ops():
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
                                 for n in ("float32", "bfloat16", "float16")])
 @given(data=st.data())
-def test_float_ops_past_64_elements(program_cache, dt, data):
+def test_float_ops_past_64_elements(program_cache, float_controls, dt, data):
     """add, multiply, divide, sqrt (0 ULP, or the flushed result) and exp, log, tanh, sin
     (the op's ULP budget against mpmath, sin with its argument-scaled allowance) on one
     long axis (``hh.axis_sizes``: the vector and tile boundaries 63..4097 and any size up
@@ -382,7 +385,6 @@ def test_float_ops_past_64_elements(program_cache, dt, data):
     call = f"execute(add/multiply/divide/sqrt/exp/log/tanh/sin, {dt.name}[{n}])"
     outs, program = programs.run_everywhere(program_cache, "long_ops", _long_ops(), args, dt,
                                             call, n_outputs=len(LONG_OPS))
-    fi = ml_dtypes.finfo(dt.dtype)
     with reproduction(call, program=program, inputs=args):
         it = iter(args)
         for k, name in enumerate(LONG_OPS):
@@ -390,12 +392,14 @@ def test_float_ops_past_64_elements(program_cache, dt, data):
             op_args = [next(it) for _ in range(op.arity)]
             if not op.exact:
                 expected = mpmath_reference.correctly_rounded(name, op_args, dt.dtype)
-                atol = (float(fi.eps) * op.arg_scale(op_args)
-                        if op.tolerance == catalog.ARGUMENT_SCALED else float(fi.tiny))
+                tol = tolerances.bound(
+                    "ulp", dt.dtype, op=name,
+                    scale=op.arg_scale(op_args) if op.tolerance == catalog.ARGUMENT_SCALED
+                    else None)
             for device, out in outs[k]:
                 where = f"{call} on {device} ({name})"
                 if op.exact:
-                    _check_ieee_or_flushed(op, out, op_args, dt.dtype, where)
+                    _check_ieee_or_flushed(op, out, op_args, dt.dtype, where, float_controls)
                 else:
-                    ph.assert_ulp_close(out, expected, max_ulp=tolerances.ulp_bound(
-                        name, dt.name), atol=atol, call=where)
+                    ph.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
+                                        call=where)

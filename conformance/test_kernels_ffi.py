@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
+from conformance.helpers import tolerances
 from conformance.programs import ffi_build
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
@@ -85,7 +85,8 @@ def _axpby(target: str, a: float, b: float, out_shape: tuple[int, ...]):
 @given(shape=st.sampled_from(((0,), (7,), (3, 4))), ab=st.sampled_from(((2.0, -1.0),
                                                                          (0.5, 3.0))),
        data=st.data())
-def test_ffi_handler_matches_numpy(program_cache, axpby_target, shape, ab, data):
+def test_ffi_handler_matches_numpy(program_cache, float_controls, axpby_target, shape, ab,
+                                   data):
     x = data.draw(hh.finite_arrays(F32, shape), label="x")
     y = data.draw(hh.finite_arrays(F32, shape), label="y")
     a, b = ab
@@ -95,11 +96,13 @@ def test_ffi_handler_matches_numpy(program_cache, axpby_target, shape, ab, data)
     assert f"@{axpby_target}" in program, f"the program does not call @{axpby_target}"
     ax, by = np.float32(a) * x, np.float32(b) * y
     # two roundings (nvcc may fuse into an FMA: one fewer); each may also land below
-    # tiny and be flushed (the handler runs on the backend's threads, with their FTZ/DAZ
-    # mode: XLA's CPU threads flush float32), an absolute error of up to tiny
-    bound = error_bounds.rounding_bound(
-        np.float32, np.abs(np.float64(a) * x) + np.abs(np.float64(b) * y), roundings=2,
-        name="2*eps*(|a x| + |b y|) + 2*tiny")
+    # tiny and be flushed where the backend declares float32 FTZ/DAZ (the handler runs on
+    # the backend's threads, with their mode: XLA's CPU threads flush float32), an
+    # absolute error of up to tiny
+    bound = tolerances.bound(
+        "rounding", np.float32,
+        magnitude=np.abs(np.float64(a) * x) + np.abs(np.float64(b) * y), roundings=2,
+        controls=float_controls, name="2*eps*(|a x| + |b y|) + 2*tiny")
     with reproduction(call, program=program, inputs=[x, y]):
         for device, out in outs:
             ph.assert_within_bound(out, (ax + by).astype(np.float32), bound,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 
-import ml_dtypes
 import numpy as np
 import pytest
 import scipy  # scipy.linalg loads on first use (scipy's lazy submodules): collection stays cheap
@@ -30,7 +29,7 @@ from jax.scipy import linalg as jsl
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
+from conformance.helpers import tolerances
 from conformance.programs import cache as programs
 from conformance.helpers.reproduction import reproduction
 
@@ -38,8 +37,9 @@ DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("float32", "float64", "com
 SHAPES = ((3, 3), (8, 8), (2, 5, 5))
 
 
-def _eps(dt: dh.DType) -> float:
-    return float(ml_dtypes.finfo(dh.real_dtype(dt)).eps)
+def _residual(dt: dh.DType) -> tolerances.Bound:
+    """LAPACK's residual test of ``dt`` (its eps and threshold): ``tolerances.bound``."""
+    return tolerances.bound("residual", dt.dtype)
 
 
 def _norm1(a: np.ndarray) -> float:
@@ -115,9 +115,9 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
             upper = np.triu(w)
             permuted = np.take_along_axis(_wide(a), perm[..., :, None].astype(np.intp), axis=-2)
             ph.assert_residual_ratio(permuted - lower @ upper, _norm1(_wide(a)), n=n,
-                                     eps=_eps(dt), what="P A - L U", call=where)
+                                     bound=_residual(dt), what="P A - L U", call=where)
             # LAPACK pivots complex matrices on |re| + |im|, so there |L| <= sqrt(2).
-            limit = (np.sqrt(2) if dt.kind == "complex" else 1.0) + 1e-6
+            limit = tolerances.bound("pivot", dt.dtype).threshold
             assert np.max(np.abs(lower), initial=0) <= limit, (
                 f"max |L| = {np.max(np.abs(lower)):.4g} > {limit:.4g}: not partial pivoting "
                 f"[{where}]")
@@ -138,9 +138,9 @@ def test_qr(program_cache, dt, data):
         for device, (q, r) in _per_device(outs):
             where = f"{call} on {device}"
             ph.assert_residual_ratio(_wide(a) - _wide(q) @ _wide(r), _norm1(_wide(a)), n=n,
-                                     eps=_eps(dt), what="A - Q R", call=where)
+                                     bound=_residual(dt), what="A - Q R", call=where)
             ph.assert_residual_ratio(_h(_wide(q)) @ _wide(q) - np.eye(q.shape[-1]), 1.0, n=n,
-                                     eps=_eps(dt), what="Q^H Q - I", call=where)
+                                     bound=_residual(dt), what="Q^H Q - I", call=where)
             ph.assert_exact(np.tril(r, -1), np.zeros_like(r), call=f"{where}: R upper triangular")
 
 
@@ -161,10 +161,10 @@ def test_cholesky(program_cache, dt, data):
         for device, l in outs:
             where = f"{call} on {device}"
             ph.assert_residual_ratio(_wide(a) - _wide(l) @ _h(_wide(l)), _norm1(_wide(a)), n=n,
-                                     eps=_eps(dt), what="A - L L^H", call=where)
+                                     bound=_residual(dt), what="A - L L^H", call=where)
             ph.assert_residual_ratio(_wide(l) - reference, _norm1(reference), n=n,
-                                     eps=_eps(dt), what="L - scipy.linalg.cholesky", call=where,
-                                     threshold=30 * n)
+                                     bound=_residual(dt), what="L - scipy.linalg.cholesky",
+                                     call=where, threshold=_residual(dt).threshold * n)
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME["float64"])])
@@ -175,13 +175,13 @@ def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
     outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
     with reproduction(call, program=program, inputs=[a]):
         for device, l in outs:
-            ph.assert_residual_ratio(a - l @ l.T, _norm1(a), n=8, eps=_eps(dt), what="A - L L^T",
-                                     call=f"{call} on {device}")
+            ph.assert_residual_ratio(a - l @ l.T, _norm1(a), n=8, bound=_residual(dt),
+                                     what="A - L L^T", call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
-def test_svd(program_cache, dt, data):
+def test_svd(program_cache, float_controls, dt, data):
     a, shape, call, outs, program = _draw_and_run(program_cache, data, dt, "svd", _svd, 3,
                                                   shapes=SHAPES + ((6, 4),))
     n = max(shape[-2:])
@@ -191,18 +191,19 @@ def test_svd(program_cache, dt, data):
         for device, (u, s, vh) in _per_device(outs):
             where = f"{call} on {device}"
             recon = (_wide(u) * s.astype(np.float64)[..., None, :]) @ _wide(vh)
-            ph.assert_residual_ratio(_wide(a) - recon, _norm1(_wide(a)), n=n, eps=_eps(dt),
+            ph.assert_residual_ratio(_wide(a) - recon, _norm1(_wide(a)), n=n, bound=_residual(dt),
                                      what="A - U S V^H", call=where)
             ph.assert_residual_ratio(_h(_wide(u)) @ _wide(u) - np.eye(u.shape[-1]), 1.0, n=n,
-                                     eps=_eps(dt), what="U^H U - I", call=where)
-            ph.assert_within_bound(s, reference.astype(s.dtype), error_bounds.rounding_bound(
-                s.dtype, reference[..., :1], roundings=30 * n, name="30*n*eps*sigma_max"),
-                call=f"{where} vs svdvals")
+                                     bound=_residual(dt), what="U^H U - I", call=where)
+            ph.assert_within_bound(s, reference.astype(s.dtype), tolerances.bound(
+                "rounding", s.dtype, magnitude=reference[..., :1],
+                roundings=_residual(dt).threshold * n, controls=float_controls,
+                name="30*n*eps*sigma_max"), call=f"{where} vs svdvals")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
 @given(data=st.data())
-def test_eigh(program_cache, dt, data):
+def test_eigh(program_cache, float_controls, dt, data):
     a, shape, call, outs, program = _draw_and_run(
         program_cache, data, dt, "eigh", jnp.linalg.eigh, 2,
         make=lambda m: ((m + _h(m)) / 2).astype(dt.dtype))
@@ -214,13 +215,14 @@ def test_eigh(program_cache, dt, data):
             where = f"{call} on {device}"
             vw = _wide(v)
             ph.assert_residual_ratio(_wide(a) @ vw - vw * w.astype(np.float64)[..., None, :],
-                                     _norm1(_wide(a)), n=n, eps=_eps(dt), what="A V - V diag(w)",
-                                     call=where)
-            ph.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     _norm1(_wide(a)), n=n, bound=_residual(dt),
+                                     what="A V - V diag(w)", call=where)
+            ph.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, bound=_residual(dt),
                                      what="V^H V - I", call=where)
-            ph.assert_within_bound(w, reference.astype(w.dtype), error_bounds.rounding_bound(
-                w.dtype, _norm1(_wide(a)), roundings=30 * n, name="30*n*eps*||A||"),
-                call=f"{where} vs eigvalsh")
+            ph.assert_within_bound(w, reference.astype(w.dtype), tolerances.bound(
+                "rounding", w.dtype, magnitude=_norm1(_wide(a)),
+                roundings=_residual(dt).threshold * n, controls=float_controls,
+                name="30*n*eps*||A||"), call=f"{where} vs eigvalsh")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -238,8 +240,10 @@ def test_triangular_solve(program_cache, dt, data):
     with reproduction(call, program=program, inputs=[t, b]):
         for device, x in outs:
             resid = _wide(t) @ _wide(x) - _wide(b)
-            ph.assert_residual_ratio(resid, _norm1(_wide(t)) * max(_norm1(_wide(x)), 1e-30), n=n,
-                                     eps=_eps(dt), what="T X - B", call=f"{call} on {device}")
+            floor = _residual(dt).atol  # a flushed solution of tiny right-hand sides
+            ph.assert_residual_ratio(resid, _norm1(_wide(t)) * max(_norm1(_wide(x)), floor),
+                                     n=n, bound=_residual(dt), what="T X - B",
+                                     call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -251,8 +255,8 @@ def test_general_eigendecomposition(program_cache, dt, data):
         for device, (w, vr) in _per_device(outs):
             v = vr.astype(np.complex128)
             ph.assert_residual_ratio(_wide(a) @ v - v * w.astype(np.complex128)[..., None, :],
-                                     _norm1(_wide(a)), n=n, eps=_eps(dt), what="A V - V diag(w)",
-                                     call=f"{call} on {device}")
+                                     _norm1(_wide(a)), n=n, bound=_residual(dt),
+                                     what="A V - V diag(w)", call=f"{call} on {device}")
 
 
 @pytest.mark.informational
@@ -269,8 +273,8 @@ def test_schur(program_cache, dt, data):
             where = f"{call} on {device}"
             zw = _wide(z)
             ph.assert_residual_ratio(_wide(a) - zw @ _wide(t) @ _h(zw), _norm1(_wide(a)), n=n,
-                                     eps=_eps(dt), what="A - Z T Z^H", call=where)
-            ph.assert_residual_ratio(_h(zw) @ zw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     bound=_residual(dt), what="A - Z T Z^H", call=where)
+            ph.assert_residual_ratio(_h(zw) @ zw - np.eye(n), 1.0, n=n, bound=_residual(dt),
                                      what="Z^H Z - I", call=where)
             below = np.tril(t, -2 if dt.kind != "complex" else -1)  # real: 2x2 blocks allowed
             ph.assert_exact(below, np.zeros_like(below), call=f"{where}: T quasi-triangular")
@@ -290,8 +294,8 @@ def test_hessenberg(program_cache, dt, data):
             where = f"{call} on {device}"
             qw = _wide(q)
             ph.assert_residual_ratio(_wide(a) - qw @ _wide(h) @ _h(qw), _norm1(_wide(a)), n=n,
-                                     eps=_eps(dt), what="A - Q H Q^H", call=where)
-            ph.assert_residual_ratio(_h(qw) @ qw - np.eye(n), 1.0, n=n, eps=_eps(dt),
+                                     bound=_residual(dt), what="A - Q H Q^H", call=where)
+            ph.assert_residual_ratio(_h(qw) @ qw - np.eye(n), 1.0, n=n, bound=_residual(dt),
                                      what="Q^H Q - I", call=where)
             ph.assert_exact(np.tril(h, -2), np.zeros_like(h), call=f"{where}: H upper Hessenberg")
 
@@ -322,7 +326,7 @@ def test_decompositions_past_lapack_block_sizes(program_cache, name, dt, data):
     call = f"execute({name}, {dt.name}[{n}, {n}])"
     outs, program = _run(program_cache, name, fn, [a], dt, call, n_outputs)
     outs = outs if n_outputs > 1 else [outs]
-    aw, eps = _wide(a), _eps(dt)
+    aw, res = _wide(a), _residual(dt)
     with reproduction(call, program=program, inputs=[a]):
         for device, results in _per_device(outs):
             where = f"{call} on {device}"
@@ -330,23 +334,23 @@ def test_decompositions_past_lapack_block_sizes(program_cache, name, dt, data):
             if name == "lu":
                 lower, upper = np.tril(w[0], -1) + np.eye(n), np.triu(w[0])
                 permuted = aw[results[2].astype(np.intp)]
-                ph.assert_residual_ratio(permuted - lower @ upper, _norm1(aw), n=n, eps=eps,
+                ph.assert_residual_ratio(permuted - lower @ upper, _norm1(aw), n=n, bound=res,
                                          what="P A - L U", call=where)
-                assert np.max(np.abs(lower)) <= 1 + 1e-6, (
+                assert np.max(np.abs(lower)) <= tolerances.bound("pivot", dt.dtype).threshold, (
                     f"max |L| = {np.max(np.abs(lower)):.4g} > 1: not partial pivoting [{where}]")
                 continue
             if name == "cholesky":
-                ph.assert_residual_ratio(aw - w[0] @ _h(w[0]), _norm1(aw), n=n, eps=eps,
+                ph.assert_residual_ratio(aw - w[0] @ _h(w[0]), _norm1(aw), n=n, bound=res,
                                          what="A - L L^H", call=where)
                 ph.assert_exact(np.triu(results[0], 1), np.zeros_like(results[0]),
                                 call=f"{where}: L lower triangular")
                 continue
             q, r = (w[0], w[1]) if name == "qr" else (w[1], w[0])
             product = q @ r if name == "qr" else q @ r @ _h(q)
-            ph.assert_residual_ratio(aw - product, _norm1(aw), n=n, eps=eps,
+            ph.assert_residual_ratio(aw - product, _norm1(aw), n=n, bound=res,
                                      what="A - Q R" if name == "qr" else "A - Q H Q^H",
                                      call=where)
-            ph.assert_residual_ratio(_h(q) @ q - np.eye(n), 1.0, n=n, eps=eps,
+            ph.assert_residual_ratio(_h(q) @ q - np.eye(n), 1.0, n=n, bound=res,
                                      what="Q^H Q - I", call=where)
             below = np.tril(r, -1 if name == "qr" else -2)
             ph.assert_exact(below, np.zeros_like(below),

@@ -32,7 +32,8 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
+from conformance.helpers import float_controls as fc
+from conformance.helpers import tolerances
 from conformance.programs import cache as programs
 from conformance.programs import moves
 from conformance.helpers import strategies as hh
@@ -116,15 +117,17 @@ def _expected(name: str, x: np.ndarray, axes: tuple[int, ...], dt: dh.DType) -> 
 
 
 def _check(name: str, out: np.ndarray, x: np.ndarray, axes: tuple[int, ...], dt: dh.DType,
-           where: str) -> None:
+           where: str, controls: fc.FloatControls) -> None:
     __tracebackhide__ = True
     expected = _expected(name, x, axes, dt)
     if dt.kind in ("int", "uint") or name in ("max", "min"):
         ph.assert_exact(out, expected.astype(dt.dtype), call=where)
     elif name == "sum":
-        ph.assert_within_bound(out, expected, error_bounds.summation_bound(x, axes), call=where)
+        ph.assert_within_bound(out, expected, tolerances.bound(
+            "summation", x.dtype, x=x, axes=axes, controls=controls), call=where)
     else:
-        ph.assert_within_bound(out, expected, error_bounds.product_bound(x, axes), call=where)
+        ph.assert_within_bound(out, expected, tolerances.bound(
+            "product", x.dtype, x=x, axes=axes, controls=controls), call=where)
 
 
 CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}",
@@ -135,23 +138,24 @@ CASES = [pytest.param(name, dt, id=f"{name}-{dt.name}",
 
 @pytest.mark.parametrize("name,dt", CASES)
 @given(data=st.data())
-def test_reduce(program_cache, name, dt, data):
+def test_reduce(program_cache, float_controls, name, dt, data):
     shape = data.draw(_shapes(), label="shape")
     axes = data.draw(_axes(shape), label="axes")
     x = _values(data, dt, shape, name)
     _reduce_everywhere(program_cache, name, axes, x, dt,
-                       f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)})")
+                       f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)})",
+                       float_controls)
 
 
 def _reduce_everywhere(program_cache, name: str, axes: tuple[int, ...], x: np.ndarray,
-                       dt: dh.DType, call: str) -> None:
+                       dt: dh.DType, call: str, controls: fc.FloatControls) -> None:
     """Reduction ``name`` of ``x`` over ``axes`` on every device, held to ``_check``."""
     __tracebackhide__ = True
     outs, program = programs.run_everywhere(program_cache, f"reduce_{name}_{axes}",
                                             _reduce_fn(name, axes), [x], dt, call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            _check(name, out, x, axes, dt, f"{call} on {device}")
+            _check(name, out, x, axes, dt, f"{call} on {device}", controls)
 
 
 @functools.lru_cache(maxsize=None)
@@ -173,7 +177,8 @@ def _every_reduction(axes: tuple[int, ...]):
                  marks=[pytest.mark.capability(dh.BY_NAME[dt].capability)]
                  if dh.BY_NAME[dt].capability else []) for shape, axes, dt in PINNED])
 @given(data=st.data())
-def test_every_reduction_at_block_boundaries(program_cache, shape, axes, dt, data):
+def test_every_reduction_at_block_boundaries(program_cache, float_controls, shape, axes, dt,
+                                             data):
     """sum, prod, max, min, and, or, argmax, argmin and cumsum of one array in one program.
 
     Values: integer-valued within +-3 (exact sums, many ties) or uniform; the
@@ -191,13 +196,15 @@ def test_every_reduction_at_block_boundaries(program_cache, shape, axes, dt, dat
         for i, (device, _) in enumerate(outs[0]):
             where = f"{call} on {device}"
             for name, k, operand in (("sum", 0, x), ("prod", 1, y), ("max", 2, x), ("min", 3, x)):
-                _check(name, outs[k][i][1], operand, axes, dt, f"{where} ({name})")
+                _check(name, outs[k][i][1], operand, axes, dt, f"{where} ({name})",
+                       float_controls)
             ph.assert_exact(outs[4][i][1], np.all(x > 0, axis=axes), call=f"{where} (and)")
             ph.assert_exact(outs[5][i][1], np.any(x > 0, axis=axes), call=f"{where} (or)")
             for k, arg in ((6, np.argmax), (7, np.argmin)):
                 ph.assert_exact(outs[k][i][1].astype(np.int64), arg(x, axis=last),
                                 call=f"{where} ({arg.__name__})")
-            _check_cumsum(outs[8][i][1], x, last, False, dt, f"{where} (cumsum)")
+            _check_cumsum(outs[8][i][1], x, last, False, dt, f"{where} (cumsum)",
+                          float_controls)
     moves.check_moves(program_cache, x, dt, call)  # x moved on the device, bit for bit
 
 
@@ -219,7 +226,8 @@ def test_reduce_max_min_propagate_nan(program_cache, name):
     expected = np.array([np.nan, np.inf if name == "max" else -np.inf], np.float32)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_ulp_close(out, expected, max_ulp=0, call=f"{call} on {device}")
+            ph.assert_ulp_close(out, expected, max_ulp=tolerances.bound("exact", x.dtype).max_ulp,
+                                call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("op", ["and", "or"])
@@ -269,7 +277,7 @@ def test_arg_reduction_picks_the_first_of_ties(program_cache, name, dt, data):
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
                                 for n in ("int32", "float32", "float64")])
 @given(data=st.data())
-def test_cumsum(program_cache, dt, data):
+def test_cumsum(program_cache, float_controls, dt, data):
     shape = data.draw(st.sampled_from(((17,), (4, 6))), label="shape")
     axis = data.draw(st.sampled_from(range(len(shape))), label="axis")
     reverse = data.draw(st.booleans(), label="reverse")
@@ -280,11 +288,11 @@ def test_cumsum(program_cache, dt, data):
                                             dt, call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            _check_cumsum(out, x, axis, reverse, dt, f"{call} on {device}")
+            _check_cumsum(out, x, axis, reverse, dt, f"{call} on {device}", float_controls)
 
 
 def _check_cumsum(out: np.ndarray, x: np.ndarray, axis: int, reverse: bool, dt: dh.DType,
-                  where: str) -> None:
+                  where: str, controls: fc.FloatControls) -> None:
     __tracebackhide__ = True
     flip = (lambda a: np.flip(a, axis)) if reverse else (lambda a: a)
     with np.errstate(over="ignore"):
@@ -293,15 +301,15 @@ def _check_cumsum(out: np.ndarray, x: np.ndarray, axis: int, reverse: bool, dt: 
         ph.assert_exact(out, expected.astype(dt.dtype), call=where)
         return
     mag = flip(np.cumsum(flip(np.abs(x.astype(np.float64))), axis=axis))
-    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=x.shape[axis] + 1,
-                                        name="(n+1)*eps*cumsum|x| + (n+1)*tiny")
+    bound = tolerances.bound("rounding", dt.dtype, magnitude=mag, roundings=x.shape[axis] + 1,
+                             controls=controls, name="(n+1)*eps*cumsum|x| + (n+1)*tiny")
     ph.assert_within_bound(out, expected.astype(dt.dtype), bound, call=where)
 
 
 @pytest.mark.parametrize("name", ["max", "min"])
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.UINTS])
 @given(data=st.data())
-def test_unsigned_max_min_over_the_whole_range(program_cache, name, dt, data):
+def test_unsigned_max_min_over_the_whole_range(program_cache, float_controls, name, dt, data):
     """max/min of unsigned integers drawn over the whole range, every reduced row holding
     a value with the top bit set (>= 2**(bits-1), negative if compared as signed) and one
     without: a signed compare returns the other one, so this fails every row of a backend
@@ -321,4 +329,4 @@ def test_unsigned_max_min_over_the_whole_range(program_cache, name, dt, data):
     x[..., (where + 1) % shape[-1]] = low
     _reduce_everywhere(program_cache, name, axes, x, dt,
                        f"execute(reduce_{name} over {axes}, {dt.name}{list(shape)}, "
-                       f"whole range)")
+                       f"whole range)", float_controls)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
+from conformance.helpers import tolerances
 from conformance.programs import cache as programs
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
@@ -40,7 +40,7 @@ def _csr_times_dense(shape, rhs_ndim):
 @pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
                                 for n in ("float32", "float64", "complex64")])
 @given(data=st.data())
-def test_csr_times_dense_matches_scipy(program_cache, dt, rhs_ndim, data):
+def test_csr_times_dense_matches_scipy(program_cache, float_controls, dt, rhs_ndim, data):
     flat = data.draw(st.lists(st.integers(0, ROWS * COLS - 1), min_size=NNZ, max_size=NNZ,
                               unique=True), label="nonzero positions")
     values = data.draw(hh.finite_arrays(dt, (NNZ,), min_value=-4, max_value=4), label="values")
@@ -58,8 +58,8 @@ def test_csr_times_dense_matches_scipy(program_cache, dt, rhs_ndim, data):
     wide = np.complex128 if dt.kind == "complex" else np.float64
     expected = csr.astype(wide) @ rhs.astype(wide)
     mag = abs(csr.astype(wide)) @ np.abs(rhs.astype(wide))
-    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=COLS + 1,
-                                        name="(k+1)*(eps*(|A|@|B|) + tiny)")
+    bound = tolerances.bound("rounding", dt.dtype, magnitude=mag, roundings=COLS + 1,
+                             controls=float_controls, name="(k+1)*(eps*(|A|@|B|) + tiny)")
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
             ph.assert_within_bound(out, expected.astype(dt.dtype), bound,

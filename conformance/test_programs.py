@@ -43,10 +43,10 @@ def _budget() -> int:
 
 
 def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.ndarray],
-                  idx: np.ndarray, where: str, controls: fc.FloatControls = fc.XLA_CPU
-                  ) -> None:
+                  idx: np.ndarray, where: str, controls: fc.FloatControls) -> None:
     """Hold ``outs`` (one host array per program output) to the family's oracle, float
-    programs under the declared float ``controls`` (default: flushing, the loosest).
+    programs under the declared float ``controls`` (the session's resolved declaration:
+    a flushed subnormal passes only where it flushes float32).
     AssertionError names the output and the node that computed it."""
     __tracebackhide__ = True
     if program.family == "float":

@@ -42,7 +42,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds
+from conformance.helpers import float_controls as fc
+from conformance.helpers import tolerances
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
 from conformance.helpers.reproduction import reproduction
@@ -153,7 +154,7 @@ def _mesh(data: st.DataObject, devices: list[Any]) -> Mesh:
 
 
 def _check(out: np.ndarray, args: list[np.ndarray], case_ref: Callable[..., np.ndarray],
-           roundings: int, dt: dh.DType, call: str) -> None:
+           roundings: int, dt: dh.DType, call: str, controls: fc.FloatControls) -> None:
     __tracebackhide__ = True
     if dt.kind == "int":
         with np.errstate(over="ignore"):
@@ -162,8 +163,9 @@ def _check(out: np.ndarray, args: list[np.ndarray], case_ref: Callable[..., np.n
     wide = [a.astype(np.float64) for a in args]
     exact = np.asarray(case_ref(*wide))
     mag = np.abs(np.asarray(case_ref(*[np.abs(a) for a in wide])))
-    bound = error_bounds.rounding_bound(dt.dtype, mag, roundings=roundings,
-                                        name=f"{roundings}*eps*magnitude + {roundings}*tiny")
+    bound = tolerances.bound("rounding", dt.dtype, magnitude=mag, roundings=roundings,
+                             controls=controls,
+                             name=f"{roundings}*eps*magnitude + {roundings}*tiny")
     ph.assert_within_bound(out, exact.astype(dt.dtype), bound, call=call)
 
 
@@ -183,7 +185,7 @@ def _unpartitioned_note(program_cache, name, fn, args, check) -> str:
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in DTYPES])
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 @given(data=st.data())
-def test_spmd_composition(client, runner, program_cache, case, dt, data):
+def test_spmd_composition(client, runner, program_cache, float_controls, case, dt, data):
     """A hand-picked program over a drawn mesh, against NumPy and unpartitioned."""
     mesh = _mesh(data, client.local_devices())
     mx, my = mesh.devices.shape
@@ -205,11 +207,12 @@ def test_spmd_composition(client, runner, program_cache, case, dt, data):
     with reproduction(call, program=text, inputs=args):
         try:
             assert not problem, f"{problem} [{call}]"
-            _check(out, args, case.reference, roundings, dt, call)
+            _check(out, args, case.reference, roundings, dt, call, float_controls)
         except AssertionError as err:
             err.add_note(_unpartitioned_note(
                 program_cache, name, fn, args,
-                lambda outs: _check(outs[0], args, case.reference, roundings, dt, call)))
+                lambda outs: _check(outs[0], args, case.reference, roundings, dt, call,
+                                    float_controls)))
             raise
 
 

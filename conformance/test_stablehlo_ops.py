@@ -40,7 +40,7 @@ PARAMS = [pytest.param(case, dh.BY_NAME[d], id=f"{case.id}-{d}",
 
 @pytest.mark.parametrize("case, dt", PARAMS)
 @given(data=st.data())
-def test_op(program_cache, case: catalog.OpCase, dt: dh.DType, data) -> None:
+def test_op(program_cache, float_controls, case: catalog.OpCase, dt: dh.DType, data) -> None:
     args = case.inputs(data, dt)
     call = f"{case.op} ({case.variant}) in {dt.name}"
     with capabilities.optional_op(case.op, call, case.optional):
@@ -49,7 +49,7 @@ def test_op(program_cache, case: catalog.OpCase, dt: dh.DType, data) -> None:
             n_outputs=case.outputs)
     per_output = results if case.outputs > 1 else [results]
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=float_controls)
     with reproduction(call, program=text, inputs=args):
         interpreter.check_oracles(text, args, expected, compare, call=call,
                                   device_results=per_output)

@@ -28,6 +28,7 @@ from conformance import test_kernels_reduce as tred
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import error_bounds
+from conformance.helpers import float_controls as fc
 from conformance.processes import isolation
 from conformance.programs import rng_and_ids
 from conformance.session import backend, outcomes
@@ -47,9 +48,9 @@ def test_signed_compare_of_unsigned_values_fails_the_reduce_check(name, dtype):
     signed = x.view(f"i{dt.dtype.itemsize}")
     broken = (signed.max(axis=1) if name == "max" else signed.min(axis=1)).view(dt.dtype)
     with pytest.raises(AssertionError):
-        tred._check(name, broken, x, (1,), dt, "signed compare")
+        tred._check(name, broken, x, (1,), dt, "signed compare", fc.IEEE)
     right = x.max(axis=1) if name == "max" else x.min(axis=1)
-    tred._check(name, right, x, (1,), dt, "unsigned compare")
+    tred._check(name, right, x, (1,), dt, "unsigned compare", fc.IEEE)
 
 
 # -- int64/uint64 -> narrow float --------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_unscaled_complex_divide_fails_the_bound(dtype, huge):
     exact = tew.exact_quotient(a, b)
     bound = error_bounds.rounding_bound(dt.dtype, np.abs(exact),
                                         roundings=tew.COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
-                                        name="test")
+                                        name="test", controls=fc.XLA_CPU)
     with pytest.raises(AssertionError):
         ph.assert_within_bound(_naive_divide(a, b), exact.astype(dt.dtype), bound, call="naive")
     with np.errstate(all="ignore"):  # NumPy's division scales (Smith): within the bound

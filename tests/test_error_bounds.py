@@ -7,16 +7,21 @@ import numpy as np
 import pytest
 
 from conformance.helpers import assertions as ph
+from conformance.helpers import float_controls as fc
+
+#: The flushing declaration (XLA:CPU's): the bounds below accept flushed subnormals
+#: under it; tests/test_float_controls.py shows an IEEE declaration rejects them.
+FLUSHING = fc.XLA_CPU
 
 
-def _prod_check(x, out, axes=(0,)):
+def _prod_check(x, out, axes=(0,), controls=FLUSHING):
     from conformance.helpers.error_bounds import product_bound
 
     with np.errstate(over="ignore"):
         wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
         expected = np.asarray(np.prod(wide, axis=axes)).astype(x.dtype)
     ph.assert_within_bound(np.asarray(out, x.dtype).reshape(expected.shape), expected,
-                           product_bound(x, axes), call="c")
+                           product_bound(x, axes, controls=controls), call="c")
 
 
 def test_product_bound_accepts_flushed_and_subnormal_partial_products():
@@ -66,10 +71,11 @@ def test_rounding_bound_allows_flushed_subnormal_outputs_but_not_wrong_zeros():
     exact = np.array([x.astype(np.float64).sum()]).astype(np.float32)  # 1.25 tiny: normal
     half = np.array([x[:2].astype(np.float64).sum()]).astype(np.float32)  # 0.5 tiny: subnormal
     mag = np.abs(x.astype(np.float64)).sum(keepdims=True)
-    bound = rounding_bound(np.float32, mag, roundings=3, name="3*eps*sum|x| + 3*tiny")
+    bound = rounding_bound(np.float32, mag, roundings=3, name="3*eps*sum|x| + 3*tiny",
+                           controls=FLUSHING)
     ph.assert_within_bound(np.zeros(1, np.float32), half, bound, call="c")  # flushed
     ph.assert_within_bound(exact.copy(), exact, bound, call="c")
-    big = rounding_bound(np.float32, np.array([3.0]), roundings=3, name="b")
+    big = rounding_bound(np.float32, np.array([3.0]), roundings=3, name="b", controls=FLUSHING)
     with pytest.raises(AssertionError, match="worst excess"):
         ph.assert_within_bound(np.zeros(1, np.float32), np.ones(1, np.float32), big, call="c")
     one_off = np.array([1.0 + 2**-23 * 64], np.float32)  # 64 ULP: beyond 3*eps*3
@@ -83,11 +89,13 @@ def test_error_bound_helpers_validate_arguments():
     with pytest.raises(TypeError, match="argument 'dtype'"):
         float_limits(np.int32)
     with pytest.raises(ValueError, match="'roundings'"):
-        rounding_bound(np.float32, 1.0, roundings=-1, name="b")
+        rounding_bound(np.float32, 1.0, roundings=-1, name="b", controls=FLUSHING)
     with pytest.raises(TypeError, match="argument 'x'"):
-        product_bound(np.ones(3, np.int32), (0,))
+        product_bound(np.ones(3, np.int32), (0,), controls=FLUSHING)
     with pytest.raises(ValueError, match="argument 'axes'"):
-        product_bound(np.ones(3, np.float32), (1,))
+        product_bound(np.ones(3, np.float32), (1,), controls=FLUSHING)
+    with pytest.raises(TypeError, match="controls"):   # the declaration is never assumed
+        rounding_bound(np.float32, 1.0, roundings=1, name="b")
 
 
 def test_product_bound_complex_overflow_may_give_any_non_finite_value():

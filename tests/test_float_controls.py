@@ -93,7 +93,7 @@ def test_declaring_preservation_fails_a_backend_that_flushes(run_suite):
                                      "source": "ieee"}
 
 
-def test_for_platform_resolves_auto_as_for_client():
+def test_for_platform_resolves_auto_per_client():
     assert fc.for_platform(None, "cpu", False).modes == fc.XLA_CPU.modes
     assert fc.for_platform(None, "cpu", True).modes == fc.IEEE.modes    # a CPU plugin
     assert fc.for_platform(None, "cuda", False).modes == fc.IEEE.modes
@@ -127,3 +127,258 @@ def test_a_bad_declaration_is_a_usage_error(run_suite):
     result, doc = run_suite("cpu", "-k", SELECT, "--float-controls=float32=flush", devices=2)
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stderr.str()[-2000:]
     assert "--float-controls" in result.stderr.str()
+
+
+# -- one resolution, passed into every check that may accept a flushed subnormal ----------
+
+def test_the_session_resolves_the_declaration_once(monkeypatch):
+    """``SessionState.float_controls`` resolves ``--float-controls`` once, from the facts
+    of the client under test; the fixture and the report get that one object."""
+    import types
+
+    from conformance.session import state as session_state
+
+    calls = []
+    real = fc.for_platform
+    monkeypatch.setattr(fc, "for_platform", lambda *a: calls.append(a) or real(*a))
+    config = types.SimpleNamespace(getoption=lambda name, default=None: {
+        "float_controls": "auto"}.get(name, default))
+    state = session_state.SessionState(config, types.SimpleNamespace(platform="cpu",
+                                                                     cpu_devices=2))
+    assert state.float_controls() is None            # no client described yet
+    state.platform_info = {"name": "cpu", "using_pjrt_c_api": False}
+    first = state.float_controls()
+    assert first.modes == fc.XLA_CPU.modes and state.float_controls() is first
+    state.platform_info = {"name": "cuda", "using_pjrt_c_api": True}
+    assert state.float_controls() is first and len(calls) == 1
+
+
+def test_the_declaration_is_resolved_in_one_place_only():
+    """``for_platform`` (the resolution of ``auto``) is called from the session state and
+    nowhere else under conformance/ (it was: the fixture and the report, each its own)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "conformance"
+    callers = sorted(
+        str(p.relative_to(root)) for p in root.rglob("*.py")
+        for n in ast.walk(ast.parse(p.read_text()))
+        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) == "for_platform"
+                                        or getattr(n.func, "id", None) == "for_platform"))
+    assert callers == ["session/state.py"], callers
+    assert not hasattr(fc, "for_client")
+
+
+F32 = np.float32
+TINY = float(np.finfo(F32).tiny)
+#: float32 flushes under these, keeps subnormals under IEEE.
+FLUSHING, FTZ_ONLY = fc.XLA_CPU, fc.parse("float32=ftz")
+
+
+def _execute_exact(name):
+    def check(controls, flushed):
+        """test_execute's check of an IEEE-defined op: tiny * 0.5 (a subnormal)."""
+        from conformance import test_execute as tex
+        from conformance.helpers import dtype_helpers as dh
+        from conformance.programs import catalog
+        op, dt = catalog.ELEMENTWISE["multiply"], dh.BY_NAME[name]
+        tiny = float(ml_dtypes.finfo(dt.dtype).tiny)
+        args = [np.array([tiny, -tiny]).astype(dt.dtype), np.full(2, 0.5, dt.dtype)]
+        expected = tex._reference(op, dt, args)
+        out = fc.flushed(expected, FLUSHING, inputs=False) if flushed else expected
+        tex._check(op, dt, args, out, expected, "c", controls)
+    check.__name__ = f"_execute_exact_{name}"
+    return check
+
+
+def _elementwise_special(controls, flushed):
+    """test_kernels_elementwise's special-value check (IEEE result, or flushed as
+    declared)."""
+    from conformance import test_kernels_elementwise as tew
+    from conformance.programs import catalog
+    args = [np.array([TINY, -TINY], F32), np.full(2, 0.5, F32)]
+    exact = (args[0] * args[1]).astype(F32)
+    out = fc.flushed(exact, FLUSHING, inputs=False) if flushed else exact
+    tew._check_ieee_or_flushed(catalog.ELEMENTWISE["multiply"], out, args, F32, "c", controls)
+
+
+def _elementwise_daz(controls, flushed):
+    """The same check on a subnormal input read as zero: ``s * 4`` is normal."""
+    from conformance import test_kernels_elementwise as tew
+    from conformance.programs import catalog
+    args = [np.array([TINY / 2, -TINY / 2], F32), np.full(2, 4.0, F32)]
+    out = np.zeros(2, F32) * np.sign(args[0]) if flushed else (args[0] * args[1]).astype(F32)
+    tew._check_ieee_or_flushed(catalog.ELEMENTWISE["multiply"], out.astype(F32), args, F32,
+                               "c", controls)
+
+
+def _convert_float(controls, flushed):
+    """test_kernels_convert: float64 1e-40 -> float32 (a float32 subnormal)."""
+    from conformance import test_kernels_convert as tconv
+    from conformance.helpers import dtype_helpers as dh
+    x = np.array([1e-40, -1e-40, 1.0])
+    out = np.array([0.0, -0.0, 1.0], F32) if flushed else x.astype(F32)
+    tconv._check(out, x, dh.BY_NAME["float64"], dh.BY_NAME["float32"], "c", controls)
+
+
+def _convert_bool(controls, flushed):
+    """test_kernels_convert: a float32 subnormal -> bool (read as 0 under DAZ)."""
+    from conformance import test_kernels_convert as tconv
+    from conformance.helpers import dtype_helpers as dh
+    x = np.array([TINY / 4, 1.0], F32)
+    out = np.array([not flushed, True])
+    tconv._check(out, x, dh.BY_NAME["float32"], dh.BY_NAME["bool"], "c", controls)
+
+
+def _reduce(name):
+    def check(controls, flushed):
+        """test_kernels_reduce: a sum/product whose exact result is subnormal."""
+        from conformance import test_kernels_reduce as tred
+        from conformance.helpers import dtype_helpers as dh
+        x = np.array([[TINY, -TINY / 2]], F32) if name == "sum" else \
+            np.array([[TINY, 0.5]], F32)
+        exact = np.array([TINY / 2], F32)
+        tred._check(name, np.zeros(1, F32) if flushed else exact, x, (1,),
+                    dh.BY_NAME["float32"], "c", controls)
+    check.__name__ = f"_reduce_{name}"
+    return check
+
+
+def _cumsum(controls, flushed):
+    from conformance import test_kernels_reduce as tred
+    from conformance.helpers import dtype_helpers as dh
+    x = np.array([TINY, -TINY / 2], F32)
+    out = np.array([TINY, 0.0 if flushed else TINY / 2], F32)
+    tred._check_cumsum(out, x, 0, False, dh.BY_NAME["float32"], "c", controls)
+
+
+def _rounding_bound(controls, flushed):
+    """tolerances.bound("rounding"): what dot, conv, FFT, sparse, FFI, linalg and SPMD
+    compositions are held to."""
+    from conformance.helpers import assertions as ph
+    from conformance.helpers import tolerances
+    exact = np.array([TINY / 2], F32)
+    bound = tolerances.bound("rounding", F32, magnitude=np.abs(exact), roundings=2,
+                             controls=controls, name="2*eps*|x| + 2*loss")
+    ph.assert_within_bound(np.zeros(1, F32) if flushed else exact, exact, bound, call="c")
+
+
+def _spmd(controls, flushed):
+    from conformance import test_programs_spmd as tspmd
+    from conformance.helpers import dtype_helpers as dh
+    x = np.array([TINY, 2.0], F32)
+    out = (x * F32(0.5)).astype(F32)
+    if flushed:
+        out[0] = 0.0
+    tspmd._check(out, [x], lambda a: a * 0.5, 1, dh.BY_NAME["float32"], "c", controls)
+
+
+def _stablehlo(controls, flushed):
+    """test_stablehlo_ops' comparison (a derived bound): batch_norm_training of float32
+    smallest normals has a subnormal mean, which a flushing backend reads as 0."""
+    from conformance.helpers import dtype_helpers as dh
+    from conformance.programs import stablehlo_catalog as shlo
+    from conformance.programs import stablehlo_compare
+    case = next(c for c in shlo.CASES if c.op == "batch_norm_training")
+    x = np.full((4, 3), TINY, F32)
+    x[0, 0] = 0.0
+    args = [x, np.ones(3, F32), np.zeros(3, F32)]
+    expected = case.reference(args)
+    compare = stablehlo_compare.comparison(case, dh.BY_NAME["float32"], args, expected,
+                                           controls=controls)
+    flushed_y = (x.astype(np.float64) / np.sqrt(np.float32(1e-3))).astype(F32)
+    compare(flushed_y if flushed else expected[0].copy(), expected[0], "c")
+
+
+def _program(controls, flushed):
+    """test_programs' float oracle (dag_bounds): ``x + x`` of a subnormal."""
+    from conformance.programs import dag
+    from conformance.programs.dag import Node, Program
+    from conformance.test_programs import check_outputs
+    x = np.array([TINY / 8, 1.0], F32)
+    program = Program("float", (Node("param", (), (("index", 0),), (2,), "float32"),
+                                Node("add", (0, 0), (), (2,), "float32")), (1,))
+    out = np.array([0.0, 2.0], F32) if flushed else x + x
+    check_outputs(program, [out], [x], np.zeros(dag.IDX_LEN, np.int32), "c", controls)
+
+
+def _denormal_probe(controls, flushed):
+    """test_denormals_as_declared's expected value (fc.expected): bit-exact either way."""
+    from conformance.helpers import assertions as ph
+    x, half = np.array([TINY, -TINY], F32), np.full(2, 0.5, F32)
+    exact = (x * half).astype(F32)
+    out = fc.flushed(exact, FLUSHING, inputs=False) if flushed else exact
+    ph.assert_bitwise_equal(out, fc.expected(x, exact, controls, False), call="c")
+
+
+#: Every check that may accept a flushed subnormal, fed the flushed result and the IEEE one.
+CHECKS = [_execute_exact("float32"), _execute_exact("bfloat16"), _elementwise_special, _elementwise_daz, _convert_float,
+          _convert_bool, _reduce("sum"), _reduce("prod"), _cumsum, _rounding_bound, _spmd,
+          _stablehlo, _program]
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.strip("_"))
+def test_a_flushing_declaration_accepts_a_flushed_subnormal(check):
+    check(FLUSHING, flushed=True)
+    check(FLUSHING, flushed=False)    # the IEEE result too
+
+
+@pytest.mark.parametrize("check", CHECKS + [_denormal_probe],
+                         ids=lambda c: c.__name__.strip("_"))
+def test_an_ieee_declaration_rejects_a_flushed_subnormal(check):
+    check(fc.IEEE, flushed=False)      # the IEEE result passes ...
+    with pytest.raises(AssertionError):
+        check(fc.IEEE, flushed=True)   # ... the flushed one does not
+
+
+def test_a_declaration_flushes_only_what_it_declares():
+    """``float32=ftz``: a flushed result passes, a flushed input (DAZ) does not."""
+    _elementwise_special(FTZ_ONLY, flushed=True)
+    with pytest.raises(AssertionError):
+        _elementwise_daz(FTZ_ONLY, flushed=True)
+    _convert_float(FTZ_ONLY, flushed=True)
+    with pytest.raises(AssertionError):
+        _convert_bool(FTZ_ONLY, flushed=True)
+    with pytest.raises(AssertionError):     # the probe must flush under the declaration
+        _denormal_probe(FLUSHING, flushed=False)
+
+
+def test_every_check_taking_the_declaration_is_covered():
+    """Each function under conformance/ with a ``controls`` parameter is in :data:`CHECKS`
+    (by what it checks), or passes the declaration on to one that is."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "conformance"
+    takers = {f"{p.stem}.{n.name}" for p in root.rglob("*.py")
+              for n in ast.walk(ast.parse(p.read_text()))
+              if isinstance(n, ast.FunctionDef)
+              and "controls" in [a.arg for a in n.args.args + n.args.kwonlyargs]}
+    covered = {  # function -> the case above that exercises it
+        "test_execute._check": _execute_exact,
+        "test_kernels_elementwise._check_ieee_or_flushed": _elementwise_special,
+        "test_kernels_convert._check": _convert_bool,
+        "test_kernels_reduce._check": _reduce,
+        "test_kernels_reduce._check_cumsum": _cumsum,
+        "test_programs_spmd._check": _spmd,
+        "stablehlo_compare.comparison": _stablehlo,
+        "test_programs.check_outputs": _program,
+        "tolerances._exact": _execute_exact,
+        "tolerances._rounding": _rounding_bound,
+        "tolerances._summation": _reduce, "tolerances._product": _reduce,
+        "error_bounds.rounding_bound": _rounding_bound,
+        "error_bounds.summation_bound": _reduce, "error_bounds.product_bound": _reduce,
+        "float_controls.expected": _denormal_probe,
+        "float_controls.flushes_results_of": _convert_float,
+        "float_controls.flushes_inputs_of": _convert_bool,
+        "float_controls.underflow_loss": _rounding_bound,
+        "float_controls.flushed": _elementwise_special,
+    }
+    # report.json's record of the declaration accepts nothing
+    passes_on_or_records = {"float_controls.record"}
+    passes_on = {"test_kernels_convert._convert_and_check", "test_kernels_dot._check_dot",
+                 "test_kernels_fft._check_fft", "test_programs.op_by_op",
+                 "test_programs.run_program", "test_programs.run_and_check",
+                 "test_kernels_reduce._reduce_everywhere"}
+    assert takers - set(covered) - passes_on - passes_on_or_records == set(), "a check takes the declaration " \
+        "but no self-test shows it accepts a flushed subnormal only as declared"

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.helpers import float_controls as fc
 from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
 from conformance.programs.dag import Node, Program
 from conformance.test_programs import check_outputs
@@ -47,7 +48,8 @@ def test_generated_programs_agree_with_jax_cpu(family, data):
     backend computes for the same source: the oracle and the program are one."""
     program = data.draw(dag_strategy.programs(family, budget=256, max_ops=12))
     inputs, idx = dag_strategy.inputs(data.draw, program)
-    check_outputs(program, _jax_outputs(program, inputs, idx), inputs, idx, "jax cpu")
+    check_outputs(program, _jax_outputs(program, inputs, idx), inputs, idx, "jax cpu",
+                  fc.XLA_CPU)
 
 
 def _reduce_of_product(x: np.ndarray) -> Program:
@@ -61,10 +63,10 @@ def test_float_oracle_fails_a_reduce_that_drops_its_tail():
     x = np.random.default_rng(0).uniform(-2, 2, (3, 129)).astype(np.float32)
     program = _reduce_of_product(x)
     healthy = np.sum(x * x, axis=1, dtype=np.float32)
-    check_outputs(program, [healthy], [x], IDX, "healthy")
+    check_outputs(program, [healthy], [x], IDX, "healthy", fc.XLA_CPU)
     dropped = np.sum((x * x)[:, :-1], axis=1, dtype=np.float32)
     with pytest.raises(AssertionError, match="running error bound"):
-        check_outputs(program, [dropped], [x], IDX, "tail dropped")
+        check_outputs(program, [dropped], [x], IDX, "tail dropped", fc.XLA_CPU)
 
 
 def test_float_oracle_accepts_flush_to_zero_and_rejects_one_ulp_per_element_bias():
@@ -77,13 +79,13 @@ def test_float_oracle_accepts_flush_to_zero_and_rejects_one_ulp_per_element_bias
                        Node("add", (1, 0), (), (4,), "float32"))
     flushed = np.where(np.abs(x) < tiny, 0, x * x + x).astype(np.float32)
     flushed[3] = 0 + x[3]  # 9e-40 flushed to 0, then + x
-    check_outputs(program, [flushed], [x], IDX, "ftz")
+    check_outputs(program, [flushed], [x], IDX, "ftz", fc.XLA_CPU)
     exact = (x.astype(np.float64) ** 2 + x).astype(np.float32)
     moved = np.nextafter(exact, np.float32(np.inf))
     for _ in range(7):
         moved = np.nextafter(moved, np.float32(np.inf))
     with pytest.raises(AssertionError):
-        check_outputs(program, [moved], [x], IDX, "8 ulp")
+        check_outputs(program, [moved], [x], IDX, "8 ulp", fc.XLA_CPU)
 
 
 def test_exact_oracle_fails_a_dot_without_its_last_contracting_index():
@@ -95,10 +97,10 @@ def test_exact_oracle_fails_a_dot_without_its_last_contracting_index():
                                                     ("contract", ((1,), (1,)))), (4, 4),
                             "int32"))
     good = (-a) @ a.T
-    check_outputs(program, [good.astype(np.int32)], [a], IDX, "healthy")
+    check_outputs(program, [good.astype(np.int32)], [a], IDX, "healthy", fc.IEEE)
     bad = (-a[:, :-1]) @ a[:, :-1].T
     with pytest.raises(AssertionError, match="bitwise"):
-        check_outputs(program, [bad.astype(np.int32)], [a], IDX, "dropped")
+        check_outputs(program, [bad.astype(np.int32)], [a], IDX, "dropped", fc.IEEE)
 
 
 def test_exact_oracle_fails_a_broadcast_read_in_reverse():
@@ -106,10 +108,11 @@ def test_exact_oracle_fails_a_broadcast_read_in_reverse():
     program = _program("integer", Node("param", (), (("index", 0),), (5,), "int32"),
                        Node("broadcast_in_dim", (0,), (("dims", (1,)),), (3, 5), "int32"),
                        Node("add", (1, 1), (), (3, 5), "int32"))
-    check_outputs(program, [np.broadcast_to(2 * v, (3, 5)).copy()], [v], IDX, "healthy")
+    check_outputs(program, [np.broadcast_to(2 * v, (3, 5)).copy()], [v], IDX, "healthy",
+                  fc.IEEE)
     with pytest.raises(AssertionError):
         check_outputs(program, [np.broadcast_to(2 * v[::-1], (3, 5)).copy()], [v], IDX,
-                      "reversed")
+                      "reversed", fc.IEEE)
 
 
 def test_dynamic_starts_follow_jax_then_stablehlo():

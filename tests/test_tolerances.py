@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import float_controls as fc
 from conformance.helpers import mpmath_reference, tolerances, ulp
 from conformance.programs import catalog
 from conformance.programs import stablehlo_catalog as shlo
@@ -76,6 +77,73 @@ def test_bad_names_raise_naming_the_table():
         tolerances.ulp_bound(None, "int8")
     with pytest.raises(ValueError, match="'roundings' must be >= 0"):
         tolerances.derived_rtol(-1, "float32")
+
+
+# -- the one entry point: tolerances.bound ---------------------------------------------------
+
+def test_bound_dispatches_to_the_table_with_the_numbers_of_before():
+    """Every kind gives the number its check used before routing (issue 34 item 6): the
+    table's budgets, and the literals that lived in test files, unchanged."""
+    for op in tolerances.FLOAT64_OPS:
+        b = tolerances.bound("ulp", np.float64, op=op)
+        assert b.max_ulp == tolerances.ulp_bound(op, "float64") and b.atol == np.finfo(
+            np.float64).tiny
+        numpy_ref = tolerances.bound("ulp", np.float64, op=op, reference="numpy")
+        assert numpy_ref.max_ulp == tolerances.ulp_bound(op, "float64") + 2
+        assert tolerances.bound("value", np.float64, op=op).rtol == \
+            tolerances.value_rtol(op, "float64")
+    sin = tolerances.bound("ulp", np.float32, op="sin", scale=3.0)
+    assert sin.max_ulp == 4 and sin.atol == np.finfo(np.float32).eps * 3.0
+    for name in ("bfloat16", "float16", "float32", "complex64", "complex128"):
+        dt = dh.BY_NAME[name]
+        assert tolerances.bound("value", dt.dtype, op="exp").rtol == dh.tolerance(dt)
+    value = tolerances.bound("value", np.float32, op="add", scale=4.0)
+    assert value.atol == ulp.rtol("float32") * 4.0
+    assert tolerances.bound("value", np.int32).rtol == 0.0
+    exe = tolerances.bound("fixed", np.float32, check="executable_round_trip")
+    assert (exe.rtol, exe.atol) == (1e-5, 1e-5)
+    chol = tolerances.bound("fixed", np.float32, check="custom_call_cholesky")
+    assert (chol.rtol, chol.atol) == (1e-4, 1e-4)
+    res = tolerances.bound("residual", np.complex64)
+    assert (res.threshold, res.atol, res.eps) == (30.0, 1e-30, float(np.finfo(np.float32).eps))
+    assert tolerances.bound("pivot", np.float32).threshold == 1 + 1e-6
+    assert tolerances.bound("pivot", np.complex64).threshold == np.sqrt(2) + 1e-6
+    exact = tolerances.bound("exact", np.float32)
+    assert (exact.max_ulp, exact.atol, exact.rtol) == (0, 0.0, 0.0)
+
+
+def test_bound_running_error_kinds_are_error_bounds():
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 0.25, 4.0]], np.float32)
+    from conformance.helpers import error_bounds
+    got = tolerances.bound("summation", x.dtype, x=x, axes=(1,), controls=fc.XLA_CPU).error
+    want = error_bounds.summation_bound(x, (1,), controls=fc.XLA_CPU)
+    assert np.array_equal(got.abs, want.abs) and got.name == want.name
+    got = tolerances.bound("product", x.dtype, x=x, axes=(1,), controls=fc.XLA_CPU).error
+    assert np.array_equal(got.abs, error_bounds.product_bound(x, (1,), controls=fc.XLA_CPU).abs)
+    mag = np.abs(x).sum(axis=1)
+    got = tolerances.bound("rounding", np.float32, magnitude=mag, roundings=4, name="r",
+                           controls=fc.XLA_CPU)
+    eps, tiny = float(np.finfo(np.float32).eps), float(np.finfo(np.float32).tiny)
+    assert np.array_equal(got.error.abs, 4 * eps * mag + 4 * tiny)
+    ph.assert_within_bound(x.sum(axis=1), x.sum(axis=1), got, call="a Bound is accepted")
+    with pytest.raises(TypeError, match="has no running error bound"):
+        ph.assert_within_bound(x, x, tolerances.bound("pivot", np.float32), call="c")
+
+
+def test_bound_refuses_unknown_kinds_and_missing_declarations():
+    with pytest.raises(ValueError, match="unknown kind 'ulps'; kinds: "):
+        tolerances.bound("ulps", np.float32)
+    with pytest.raises(TypeError, match="bound\\('exact'\\).*'op'"):
+        tolerances.bound("exact", np.float32, op="exp")
+    with pytest.raises(TypeError, match="bound\\('rounding'\\).*'controls'"):
+        tolerances.bound("rounding", np.float32, magnitude=1.0, roundings=1, name="r")
+    with pytest.raises(TypeError, match="'rtol'"):
+        tolerances.bound("value", np.float32, rtol=1.0)
+    with pytest.raises(KeyError, match="no fixed tolerance for 'x'"):
+        tolerances.bound("fixed", np.float32, check="x")
+    with pytest.raises(TypeError, match="not x's"):
+        tolerances.bound("summation", np.float64, x=np.ones(2, np.float32), axes=(0,),
+                         controls=fc.IEEE)
 
 
 # -- the mpmath reference -------------------------------------------------------------------
@@ -174,7 +242,7 @@ def test_derived_bound_just_inside_and_just_past(case, name, data):
     dt = dh.BY_NAME[name]
     args = case.inputs(data, dt)
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
     roundings, magnitude, *growth = case.bound(args)[0]
     want = case.view(expected[0])
     eps, tiny = float(ml_dtypes.finfo(dt.dtype).eps), float(ml_dtypes.finfo(dt.dtype).tiny)
@@ -199,7 +267,7 @@ def test_batch_norm_bound_allows_a_flushed_subnormal_mean_moved_by_the_normalisa
     x[0, 0] = 0.0
     args = [x, np.ones(3), np.zeros(3)]
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
     flushed = x / np.sqrt(0.0 + 1e-3)           # mean and variance flushed to zero
     compare(flushed, expected[0], "flushed mean")
     with pytest.raises(AssertionError, match="by more than the"):
@@ -218,7 +286,7 @@ def test_batch_norm_grad_bounds_allow_a_flushed_subnormal_mean():
     args = [x, np.ones(3), np.full(3, tiny / 2), np.zeros(3), dy]
     expected = case.reference(args)
     flushed = case.reference([x, np.ones(3), np.zeros(3), np.zeros(3), dy])
-    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
     assert not np.array_equal(flushed[1], expected[1])  # the flush is visible in d_scale
     for got, want, name in zip(flushed, expected, ("dx", "d_scale", "d_offset")):
         compare(got, want, f"flushed mean: {name}")
@@ -229,7 +297,7 @@ def test_batch_norm_grad_bounds_allow_a_flushed_subnormal_mean():
 def test_comparison_needs_the_inputs_of_a_derived_bound():
     case = next(c for c in BOUNDED if c.op == "batch_norm_inference")
     with pytest.raises(ValueError, match="derived bound; pass 'args' and 'expected'"):
-        stablehlo_compare.comparison(case, dh.BY_NAME["float32"])
+        stablehlo_compare.comparison(case, dh.BY_NAME["float32"], controls=fc.XLA_CPU)
 
 
 def test_no_multiplier_is_left():
@@ -254,7 +322,7 @@ def test_batch_norm_bound_rejects_zero_and_negated_outputs(kind, name):
             "grad": [x, scale, mean, var, dy]}[kind]
     args = [a.astype(dt.dtype) for a in args]
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected)
+    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
     compare(expected[0].copy(), expected[0], "reference itself")
     for wrong in (np.zeros_like(expected[0]), -expected[0]):
         with pytest.raises(AssertionError, match="by more than the"):

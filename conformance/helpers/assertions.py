@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds, ulp
+from conformance.helpers import error_bounds, tolerances, ulp
 from conformance.helpers.reproduction import compared
 from conformance.helpers.error_bounds import ErrorBound
 from conformance.helpers.ulp_stats import ULP_ERRORS_ATTRIBUTE, ulp_histogram
@@ -260,14 +260,17 @@ def _bound_mask(bad_finite: np.ndarray, got: np.ndarray, want: np.ndarray, bound
     return ~ok
 
 
-def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray | ErrorBound, *,
+def assert_within_bound(out: Any, expected: np.ndarray,
+                        bound: np.ndarray | ErrorBound | tolerances.Bound, *,
                         call: str, bound_name: str | None = None) -> None:
     """``|out - expected| <= bound`` elementwise (complex: modulus of the difference).
 
     For results held to an error bound of the computation (summation, dot
-    products, factorizations) rather than a fixed tolerance. ``bound``: an
-    ``error_bounds.ErrorBound`` (which also says where overflow to an infinity or
-    NaN is an honest result), or a plain array of allowed absolute errors named
+    products, factorizations) rather than a fixed tolerance. ``bound``: a
+    ``tolerances.Bound`` with an ``error`` (what ``tolerances.bound`` gives for the
+    running-error kinds), an ``error_bounds.ErrorBound`` (which also says where
+    overflow to an infinity or NaN is an honest result), or a plain array of allowed
+    absolute errors named
     by ``bound_name`` (``"k*eps*(|A|@|B|)"``). Same dtype and shape required. An
     expected NaN or infinity must come back as such; a NaN or infinity where a
     finite value is expected fails unless the bound allows overflow there.
@@ -276,6 +279,11 @@ def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray | Erro
     out = _host(out)
     assert_dtype(out.dtype, expected.dtype, call=call)
     assert_shape(out.shape, expected.shape, call=call)
+    if isinstance(bound, tolerances.Bound):
+        if bound.error is None:
+            raise TypeError(f"assert_within_bound: a {bound.kind!r} bound has no running "
+                            f"error bound; use the check its fields are for")
+        bound = bound.error
     if not isinstance(bound, ErrorBound):
         if bound_name is None:
             raise TypeError("assert_within_bound: a plain array 'bound' needs 'bound_name'")
@@ -302,15 +310,25 @@ def assert_within_bound(out: Any, expected: np.ndarray, bound: np.ndarray | Erro
         f"the {bound.name} bound ({what}) [{call}]\n{_mismatch_lines(bad, out, expected)}")
 
 
-def assert_residual_ratio(residual: np.ndarray, scale: float, *, n: int, eps: float, what: str,
-                          call: str, threshold: float = 30.0) -> None:
+def assert_residual_ratio(residual: np.ndarray, scale: float, *, n: int, what: str,
+                          call: str, bound: tolerances.Bound | None = None,
+                          eps: float | None = None, threshold: float | None = None) -> None:
     """LAPACK's test ratio ``||residual||_1 / (n * scale * eps)`` below ``threshold``.
 
     ``residual``: a matrix (or batch: the worst one counts) such as ``A - L @ U``;
     ``scale``: the norm it is measured against (``||A||_1``, 1 for orthogonality);
-    ``threshold`` 30 is LAPACK's own test threshold. A NaN residual fails.
+    ``bound``: ``tolerances.bound("residual", dtype)``, which gives ``eps`` (the dtype's)
+    and ``threshold`` (LAPACK's own test threshold, 30; a ``threshold`` given overrides
+    it); or ``eps`` (and ``threshold``, default the table's) directly. A NaN residual
+    fails.
     """
     __tracebackhide__ = True
+    if bound is not None:
+        eps, threshold = bound.eps, bound.threshold if threshold is None else threshold
+    if eps is None:
+        raise TypeError("assert_residual_ratio: pass 'bound' (tolerances.bound('residual', "
+                        "dtype)) or 'eps'")
+    threshold = tolerances.RESIDUAL_THRESHOLD if threshold is None else threshold
     r = np.asarray(residual)
     norms = np.abs(r).sum(axis=-2).max(axis=-1) if r.ndim >= 2 else np.abs(r)
     worst = float(np.max(norms)) if norms.size else 0.0

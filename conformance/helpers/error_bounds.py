@@ -9,9 +9,12 @@ products, FFTs). Every bound is an :class:`ErrorBound`, built by
 - normal range: ``roundings * eps * magnitude`` (``magnitude`` bounds the sum of
   the absolute values of the terms, e.g. ``sum|x|`` or ``|A| @ |B|``);
 - subnormal intermediates: each rounding whose result is below the smallest
-  normal ``tiny`` may lose up to ``tiny`` absolutely (flush-to-zero; gradual
-  underflow loses at most half the smallest subnormal), amplified by what the
-  later steps multiply it with (``growth``): ``underflows * tiny * growth``;
+  normal ``tiny`` may lose up to ``tiny`` absolutely where the backend's declared
+  float controls flush (FTZ/DAZ), at most half the smallest subnormal where they
+  keep subnormals (IEEE 754 gradual underflow), amplified by what the later steps
+  multiply it with (``growth``): ``underflows * loss * growth``, ``loss`` from
+  :func:`conformance.helpers.float_controls.underflow_loss` of the declaration the
+  caller passes (``controls``: resolved once for the session, never here);
 - infinities: where an intermediate may exceed the largest finite value
   (``peak * (1 + roundings * eps) >= max``) the result may be an infinity of the
   expected sign (or NaN where ``nan`` says so), and an expected infinity may
@@ -24,6 +27,8 @@ from typing import Any, NamedTuple
 
 import ml_dtypes
 import numpy as np
+
+from conformance.helpers import float_controls as fc
 
 
 class ErrorBound(NamedTuple):
@@ -60,12 +65,16 @@ def float_limits(dtype: Any) -> tuple[float, float, float]:
 
 
 def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
+                   controls: fc.FloatControls,
                    underflows: float | None = None, growth: Any = 1.0,
                    peak: Any = None, exact: Any = None, integral: Any = False) -> ErrorBound:
     """Bound of a result computed with ``roundings`` roundings in ``dtype`` (any order).
 
     ``magnitude``: non-negative array, e.g. ``sum|x|`` per output. ``underflows``:
-    how many of the roundings may land below ``tiny`` (default ``roundings``);
+    how many of the roundings may land below ``tiny`` (default ``roundings``), each
+    losing :func:`~conformance.helpers.float_controls.underflow_loss` of ``controls``
+    (the declared float controls: ``tiny`` where they flush, half the smallest subnormal
+    where they keep subnormals);
     ``growth``: factor by which later steps may amplify such an absolute error
     (1 for sums, the largest product of later factors for products). ``peak``:
     bound on every intermediate's magnitude (default ``magnitude``), which decides
@@ -79,11 +88,12 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
     if roundings < 0 or (underflows is not None and underflows < 0):
         raise ValueError(f"rounding_bound: 'roundings'={roundings} and 'underflows'="
                          f"{underflows} must be >= 0")
-    eps, tiny, fmax = float_limits(dtype)
+    eps, _, fmax = float_limits(dtype)
+    loss = fc.underflow_loss(controls, dtype)
     mag = np.asarray(magnitude, np.float64)
     under = roundings if underflows is None else underflows
     with np.errstate(over="ignore", invalid="ignore"):
-        allowed = roundings * eps * mag + under * tiny * np.asarray(growth, np.float64)
+        allowed = roundings * eps * mag + under * loss * np.asarray(growth, np.float64)
         top = mag if peak is None else np.asarray(peak, np.float64)
         overflow = top * (1 + roundings * eps) >= fmax
         near = (mag if exact is None else np.asarray(exact, np.float64)) - allowed <= fmax
@@ -91,13 +101,15 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
     return ErrorBound(allowed, name, overflow, overflow, overflow & near)
 
 
-def product_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
+def product_bound(x: np.ndarray, axes: tuple[int, ...], *, controls: fc.FloatControls
+                  ) -> ErrorBound:
     """Bound of ``prod(x, axis=axes)`` computed in ``x.dtype`` in any order.
 
     Relative ``(n + 1) * eps * prod|x|`` (complex: twice that). Underflow is
     possible only where the product of the factors below 1 in magnitude (the
     smallest any partial product can get) is below ``tiny``; an absolute error
-    of up to ``tiny`` per step may then be amplified by the factors above 1.
+    of up to the declared underflow loss per step (``controls``, see
+    :func:`rounding_bound`) may then be amplified by the factors above 1.
     Overflow is possible where the product of the factors above 1 reaches
     ``max``; NaN then too where a zero factor exists (``inf * 0``) or the values
     are complex. A subnormal input counts as a factor below ``tiny`` (DAZ).
@@ -123,16 +135,18 @@ def product_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
     may_underflow = small * (1 - min(rel * eps, 1.0)) < tiny
     bound = rounding_bound(x.dtype, exact, roundings=rel, underflows=n,
                            growth=np.where(may_underflow, big * (1 + rel * eps), 0.0),
-                           peak=big, exact=exact,
+                           peak=big, exact=exact, controls=controls,
                            name="(n+1)*eps*prod|x| + n*tiny*prod(max(|x|,1))")
     return bound._replace(nan=bound.overflow & (has_zero | complex_))
 
 
-def summation_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
+def summation_bound(x: np.ndarray, axes: tuple[int, ...], *, controls: fc.FloatControls
+                    ) -> ErrorBound:
     """Bound of ``sum(x, axis=axes)`` computed in ``x.dtype`` (or wider) in any order.
 
-    ``max(n, 2) * eps * sum|x| + n * tiny`` per output (``n`` terms: ``n - 1``
-    roundings of partial sums and the final one), and 0 where every term is an
+    ``max(n, 2) * eps * sum|x| + n * loss`` per output (``n`` terms: ``n - 1``
+    roundings of partial sums and the final one; ``loss`` the declared underflow loss of
+    ``controls``, see :func:`rounding_bound`), and 0 where every term is an
     integer and ``sum|x|`` is below ``2**digits``: every partial sum is then
     exactly representable, so any order gives the exact sum.
     """
@@ -142,6 +156,7 @@ def summation_bound(x: np.ndarray, axes: tuple[int, ...]) -> ErrorBound:
     wide = x.astype(np.complex128 if complex_ else np.float64)
     return rounding_bound(x.dtype, np.sum(np.abs(wide), axis=axes),
                           roundings=max(n, 2), underflows=n, integral=integral_terms(x, axes),
+                          controls=controls,
                           name="n*eps*sum|x| + n*tiny (0 for integers below 2**digits)")
 
 

@@ -10,63 +10,30 @@ IEEE-like dtype numpy and ml_dtypes define (float16/32/64, bfloat16, fp8).
 
 from __future__ import annotations
 
-import dataclasses
-
 import ml_dtypes
 import numpy as np
 
 from conformance.helpers import tolerances as _tol
 
 
-@dataclasses.dataclass(frozen=True)
-class Tolerance:
-    """How far a result that IEEE 754 does not define exactly (transcendental
-    functions, complex products) may be from the reference, for one dtype.
-
-    ``ulp``: maximum error in units in the last place, for checks in ULP (None:
-    the dtype has no ULP bound here, e.g. complex). ``rtol``: relative tolerance,
-    ``|out - ref| <= rtol * |ref|`` (plus an absolute part chosen by the check),
-    for checks in floating-point values; it is never tighter than ``ulp`` ULP
-    (``rtol >= ulp * eps``), because 1 ULP of a normal value ``x`` is at most
-    ``eps * |x|``.
-    """
-
-    ulp: int | None
-    rtol: float
-
-
-#: Per-dtype view of :mod:`conformance.helpers.tolerances` (the one table, with the
-#: source of every number), for checks that know only the dtype. IEEE-defined
-#: operations (+ - * / sqrt, conversions, comparisons) and integers are exact and not
-#: listed. ``ulp``: the largest budget of any transcendental op in the dtype; ``rtol``:
-#: float64/float32 ``(ulp + reference error) * eps`` (2.4e-15: was 1e-12, ~4,500 ULP),
-#: complex128 jax's default 1e-15; the narrower dtypes keep their earlier values.
-TOLERANCE: dict[str, Tolerance] = {
-    "bfloat16": Tolerance(ulp=_tol.ulp_bound(None, "bfloat16"), rtol=1.6e-2),
-    "float16": Tolerance(ulp=_tol.ulp_bound(None, "float16"), rtol=2e-3),
-    "float32": Tolerance(ulp=_tol.ulp_bound(None, "float32"),
-                         rtol=_tol.value_rtol(None, "float32")),
-    "float64": Tolerance(ulp=_tol.ulp_bound(None, "float64"),
-                         rtol=_tol.value_rtol(None, "float64")),
-    "float8_e4m3fn": Tolerance(ulp=1, rtol=0.125), "float8_e5m2": Tolerance(ulp=1, rtol=0.25),
-    "complex64": Tolerance(ulp=None, rtol=2e-6),
-    "complex128": Tolerance(ulp=None, rtol=_tol.value_rtol(None, "complex128")),
-}
+#: The per-dtype view of the one tolerance table: both live in
+#: :mod:`conformance.helpers.tolerances` (:class:`~conformance.helpers.tolerances.
+#: DtypeTolerance`, :data:`~conformance.helpers.tolerances.DTYPE_TOLERANCE`), named here
+#: for the checks that read them through this module. Tests get their bounds from
+#: :func:`conformance.helpers.tolerances.bound`.
+Tolerance = _tol.DtypeTolerance
+TOLERANCE = _tol.DTYPE_TOLERANCE
 
 
 def tolerance(dtype_name: str) -> Tolerance:
     """The table's entry for ``dtype_name`` (KeyError names the table's dtypes)."""
-    try:
-        return TOLERANCE[dtype_name]
-    except KeyError:
-        raise KeyError(f"no tolerance for {dtype_name!r}; table has {sorted(TOLERANCE)}"
-                       ) from None
+    return _tol.dtype_tolerance(dtype_name)
 
 
 def max_ulp(dtype_name: str) -> int:
     """The ULP tolerance of ``dtype_name``; KeyError when the table has no ULP bound
     for it (the message names the dtypes that have one)."""
-    bound = TOLERANCE.get(dtype_name, Tolerance(None, 0.0)).ulp
+    bound = TOLERANCE[dtype_name].ulp if dtype_name in TOLERANCE else None
     if bound is None:
         raise KeyError(f"no ULP tolerance for {dtype_name!r}; table has "
                        f"{sorted(k for k, v in TOLERANCE.items() if v.ulp is not None)}")

@@ -12,20 +12,22 @@ import numpy as np
 
 from conformance.helpers import assertions as ph
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import error_bounds, tolerances
+from conformance.helpers import float_controls as fc
+from conformance.helpers import tolerances
 from conformance.programs import stablehlo_catalog as catalog
 
 
 def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None = None,
-               expected: list[np.ndarray] | None = None):
+               expected: list[np.ndarray] | None = None, *, controls: fc.FloatControls):
     """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
     and integer/bool dtypes; for ``APPROX`` cases with a ``bound``, within
-    ``error_bounds.rounding_bound`` of ``roundings + 1`` (the reference's own rounding)
-    roundings relative to ``magnitude`` (flushed subnormals and overflow handled there)
-    of the derivation for the output
+    ``tolerances.bound("rounding", ...)`` of ``roundings + 1`` (the reference's own
+    rounding) roundings relative to ``magnitude`` (overflow handled there, and flushed
+    subnormals where the declared float ``controls`` flush) of the derivation for the output
     ``want`` is (``want`` must be one of the ``expected`` arrays, by identity; ``args``
     are the inputs the bound is derived from); else within the elementwise budget of the
-    op (float64: ``tolerances.value_rtol``; others the dtype's rtol), the absolute part
+    op (``tolerances.bound("value", ...)``: float64 the op's budget, others the dtype's
+    rtol), the absolute part
     scaled by the largest reference magnitude. ValueError when a bounded case gets no
     ``args``/``expected``."""
     derived = None
@@ -34,9 +36,9 @@ def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None
         if args is None or expected is None:
             raise ValueError(f"comparison: case {case.id!r} has a derived bound; pass "
                              f"'args' and 'expected'")
-        derived = [(id(w), error_bounds.rounding_bound(
-            dt.dtype, m, roundings=r + 1, growth=g[0] if g else 1.0,
-            name=f"({r}+1)*eps*magnitude + ({r}+1)*tiny*growth "
+        derived = [(id(w), tolerances.bound(
+            "rounding", dt.dtype, magnitude=m, roundings=r + 1, growth=g[0] if g else 1.0,
+            controls=controls, name=f"({r}+1)*eps*magnitude + ({r}+1)*tiny*growth "
             f"(stablehlo_bounds, {case.op})")) for w, (r, m, *g) in zip(expected, case.bound(args))]
 
     def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
@@ -49,8 +51,7 @@ def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None
             (bound,) = [b for k, b in derived if k == key]
             ph.assert_within_bound(got, want, bound, call=call)
             return
-        rtol = (tolerances.value_rtol(case.op, dt.name) if dt.name == "float64"
-                and case.op in tolerances.FLOAT64_OPS else dh.tolerance(dt))
         scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
-        ph.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, call=call)
+        tol = tolerances.bound("value", dt.dtype, op=case.op, scale=scale)
+        ph.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, call=call)
     return compare

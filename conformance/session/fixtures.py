@@ -51,8 +51,13 @@ def backend_spec(request: pytest.FixtureRequest) -> backend.BackendSpec:
 @pytest.fixture(scope="session")
 def float_controls(request: pytest.FixtureRequest, client: Any) -> fc.FloatControls:
     """The backend's declared denormal handling (``--float-controls``, see
-    :mod:`conformance.helpers.float_controls`)."""
-    return fc.for_client(fc.parse(request.config.getoption("float_controls")), client)
+    :mod:`conformance.helpers.float_controls`), resolved once for the session
+    (:meth:`conformance.session.state.SessionState.float_controls`); every check that may
+    accept a flushed subnormal takes it as an argument."""
+    controls = session_state.of(request.config).float_controls()
+    if controls is None:   # never: the client fixture opened the client and described it
+        raise RuntimeError("float_controls: the client under test was not described")
+    return controls
 
 
 @pytest.fixture(scope="session")

@@ -71,18 +71,14 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
             f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")
 
 
-def _float_controls(config: pytest.Config, info: dict[str, Any]) -> dict[str, Any] | None:
-    """The run's declared denormal handling for report.json (``--float-controls``,
-    ``auto`` resolved from the platform facts as the ``float_controls`` fixture resolves
-    it; the option was checked when the session was configured); None when no client
-    was described."""
+def _float_controls(config: pytest.Config) -> dict[str, Any] | None:
+    """The run's declared denormal handling for report.json: the session's one resolution
+    (:meth:`conformance.session.state.SessionState.float_controls`, what the checks got);
+    None when no client was described."""
     from conformance.helpers import float_controls as fc
 
-    if not info:
-        return None
-    declared = fc.parse(config.getoption("float_controls", fc.AUTO))
-    return fc.record(fc.for_platform(declared, info.get("name"),
-                                     bool(info.get("using_pjrt_c_api"))))
+    controls = session_state.of(config).float_controls()
+    return fc.record(controls) if controls is not None else None
 
 
 class Recorder:
@@ -182,7 +178,7 @@ class Recorder:
             duration_s=time.monotonic() - state.t0,
             hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
             plugin_library=state.plugin_library,
-            float_controls=_float_controls(config, info))
+            float_controls=_float_controls(config))
         doc = report.build(results, collected=session.testscollected, header=header,
                            profile=state.profile, declared=tuple(state.declared),
                            waivers=tuple(state.waivers),
