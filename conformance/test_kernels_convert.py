@@ -150,7 +150,7 @@ def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[
     def convert_all(a):
         return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
 
-    gate = src if src.capability else dests[0]
+    gate = [src, *dests]  # a clean refusal names every capability of the conversion
     call = f"execute({what} {src.name}[{x.size}] -> {[d.name for d in dests]})"
     outs, program = programs.run_everywhere(program_cache, f"{what.replace(' ', '_')}_{name}",
                                             convert_all, [x], gate, call, n_outputs=len(dests))

@@ -18,13 +18,22 @@ whose message starts with ``runtime.plugin_support.FRAMEWORK_MARKER``.
 
 ``not_supported`` travels as the exception type :class:`NotSupported` (a pytest
 skip), which the plugin classifies by type; its message is for people only.
+
+A test declares what it needs with ``pytest.mark.capability(...)``, most simply through
+:func:`requires` (``@capabilities.requires("bf16", "donation")``) or :func:`param` for a
+dtype parameter: one capability or several. Its tier is then ``capability:<a>+<b>``
+(mandatory once every one of them is declared, see
+``conformance.certification.verdict.profiles``), and it is ``not_supported`` when any of
+them is missing: before it runs where the session knows (:func:`check_required`, e.g.
+``multi_device`` on a one-device platform), or when the backend cleanly refuses a call
+inside :func:`gated` for any of its dtypes.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import NoReturn
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, NoReturn
 
 import pytest
 
@@ -110,23 +119,61 @@ def optional_feature(feature: str, call: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def gated(dt: dh.DType, call: str) -> Iterator[None]:
+def gated(dt: dh.DType | Iterable[dh.DType], call: str) -> Iterator[None]:
     """Turn a clean backend error for a capability dtype into a ``not_supported`` skip
-    (a framework gap, see :class:`FrameworkGap`, stays a failure for every dtype)."""
+    (a framework gap, see :class:`FrameworkGap`, stays a failure for every dtype).
+    ``dt``: one dtype, or every dtype of the call (a conversion's source and
+    destinations): the error is ``not_supported`` when any of them belongs to a
+    capability module, naming each; a failure when all are core."""
+    dts = [dt] if isinstance(dt, dh.DType) else list(dt)
     try:
         yield
     except _GRACEFUL as err:
         _raise_framework_gap(err)
-        if dt.capability is None:
+        caps = list(dict.fromkeys(d.capability for d in dts if d.capability))
+        if not caps:
             raise
-        not_supported(f"capability {dt.capability} ({dt.name}): {call} raised "
+        names = ", ".join(dict.fromkeys(d.name for d in dts))
+        not_supported(f"capability {'+'.join(caps)} ({names}): {call} raised "
                       f"{_first_line(err)}")
 
 
-def param(dt: dh.DType) -> pytest.param:
-    """A pytest param for ``dt`` carrying its capability marker."""
-    marks = [pytest.mark.capability(dt.capability)] if dt.capability else []
-    return pytest.param(dt, id=dt.name, marks=marks)
+def requires(*names: str) -> pytest.MarkDecorator:
+    """The mark of a test that needs every capability of ``names``
+    (``@capabilities.requires("bf16", "donation")``): ``pytest.mark.capability(*names)``.
+    TypeError for no name or a non-str one, ValueError for a repeated one (the names are
+    checked against the known capabilities at collection)."""
+    if not names or not all(isinstance(n, str) and n for n in names):
+        raise TypeError(f"requires: expected one or more capability names, got {names!r}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"requires: capability named twice in {names!r}")
+    return pytest.mark.capability(*names)
+
+
+def required(item: Any) -> tuple[str, ...]:
+    """The capabilities a test item needs: every name of every ``capability`` mark on it
+    (its own, its class's, its module's; a dtype param's), each once, closest first."""
+    names = (n for mark in item.iter_markers("capability") for n in mark.args)
+    return tuple(dict.fromkeys(names))
+
+
+def check_required(names: Iterable[str], missing: Mapping[str, str]) -> None:
+    """Raise :class:`NotSupported` when any capability of ``names`` (a test's, from
+    :func:`required`) is in ``missing`` (capability -> why the backend lacks it), naming
+    each missing one; return when none is."""
+    needs = tuple(names)
+    lacking = [f"{n} ({missing[n]})" for n in needs if n in missing]
+    if lacking:
+        not_supported(f"needs capabilit{'ies' if len(needs) > 1 else 'y'} "
+                      f"{', '.join(needs)}; missing: {', '.join(lacking)}")
+
+
+def param(dt: dh.DType, *also: str, id: str | None = None) -> pytest.param:
+    """A pytest param for ``dt`` carrying its capability marker, together with the
+    capabilities ``also`` the test needs besides the dtype's (one mark, several names)."""
+    names = tuple(dict.fromkeys(n for n in (dt.capability, *also) if n))
+    marks = [requires(*names)] if names else []
+    return pytest.param(dt, id=id or dt.name, marks=marks)
 
 
 #: A compiler's clean refusal of an op it has no lowering for (XLA's MLIR -> HLO

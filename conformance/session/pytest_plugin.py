@@ -117,7 +117,8 @@ def _configure_suite(config: pytest.Config) -> None:
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")
-    config.addinivalue_line("markers", "capability(name): test needs a capability module")
+    config.addinivalue_line("markers", "capability(*names): test needs these capability "
+                                       "modules (every one)")
     config.addinivalue_line("markers", "informational: the result never blocks certification "
                                        "(except crash, timeout, wrong result)")
     validate.numbers(cpu_devices=config.getoption("cpu_devices"),

@@ -53,6 +53,7 @@ class SessionState:
         #: Programs compiled and executables served from the cache, summed over workers.
         self.programs: dict[str, int] = {"compiles": 0, "cache_hits": 0}
         self._float_controls: fc.FloatControls | None = None
+        self._missing: dict[str, str] | None = None
 
     def program_counts(self) -> dict[str, int]:
         """This process's ProgramCache counters (zeros when no program ran here)."""
@@ -130,6 +131,18 @@ class SessionState:
                 declared, self.platform_info.get("name"),
                 bool(self.platform_info.get("using_pjrt_c_api")))
         return self._float_controls
+
+    def missing_capabilities(self) -> dict[str, str]:
+        """Capabilities the backend under test lacks for certain, known without running a
+        test: name -> why (``multi_device``: fewer than two local devices). A test that
+        needs one of them is ``not_supported`` before it runs
+        (:func:`conformance.helpers.capabilities.check_required`). Worked out once."""
+        if self._missing is None:
+            client = self.client()
+            count = client.local_device_count()
+            self._missing = {} if count >= 2 else {
+                "multi_device": f"{client.platform} has {count} local device"}
+        return self._missing
 
     def program_cache(self) -> ProgramCache:
         """The session's ProgramCache over :meth:`client`."""

@@ -19,6 +19,7 @@ from conformance.certification.bundle.provenance import package_nodeid
 from conformance.certification.catalog import known_failures
 from conformance.certification.verdict import profiles
 from conformance.certification.results import records
+from conformance.helpers import capabilities
 from conformance.session import results_log
 from conformance.session import state as session_state
 from runtime import versions, xla_bridge
@@ -41,14 +42,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark known failures strict-xfail and record each item's tier and capability."""
+    """Mark known failures strict-xfail and record each item's tier and capabilities
+    (several joined by ``+``: ``bf16+donation``); a capability the certification does not
+    know is a usage error naming the test."""
     state = session_state.of(config)
     known_failures.apply(items, state.known, state.platform, state.plugin_library)
     for item in items:
-        capability = item.get_closest_marker("capability")
+        needs = capabilities.required(item)
+        unknown = [n for n in needs if n not in profiles.CAPABILITIES]
+        if unknown:
+            raise pytest.UsageError(f"{item.nodeid}: unknown capability {unknown} in its "
+                                    f"capability mark; known: {', '.join(profiles.CAPABILITIES)}")
         item.user_properties.append((records.TIER_PROPERTY, state.tier(item)))
         item.user_properties.append((records.CAPABILITY_PROPERTY,
-                                     capability.args[0] if capability else None))
+                                     profiles.SEPARATOR.join(needs) if needs else None))
     target = config.getoption("write_profile")
     if target:
         tests = {profiles.profile_id(package_nodeid(i.nodeid, str(i.path))):
@@ -57,6 +64,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         name = Path(target).stem
         version = int("".join(c for c in name if c.isdigit()) or 1)
         Path(target).write_text(profiles.canonical_text(name, version, tests))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test needing a capability the backend lacks for certain (the session knows it
+    before the test runs: ``multi_device`` on a one-device platform) is ``not_supported``,
+    naming what is missing, whatever else it needs."""
+    needs = capabilities.required(item)
+    if needs:
+        capabilities.check_required(needs, session_state.of(item.config).missing_capabilities())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

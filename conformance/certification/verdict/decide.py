@@ -32,7 +32,7 @@ import collections
 from typing import Any
 
 from conformance.certification.attribution.sources import STACK, stack_findings
-from conformance.certification.verdict.profiles import CORE, Profile
+from conformance.certification.verdict.profiles import CORE, Profile, tier_capabilities
 
 CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"
 NEVER_ALLOWED = ("crash", "timeout", "fail_wrong_result")
@@ -53,8 +53,11 @@ def _examples(items: list[str], limit: int | None = _EXAMPLES) -> str:
 
 
 def mandatory(tier: str, declared: list[str]) -> bool:
-    """Core tests and tests of declared capabilities must pass (or be waived)."""
-    return tier == CORE or (tier.startswith("capability:") and tier.split(":", 1)[1] in declared)
+    """Core tests and tests of declared capabilities must pass (or be waived); a test
+    needing several capabilities (``capability:bf16+donation``) once every one is
+    declared."""
+    caps = tier_capabilities(tier)
+    return tier == CORE or (bool(caps) and all(c in declared for c in caps))
 
 
 def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | None,

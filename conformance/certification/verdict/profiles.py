@@ -29,6 +29,8 @@ CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "mem
                 "cost_analysis", "memory_stats", "compile_only")
 DEFAULT_PROFILE = "v11"
 CORE, INFORMATIONAL = "core", "informational"
+#: Joins the capabilities of a test that needs several: ``capability:bf16+donation``.
+SEPARATOR = "+"
 _DEVICE_PARAM = re.compile(r"(?<=[\[-])[A-Za-z][A-Za-z0-9_]*:\d+(?=[-\]])")
 _FILE = re.compile(r"^(?:.*/)?(test_[A-Za-z0-9_]+\.py)::")
 
@@ -39,13 +41,21 @@ def profile_id(nodeid: str) -> str:
 
 
 def tier_of(markers: list[Any]) -> str:
-    """Tier of a test from its marks: ``informational``, ``capability:<name>`` or ``core``."""
-    names = {m.name: m for m in markers}
-    if "informational" in names:
+    """Tier of a test from its marks: ``informational``, ``capability:<names>`` or ``core``.
+    A test needing several capabilities (one ``capability`` mark with several names, or
+    several marks) has them sorted and joined by :data:`SEPARATOR`:
+    ``capability:bf16+donation``."""
+    if any(m.name == "informational" for m in markers):
         return INFORMATIONAL
-    if "capability" in names:
-        return f"capability:{names['capability'].args[0]}"
-    return CORE
+    caps = sorted({n for m in markers if m.name == "capability" for n in m.args})
+    return f"capability:{SEPARATOR.join(caps)}" if caps else CORE
+
+
+def tier_capabilities(tier: str) -> tuple[str, ...]:
+    """The capabilities of a ``capability:`` tier (``()`` for ``core``/``informational``)."""
+    if not tier.startswith("capability:"):
+        return ()
+    return tuple(tier.split(":", 1)[1].split(SEPARATOR))
 
 
 def parse_declared(values: list[str]) -> list[str]:
@@ -134,7 +144,7 @@ def load(name: str) -> Profile:
     except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as err:
         raise ValueError(f"--profile: {name!r} is not a valid profile: {err}") from err
     bad = sorted({t for t in tests.values() if t not in (CORE, INFORMATIONAL) and not (
-        t.startswith("capability:") and t.split(":", 1)[1] in CAPABILITIES)})
+        t.startswith("capability:") and all(c in CAPABILITIES for c in tier_capabilities(t)))})
     if bad:
         raise ValueError(f"--profile: {name!r} has unknown tiers {bad}")
     digest = hashlib.sha256(canonical_text(prof_name, version, tests).encode()).hexdigest()
