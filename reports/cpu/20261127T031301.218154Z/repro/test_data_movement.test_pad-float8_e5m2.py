@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+r"""Standalone reproduction of a pjrt-conformance failure (pjrt-conformance 0.1.0).
+
+    test:    conformance/test_data_movement.py::test_pad[float8_e5m2]
+    status:  fail_wrong_result
+    backend: cpu cpu (jaxlib 0.8.0)
+    needs:   numpy, ml_dtypes, jax==0.8.0
+
+Runs with no pytest and no import of the conformance suite: `python3 THIS_FILE`, with
+pjrt_repro.py (the checks every reproduction of the bundle shares) in the same folder.
+It embeds the drawn inputs, the program and the expected value the test computed,
+prints expected vs observed, and exits 1 while the defect is present, 0 when the
+backend is correct, 2 when a module it needs is missing; a crash of the backend
+ends it non-zero too (killed by a signal).
+"""
+import json
+import os
+import sys
+
+DATA = json.loads(r'''{
+ "check": "execute",
+ "nodeid": "conformance/test_data_movement.py::test_pad[float8_e5m2]",
+ "via": "jax",
+ "library_path": null,
+ "client_options": {},
+ "platform": "cpu",
+ "devices": 8,
+ "program": "module @jit_data_movement_pad attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n  func.func public @main(%arg0: tensor<1x7xf8E5M2>, %arg1: tensor<f8E5M2>) -> (tensor<1x8xf8E5M2> {jax.result_info = \"result\"}) {\n    %0 = stablehlo.pad %arg0, %arg1, low = [0, 0], high = [0, 1], interior = [0, 0] : (tensor<1x7xf8E5M2>, tensor<f8E5M2>) -> tensor<1x8xf8E5M2>\n    return %0 : tensor<1x8xf8E5M2>\n  }\n}\n",
+ "inputs": [
+  {
+   "dtype": "float8_e5m2",
+   "shape": [
+    1,
+    7
+   ],
+   "base64": "S+PsZn5hqg=="
+  },
+  {
+   "dtype": "float8_e5m2",
+   "shape": [],
+   "base64": "/A=="
+  }
+ ],
+ "expected": {
+  "dtype": "float8_e5m2",
+  "shape": [
+   1,
+   8
+  ],
+  "base64": "S+PsZn5hqvw="
+ },
+ "assertion": "assert_bitwise_equal",
+ "options": {
+  "nan_payloads": true
+ }
+}''')
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pjrt_repro  # beside this file
+
+    sys.exit(pjrt_repro.run(DATA))

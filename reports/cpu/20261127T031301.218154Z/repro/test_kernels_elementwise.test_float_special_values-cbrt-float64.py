@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+r"""Standalone reproduction of a pjrt-conformance failure (pjrt-conformance 0.1.0).
+
+    test:    conformance/test_kernels_elementwise.py::test_float_special_values[cbrt-float64]
+    status:  fail_wrong_result
+    backend: cpu cpu (jaxlib 0.8.0)
+    needs:   numpy, ml_dtypes, jax==0.8.0
+
+Runs with no pytest and no import of the conformance suite: `python3 THIS_FILE`, with
+pjrt_repro.py (the checks every reproduction of the bundle shares) in the same folder.
+It embeds the drawn inputs, the program and the expected value the test computed,
+prints expected vs observed, and exits 1 while the defect is present, 0 when the
+backend is correct, 2 when a module it needs is missing; a crash of the backend
+ends it non-zero too (killed by a signal).
+"""
+import json
+import os
+import sys
+
+DATA = json.loads(r'''{
+ "check": "execute",
+ "nodeid": "conformance/test_kernels_elementwise.py::test_float_special_values[cbrt-float64]",
+ "via": "jax",
+ "library_path": null,
+ "client_options": {},
+ "platform": "cpu",
+ "devices": 8,
+ "program": "module @jit_cbrt attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {\n  func.func public @main(%arg0: tensor<18xf64>) -> (tensor<18xf64> {jax.result_info = \"result\"}) {\n    %0 = stablehlo.cbrt %arg0 : tensor<18xf64>\n    return %0 : tensor<18xf64>\n  }\n}\n",
+ "inputs": [
+  {
+   "dtype": "float64",
+   "shape": [
+    18
+   ],
+   "base64": "AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L8AAAAAAADgPwAAAAAAAABAAAAAAAAACEAAAAAAAAAdwP///////+9/////////7/8AAAAAAAAQAAAAAAAAABCAAQAAAAAAAAABAAAAAAAAgAEAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/"
+  }
+ ],
+ "expected": {
+  "dtype": "float64",
+  "shape": [
+   18
+  ],
+  "base64": "AAAAAAAAAAAAAAAAAAAAgAAAAAAAAPA/AAAAAAAA8L89bj2l/mXpP4tyjfmiKPQ/9j4SSXQT9z8bxhIsjvf+v4tyjfmiKERVi3KN+aIoRNWLco35oiikKotyjfmiKKSqAAAAAAAAkCkAAAAAAACQqQAAAAAAAPA/AAAAAAAA8H8AAAAAAADw/wAAAAAAAPh/"
+ },
+ "assertion": "assert_ulp_close",
+ "options": {
+  "max_ulp": 11,
+  "atol": 0.0,
+  "signed_zeros": false
+ }
+}''')
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import pjrt_repro  # beside this file
+
+    sys.exit(pjrt_repro.run(DATA))
