@@ -34,10 +34,8 @@ import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
 from conformance import file_limits
-from runtime import versions
 from conformance.certification.bundle.provenance import package_nodeid
 
-_VERSIONS = {"jaxlib": versions.JAXLIB_VERSION, "jax": versions.JAX_VERSION}
 _FLAGS = {"platform": None, "plugin_library": ("yes", "no")}
 
 
@@ -96,10 +94,17 @@ def parse_condition(cond: str, where: str) -> str | Requirement:
     return req
 
 
+#: jax and jaxlib as the runtime sees them, read on first use.
+_VERSIONS: dict[str, str] = {}
+
+
 def installed_version(name: str) -> str | None:
     """Version of the installed distribution ``name`` (jax, jaxlib: as the runtime sees
     them), or None when it is not installed."""
-    if name in _VERSIONS:
+    if name in ("jax", "jaxlib"):   # imported here: importing this module loads no jax
+        if not _VERSIONS:
+            from runtime import versions
+            _VERSIONS.update(jaxlib=versions.JAXLIB_VERSION, jax=versions.JAX_VERSION)
         return _VERSIONS[name]
     try:
         return importlib.metadata.version(name)
