@@ -131,15 +131,17 @@ def _verdict(doc: dict[str, Any]) -> str:
     return str(plugin) if plugin else f"{doc.get('verdict', '?')} (overall)"
 
 
+def _failing(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The failures: results that are not pass, waived, skipped or not_supported."""
+    return [r for r in results if r.get("status") not in (*attribution.NOT_FAILURES, "waived")]
+
+
 def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
-    """Failures (not pass, waived, skipped or not_supported) per attribution; None when
-    no result carries one."""
-    failing = [r for r in results
-               if r.get("status") not in (*attribution.NOT_FAILURES, "waived")]
+    """Failures (:func:`_failing`) per attribution; None when no result carries one."""
     if not any("attribution" in r for r in results):
         return None
     counts = {a: 0 for a in ATTRIBUTIONS}
-    for r in failing:
+    for r in _failing(results):
         key = r.get("attribution") or "unattributed"
         counts[key] = counts.get(key, 0) + 1
     return counts
@@ -150,9 +152,7 @@ def _causes(results: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     a root cause is a defect-catalog entry (``defect.id``); a failure no entry matches
     counts as its own."""
     out: dict[str, tuple[set[str], int]] = {}
-    for r in results:
-        if r.get("status") in (*attribution.NOT_FAILURES, "waived"):
-            continue
+    for r in _failing(results):
         ids, loose = out.setdefault(r.get("attribution") or "unattributed", (set(), 0))
         defect = r.get("defect")
         if isinstance(defect, dict) and defect.get("id"):
