@@ -16,8 +16,12 @@ MB = 10**6
 TREE_MAX_BYTES = 25 * MB
 #: One committed bundle (a directory of reports/ holding a report.json): its results log
 #: packed, junit.xml stored as junit.xml.xz and the reproductions' shared checks written
-#: once (``pjrt-conformance rerender``); the largest (CPU, 2,943 results) are ~1.9 MB.
-BUNDLE_MAX_BYTES = 2 * MB
+#: once (``pjrt-conformance rerender``). A bundle grows with its failures (each keeps its
+#: message, traceback tail and arrays): jax 0.10-0.12 CPU bundles (2,943 results, 38
+#: failures) are ~1.9 MB, the jax 0.8.0 CPU bundle (2,894 results, 73 failures) 2.48 MB.
+#: The tree budget above is the one that binds; this one catches a bundle that stores
+#: what it should not (an unpacked log or junit.xml, whole arrays).
+BUNDLE_MAX_BYTES = 3 * MB
 
 
 def over_budget(sizes: dict[str, int]) -> list[str]:
