@@ -24,11 +24,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 from runtime._compat import native, native_jax
-from runtime._validate import describe
+from runtime._validate import check_arrays
 
 #: HLO that may run without end: loops, waits for the host, host callbacks.
 _MAY_NOT_END = re.compile(r"\bwhile\(|\binfeed\(|\brecv\(|custom_call_target=\"[^\"]*callback")
@@ -59,16 +58,12 @@ def check_arguments(call: str, arguments: Any, expected: int | None, client: Any
     """Raise TypeError naming ``arguments`` unless it is a sequence of ``expected``
     arrays (any count when None), ValueError naming ``arguments[i]`` for an array of
     another client than ``client`` (a jaxlib client) and, when ``live``, for a deleted one."""
-    if isinstance(arguments, (str, bytes)) or not isinstance(arguments, Sequence):
-        raise TypeError(f"{call}: argument 'arguments' must be a sequence of arrays "
-                        f"(ArrayImpl), got {describe(arguments)}")
+    check_arrays(call, "arguments", arguments, native.ArrayImpl,
+                 "an array (ArrayImpl) of this executable's client")
     if expected is not None and len(arguments) != expected:
         raise TypeError(f"{call}: argument 'arguments' must hold {expected} arrays, one per "
                         f"parameter of the program, got {len(arguments)}")
     for i, a in enumerate(arguments):
-        if not isinstance(a, native.ArrayImpl):
-            raise TypeError(f"{call}: argument 'arguments[{i}]' must be an array (ArrayImpl) "
-                            f"of this executable's client, got {describe(a)}")
         if a.is_deleted():
             if not live:
                 continue  # deleted by the failed call itself (donated): not the cause

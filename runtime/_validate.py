@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -22,6 +23,19 @@ def bad_type(arg: str, expected: str, value: Any, call: str) -> TypeError:
 def bad_value(arg: str, expected: str, value: Any, call: str, fix: str = "") -> ValueError:
     msg = f"{call}: argument '{arg}' must be {expected}, got {describe(value)}"
     return ValueError(f"{msg}. {fix}" if fix else msg)
+
+
+def check_arrays(call: str, arg: str, value: Any, array_type: type,
+                 element: str = "an array (ArrayImpl)") -> None:
+    """Raise TypeError naming ``arg`` unless ``value`` is a sequence (not str/bytes) whose
+    every item is an ``array_type``; an item is named ``arg[i]`` and must be ``element``."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{call}: argument '{arg}' must be a sequence of arrays "
+                        f"(ArrayImpl), got {describe(value)}")
+    for i, a in enumerate(value):
+        if not isinstance(a, array_type):
+            raise TypeError(f"{call}: argument '{arg}[{i}]' must be {element}, "
+                            f"got {describe(a)}")
 
 
 def check_node(call: str, node_id: Any, num_nodes: Any) -> None:

@@ -31,7 +31,7 @@ from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamical
 from runtime._loaded_executable import LoadedExecutable
 from runtime._shape import Shape
 from runtime._sharded_put import batched_device_put
-from runtime._validate import check_node
+from runtime._validate import check_arrays, check_node
 
 # Native types and functions the seeds name (re-exported, not rewritten).
 ArrayCopySemantics = native.ArrayCopySemantics
@@ -60,13 +60,7 @@ def batched_block_until_ready(x: Sequence[Any]) -> None:
     non-array, and the array's error (``XlaRuntimeError``) for a failed or
     deleted one.
     """
-    if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise TypeError(f"batched_block_until_ready: argument 'x' must be a sequence of "
-                        f"arrays, got {type(x).__name__}")
-    for i, a in enumerate(x):
-        if not isinstance(a, native.ArrayImpl):
-            raise TypeError(f"batched_block_until_ready: argument 'x[{i}]' must be an "
-                            f"ArrayImpl, got {type(a).__name__}")
+    check_arrays("batched_block_until_ready", "x", x, native.ArrayImpl)
     native.batched_block_until_ready(list(x))
 
 

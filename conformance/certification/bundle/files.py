@@ -1,6 +1,6 @@
 """The report bundle of a run, and its verification.
 
-A bundle directory holds ``report.json`` (schema 2), ``report.md``,
+A bundle directory holds ``report.json`` (schema 3; ``verify`` reads 2 too), ``report.md``,
 ``report.html`` (self-contained), ``junit.xml``, the standalone reproductions
 ``repro/<test>.py`` and ``repro/README.md`` of the failures
 (:mod:`conformance.certification.bundle.repro`) and ``MANIFEST.sha256``

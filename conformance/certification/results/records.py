@@ -69,9 +69,11 @@ class Result:
     #: Whose failure (``plugin``, ``framework``, ``suite``, ``unattributed``), the catalog's
     #: defect (``id``, ``upstream``, ``summary``) and the evidence: set for every result that
     #: is not a pass by :func:`conformance.certification.attribution.sources.attribute`.
+    #: Each evidence item is data, ``{"source": ..., "answer": ..., facts...}``
+    #: (``docs/report-schema.md``, "Evidence"); only the renderers put it in words.
     attribution: str | None = None
     defect: dict[str, str] | None = None
-    evidence: list[str] = dataclasses.field(default_factory=list)
+    evidence: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def test_id(self) -> str:
