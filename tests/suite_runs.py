@@ -26,21 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mutants.runner import CONFTEST
+from tests.mutants.runner import CONFTEST, FAILURE_PROFILE
 
-#: Hypothesis settings of a child that only needs a failure: the ``ci`` profile's examples
-#: (8, derandomized), but no shrinking and no search for a second bug: a test stops at its
-#: first failing example and reports it as found. (One example is not enough: the first
-#: example is the simplest, e.g. a length-1 FFT, where a wrong normalization is exact.)
-#: Registered by the child's conftest and chosen with ``--hypothesis-profile``; the suite's
-#: plugin accepts it like its own profiles.
-FAILURE_PROFILE = "selftest-first-failure"
-CHILD_CONFTEST = CONFTEST + (
-    "import hypothesis\n"
-    "from conformance.session.hypothesis_profiles import PROFILES\n"
-    f"hypothesis.settings.register_profile({FAILURE_PROFILE!r}, **{{**PROFILES['ci'], "
-    "'report_multiple_bugs': False, 'phases': [hypothesis.Phase.explicit, "
-    "hypothesis.Phase.reuse, hypothesis.Phase.generate]})\n")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +80,7 @@ class SuiteRuns:
             done = home / "child.json"
             if not done.exists():
                 home.mkdir(exist_ok=True)
-                (home / "conftest.py").write_text(CHILD_CONFTEST)
+                (home / "conftest.py").write_text(CONFTEST)
                 child_env = {k: v for k, v in os.environ.items()
                              if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
                 child_env.update(HOME=str(home), USERPROFILE=str(home), PY_COLORS="0", **env)

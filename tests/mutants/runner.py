@@ -30,10 +30,25 @@ from tests.mutants.catalog import CATALOG, Mutant, Target
 ROOT = Path(__file__).resolve().parents[2]
 HARMLESS = frozenset({"pass", "skipped", "not_supported"})
 CONTROL = "cpu"
+#: Hypothesis settings of a child that only needs a failure: the ``ci`` profile's examples
+#: (8, derandomized), but no shrinking and no search for a second bug: a test stops at its
+#: first failing example and reports it as found. (One example is not enough: the first
+#: example is the simplest, e.g. a length-1 FFT, where a wrong normalization is exact.)
+#: Registered by the child's conftest and chosen with ``--hypothesis-profile``; the suite's
+#: plugin accepts it like its own profiles. Mutant children use it (a kill needs one
+#: failing example; shrinking it cost out-last-device 60 of its 67 s); the healthy
+#: control keeps ``ci``.
+FAILURE_PROFILE = "selftest-first-failure"
 # The child's setup file: registers the mutant platforms (the suite's isolated child
-# processes run the session's conftest files too, so they see the same mutants).
+# processes run the session's conftest files too, so they see the same mutants) and the
+# first-failure profile.
 CONFTEST = (f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
-            "from tests.mutants import register_platforms\nregister_platforms()\n")
+            "from tests.mutants import register_platforms\nregister_platforms()\n"
+            "import hypothesis\n"
+            "from conformance.session.hypothesis_profiles import PROFILES\n"
+            f"hypothesis.settings.register_profile({FAILURE_PROFILE!r}, **{{**PROFILES['ci'], "
+            "'report_multiple_bugs': False, 'phases': [hypothesis.Phase.explicit, "
+            "hypothesis.Phase.reuse, hypothesis.Phase.generate]})\n")
 
 
 @dataclasses.dataclass
@@ -58,22 +73,25 @@ class Outcome:
 
 
 def command(platform: str, targets: Iterable[Target], devices: int, report_dir: Path,
-            fast: bool = False) -> list[str]:
-    """The child pytest command line for ``platform`` over ``targets``."""
+            fast: bool = False, first_failure: bool = False) -> list[str]:
+    """The child pytest command line for ``platform`` over ``targets``; ``first_failure``:
+    with :data:`FAILURE_PROFILE`."""
     expression = " or ".join(dict.fromkeys(t.expression() for t in targets))
     return [sys.executable, "-m", "pytest", "--pyargs", "conformance",
             f"--platform={platform}", f"--cpu-devices={devices}", "--expect-platform=cpu",
             "--profile=none", "-p", "no:cacheprovider", f"--report-dir={report_dir}", "-q",
-            "-k", expression, *(["-x"] if fast else [])]
+            "-k", expression, *(["-x"] if fast else []),
+            *([f"--hypothesis-profile={FAILURE_PROFILE}"] if first_failure else [])]
 
 
 def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
         fast: bool = False, timeout: float = 900, env: dict[str, str] | None = None,
-        rewrites: bool = False) -> Outcome:
+        rewrites: bool = False, first_failure: bool = False) -> Outcome:
     """Run ``platform`` over ``targets`` in a child pytest (``env`` added to its
     environment) and classify its results. ``rewrites``: the platform rewrites programs;
     when its rewrite changed no program (or raised NoOpRewrite) the outcome is an error
-    naming it, never a kill or a plain survivor."""
+    naming it, never a kill or a plain survivor. ``first_failure``: each test stops at its
+    first failing example (:data:`FAILURE_PROFILE`)."""
     targets = list(targets)
     areas = tuple(dict.fromkeys(t.area for t in targets))
     with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
@@ -85,7 +103,7 @@ def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
             rewrite_log.ENV: str(log)}
         start = time.monotonic()
         try:
-            proc = subprocess.run(command(platform, targets, devices, report, fast), cwd=tmp,
+            proc = subprocess.run(command(platform, targets, devices, report, fast, first_failure), cwd=tmp,
                                   env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return Outcome(platform, kind, areas, [], {}, -1, time.monotonic() - start,
@@ -126,7 +144,7 @@ def _area(nodeid: str) -> str:
 def run_mutant(mutant: Mutant, *, fast: bool = False, timeout: float = 900) -> Outcome:
     """Run one mutant against its targets."""
     return run(mutant.name, mutant.kind, mutant.targets, mutant.devices, fast=fast,
-               timeout=timeout, env=mutant.env, rewrites=rewrites(mutant))
+               timeout=timeout, env=mutant.env, rewrites=rewrites(mutant), first_failure=True)
 
 
 def rewrites(mutant: Mutant) -> bool:
