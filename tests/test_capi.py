@@ -60,8 +60,8 @@ def test_wrong_kernel_below_the_framework_is_the_plugins(special_values_run):
     for record in failures.values():
         assert record["arrays"]["assertion"] == "assert_ulp_close"
         found = check(record)
-        assert found is not None and found[0] == "plugin", found
-        assert found[1].startswith("wrong through the PJRT C API too: ") and "[0, 1]" in found[1]
+        assert found is not None and found["answer"] == "plugin", found
+        assert found["outcome"] == "wrong" and "[0, 1]" in found["detail"], found
 
 
 def test_the_run_records_the_c_api_re_run_as_data(special_values_run):
@@ -98,8 +98,8 @@ def test_failure_made_above_the_c_api_is_the_frameworks(run_suite, pytester, mut
     assert capi.plan(record, doc) is None  # the mutant run has no C API plugin
     assert capi.plan(record, _header())["check"] == check
     found = capi.evidence(record, _header())  # the same failure on a healthy plugin
-    assert found is not None and found[0] == "framework", found
-    assert found[1].startswith("correct through the PJRT C API: ")
+    assert found is not None and found["answer"] == "framework", found
+    assert found["outcome"] == "correct" and found["check"] == check, found
     script = pytester.path / "report" / repro.DIR / repro.file_name(record["nodeid"])
     proc = _fresh_run(script, pytester.path)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -116,8 +116,8 @@ def test_a_lifetime_failure_checks_delete_below_the_framework(name, call):
     record = {"nodeid": f"conformance/test_lifecycle.py::{name}", "area": "lifecycle",
               "status": "crash"}
     found = capi.evidence(record, _header())
-    assert found is not None and found[0] == "framework", found
-    assert call in found[1]
+    assert found is not None and found["answer"] == "framework", found
+    assert call in found["detail"]
 
 
 def test_a_lifetime_operation_without_a_c_api_error_is_undecided():

@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.certification.attribution import sources as attribution
 from conformance.processes import runner
 
 #: The attribution strings this module returns (the shared data model's names).
-FRAMEWORK, PLUGIN = "framework", "plugin"
 #: The child's module, run as ``python -m`` by :mod:`conformance.processes.runner`.
 _CHILD = runner.Module("conformance.capi.child")
 _WRONG_RESULT = "fail_wrong_result"
@@ -107,32 +107,31 @@ def run(check: dict[str, Any], *, timeout: float = 120.0) -> tuple[str, str]:
 
 
 def evidence(record: dict[str, Any], header: dict[str, Any], *,
-             timeout: float = 120.0) -> tuple[str, str] | None:
+             timeout: float = 120.0) -> dict[str, Any] | None:
     """Attribution of one failure by re-running it below the framework.
 
     ``record``: a ``report.json["failures"]`` entry; ``header``: the report (its
-    ``platform.loaded``). Returns ``("framework", "correct through the PJRT C API:
-    ...")`` when the plugin gets it right on its own, ``("plugin", "wrong through the
-    PJRT C API too: ...")`` when it does not (a crash included), None when this
-    check cannot decide (no C API plugin, nothing recorded to re-run, an op or dtype
-    the check does not handle). ``timeout``: seconds for the child process.
-    Raises TypeError for a ``record`` or ``header`` that is not a dict.
+    ``platform.loaded``). Returns the ``capi`` evidence item's facts
+    (:func:`conformance.certification.attribution.sources.capi_facts`): ``answer``
+    ``framework`` when the plugin gets it right on its own (``outcome`` ``correct``),
+    ``plugin`` when it does not, a crash included (``wrong``), with the ``check`` and the
+    child's ``detail``; None when this check cannot decide (no C API plugin, nothing
+    recorded to re-run, an op or dtype the check does not handle, an undecided re-run).
+    ``timeout``: seconds for the child process. Raises TypeError for a ``record`` or
+    ``header`` that is not a dict.
     """
     check = plan(record, header)
     if check is None:
         return None
-    verdict, detail = run(check, timeout=timeout)
-    if verdict == "correct":
-        return FRAMEWORK, f"correct through the PJRT C API: {detail}"
-    if verdict == "wrong":
-        return PLUGIN, f"wrong through the PJRT C API too: {detail}"
-    return None
+    outcome, detail = run(check, timeout=timeout)
+    return attribution.capi_facts(check["check"], outcome, detail)
 
 
 def hook(header: dict[str, Any], *, timeout: float = 120.0
-         ) -> Callable[[dict[str, Any]], tuple[str, str] | None]:
-    """:func:`evidence` bound to one report: the ``Callable[[record], (attribution,
-    evidence) | None]`` form an attribution module calls once per failure. Each call
-    starts one child process (about 1-3 s on CPU plugins)."""
+         ) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """:func:`evidence` bound to one report: the ``Callable[[record], facts | None]``
+    form of an attribution source (``Source("capi", hook(header))``). Each call starts
+    one child process (about 1-3 s on CPU plugins). Raises TypeError for a ``header``
+    that is not a dict."""
     plugin_of(header)  # TypeError now, not at the first call
     return functools.partial(evidence, header=header, timeout=timeout)

@@ -37,15 +37,7 @@ def capi_source(header: dict[str, Any], *, timeout: float = 120.0) -> attributio
     and detail are the ``capi`` item (:func:`attribution.capi_facts`), an undecided
     re-run gives none. ``header``: the report (its ``platform.loaded``); TypeError when
     it is not a dict."""
-    capi.plugin_of(header)  # TypeError now, not at the first call
-
-    def fn(record: dict[str, Any]) -> dict[str, Any] | None:
-        check = capi.plan(record, header)
-        if check is None:
-            return None
-        outcome, detail = capi.run(check, timeout=timeout)
-        return attribution.capi_facts(check["check"], outcome, detail)
-    return attribution.Source("capi", fn)
+    return attribution.Source("capi", capi.hook(header, timeout=timeout))
 
 
 def sources(config: pytest.Config, results: list[Any]) -> list[attribution.Source]:
