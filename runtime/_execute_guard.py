@@ -12,7 +12,9 @@ array of another client.
 jaxlib's CPU client runs a program on the calling thread, in C++, where Python never
 sees a SIGINT: a ``while`` loop that does not end could not be interrupted.
 :func:`call_interruptibly` runs the call on a helper thread while the main thread waits
-in Python, so that Ctrl-C raises KeyboardInterrupt in the caller at once. The program
+in Python, so that Ctrl-C raises KeyboardInterrupt in the caller at once. While it waits,
+SIGINT under Python's default handler is noted and raised by the wait itself (one raised
+inside a gc callback would be ignored by Python, and the Ctrl-C lost). The program
 itself cannot be stopped: it keeps running (a CPU core busy) until it ends, and its
 results are dropped; donated arguments stay consumed. :func:`program_facts` says which
 programs take that path: those with a ``while`` loop, infeed/recv or a host callback
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import threading
 from typing import Any
 
@@ -133,6 +136,29 @@ class _Worker:
             job.done.release()
 
 
+def _wait(job: _Job) -> None:
+    """Wait for ``job`` in Python; SIGINT raises KeyboardInterrupt here. Python's own
+    SIGINT handler raises wherever the main thread is, and an exception raised inside a
+    gc callback (jax registers one) is ignored ("Exception ignored in ..."): the Ctrl-C
+    would be lost and the wait go on. So while it waits, a SIGINT under Python's default
+    handler is only noted, and raised by this loop; any other handler is left alone."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        while not job.done.acquire(timeout=_POLL_S):
+            pass
+        return
+    got: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    try:
+        while not job.done.acquire(timeout=_POLL_S):
+            if got:
+                raise KeyboardInterrupt
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if got:
+        raise KeyboardInterrupt
+
+
 def _forget_workers() -> None:  # a forked child has none of the parent's threads
     _IDLE.clear()
 
@@ -154,8 +180,7 @@ def call_interruptibly(fn: Any, *args: Any) -> Any:
         worker = _Worker()
     job = _Job(fn, args)
     worker.submit(job)
-    while not job.done.acquire(timeout=_POLL_S):
-        pass
+    _wait(job)
     if job.error is not None:
         error, job.error = job.error, None
         raise error

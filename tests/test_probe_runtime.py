@@ -339,7 +339,8 @@ def test_execute_sharded_of_a_good_call_still_works():
 
 def test_ctrl_c_interrupts_execute_of_a_program_that_never_ends():
     code = PRELUDE + textwrap.dedent(f"""
-        import time
+        import faulthandler, signal, time
+        faulthandler.register(signal.SIGUSR1)  # the test's stack dump when SIGINT is ignored
         client = xc.make_cpu_client()
         exe = client.compile_and_load({COUNT_UP!r}, client.local_devices()[:1])
         arg = lambda v: client.buffer_from_pyval(np.int32(v))
@@ -369,7 +370,12 @@ def test_ctrl_c_interrupts_execute_of_a_program_that_never_ends():
         try:
             rest, _ = proc.communicate(timeout=15)
         except subprocess.TimeoutExpired:
-            pytest.fail("execute ignored SIGINT: the child still runs 15 s after it")
+            os.kill(proc.pid, signal.SIGUSR1)  # where every thread of the child is
+            time.sleep(2)
+            proc.kill()
+            rest, _ = proc.communicate()
+            pytest.fail("execute ignored SIGINT: the child still ran 15 s after it; its "
+                        f"threads then:\n{rest[-4000:]}")
         took = time.monotonic() - sent
     finally:
         if proc.poll() is None:
@@ -414,3 +420,31 @@ def test_a_loop_program_runs_on_the_helper_thread_and_others_inline():
     scalars = [client.buffer_from_pyval(np.float32(1))] * 2
     add.execute(scalars)
     assert (loop._may_not_end, add._may_not_end) == (True, False)
+
+
+def test_a_sigint_while_execute_waits_is_noted_not_raised_where_it_could_be_lost():
+    """While the main thread waits, SIGINT only notes (a KeyboardInterrupt raised by
+    Python's handler inside a gc callback is ignored: CI saw a Ctrl-C lost so); the wait
+    raises it, and Python's handler is back afterwards."""
+    import threading
+
+    from runtime import _execute_guard
+
+    def during():
+        return signal.getsignal(signal.SIGINT)
+
+    handler = _execute_guard.call_interruptibly(during)
+    assert handler is not signal.default_int_handler and callable(handler)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+    def interrupted():
+        os.kill(os.getpid(), signal.SIGINT)   # as Ctrl-C does, while the main thread waits
+        time.sleep(3)
+        return "finished"
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _execute_guard.call_interruptibly(interrupted)
+    assert time.monotonic() - t0 < 2.5
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert threading.current_thread() is threading.main_thread()

@@ -18,8 +18,11 @@
 
 from __future__ import annotations
 
+import _thread
+import gc
 import signal
 import sys
+import threading
 from typing import Any
 
 import pytest
@@ -70,6 +73,11 @@ def on_configure(config: pytest.Config, *, merging: bool) -> None:
         return
 
     def cancel(signum: int, frame: Any) -> None:
+        if raise_would_be_lost(frame):  # take it up again outside the gc callback
+            again = threading.Timer(_REDELIVER_S, _thread.interrupt_main, (signum,))
+            again.daemon = True
+            again.start()
+            return
         got = config.stash[_CANCELLED]
         got.append(signal.Signals(signum).name)
         if len(got) > 1:   # a second Ctrl-C must not break the writing of the bundle
@@ -93,6 +101,25 @@ def stop(config: pytest.Config, why: str) -> None:
         return
     kill_xdist_workers(config)
     raise KeyboardInterrupt(f"cancelled: {why}")
+
+
+#: Seconds after which a signal that arrived inside a gc callback or ``__del__`` is
+#: delivered to the main thread again (:func:`raise_would_be_lost`).
+_REDELIVER_S = 0.05
+
+
+def raise_would_be_lost(frame: Any) -> bool:
+    """True when an exception raised by a signal handler in ``frame`` (the frame the
+    signal interrupted) would be lost: Python ignores one raised inside a gc callback
+    (jax registers one) or a ``__del__`` method, printing "Exception ignored in ...".
+    A cancel that lands there is delivered again a moment later
+    (``_thread.interrupt_main``), outside it."""
+    callbacks = {getattr(getattr(cb, "__func__", cb), "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def kill_xdist_workers(config: pytest.Config) -> int:
