@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import k_modules
 from tests.mutants.runner import CONFTEST, FAILURE_PROFILE
 
 
@@ -57,12 +58,15 @@ class SuiteRuns:
             devices: int = 2, first_failure: bool = False,
             env: dict[str, str] | None = None) -> ChildRun:
         """``pytest --pyargs conformance --platform=<platform> ... <select>`` in a child
+        (only the modules that ``select``'s ``-k`` can select: :mod:`tests.k_modules`)
         (``devices``: its ``--cpu-devices``; ``expect_platform``: its
         ``--expect-platform``, None for none; ``first_failure``: Hypothesis stops at its
         first failing example (:data:`FAILURE_PROFILE`), for a child that only needs to
         fail; ``env``: added to the child's environment). The same arguments give the
         same :class:`ChildRun`, run once per session."""
-        args = ["--pyargs", "conformance", f"--platform={platform}", f"--cpu-devices={devices}",
+        expression = select[select.index("-k") + 1] if select.count("-k") == 1 else None
+        args = ["--pyargs", *k_modules.pyargs(expression), f"--platform={platform}",
+                f"--cpu-devices={devices}",
                 *([f"--expect-platform={expect_platform}"] if expect_platform else []),
                 "--profile=none", "-p", "no:cacheprovider",
                 *([f"--hypothesis-profile={FAILURE_PROFILE}"] if first_failure else []),

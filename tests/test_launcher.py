@@ -50,6 +50,7 @@ def test_free_port_is_bindable():
         s.bind(("127.0.0.1", port))
 
 
+@pytest.mark.slow  # 19 s; the main job runs the area with 2 processes (docs/ci.md)
 def test_area_runs_with_four_processes(run_suite):
     result, doc = run_suite("healthy-control", "-k", "test_key_value_store or test_global_view "
                             "or test_barriers or test_cross_process", "--num-processes=4")

@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from tests import k_modules
 from tests.mutants import rewrite_log
 from tests.mutants.catalog import CATALOG, Mutant, Target
 
@@ -77,7 +78,7 @@ def command(platform: str, targets: Iterable[Target], devices: int, report_dir: 
     """The child pytest command line for ``platform`` over ``targets``; ``first_failure``:
     with :data:`FAILURE_PROFILE`."""
     expression = " or ".join(dict.fromkeys(t.expression() for t in targets))
-    return [sys.executable, "-m", "pytest", "--pyargs", "conformance",
+    return [sys.executable, "-m", "pytest", "--pyargs", *k_modules.pyargs(expression),
             f"--platform={platform}", f"--cpu-devices={devices}", "--expect-platform=cpu",
             "--profile=none", "-p", "no:cacheprovider", f"--report-dir={report_dir}", "-q",
             "-k", expression, *(["-x"] if fast else []),
