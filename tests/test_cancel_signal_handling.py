@@ -1,4 +1,6 @@
-"""A cancel that lands inside a gc callback is not lost (CI saw it: jax's
+"""How a session's cancel handling meets the rest of the process.
+
+A cancel that lands inside a gc callback is not lost (CI saw it: jax's
 ``_xla_gc_callback`` ran when SIGTERM came, Python ignored the KeyboardInterrupt raised
 there and printed "Exception ignored in ..." with a traceback into the run's output).
 :func:`conformance.processes.lifetime.raise_would_be_lost` finds such frames, and the
@@ -11,6 +13,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from conformance.processes import lifetime
 
@@ -83,3 +87,44 @@ def test_sigterm_inside_a_gc_callback_still_cancels_without_a_traceback():
                           timeout=60)
     assert "CANCELLED cancelled by SIGTERM" in proc.stdout, proc.stdout + proc.stderr
     assert "Exception ignored" not in proc.stderr, proc.stderr
+
+
+class _Config:
+    """What lifetime.on_configure and _Restore use of a pytest Config."""
+
+    def __init__(self):
+        self.stash = {}
+        self.plugins = []
+
+        class _PM:
+            def register(_, plugin, name=None):
+                self.plugins.append(plugin)
+
+            def getplugin(_, name):
+                return None
+        self.pluginmanager = _PM()
+
+
+@pytest.mark.parametrize("program,after", [(False, "restored"), (True, "ignored")])
+def test_a_cancelled_session_restores_its_signals_unless_the_process_exits(program, after):
+    """Before: a cancelled in-process session (pytester, conformance.cli.run called from
+    Python) left SIGINT ignored for the rest of the process and in every child it
+    started, so a later test's child ignored Ctrl-C (seen in the self-tests)."""
+    import signal
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    config = _Config()
+    try:
+        lifetime.on_configure(config, merging=True, ignore_after_cancel=program)
+        assert signal.getsignal(signal.SIGINT) is not before[signal.SIGINT]
+        config.stash[lifetime._CANCELLED] = ["SIGTERM"]   # the session was cancelled
+        (restore,) = config.plugins
+        restore.pytest_unconfigure(config)
+        now = {s: signal.getsignal(s) for s in before}
+        if after == "restored":
+            assert now == before
+        else:
+            assert set(now.values()) == {signal.SIG_IGN}
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
