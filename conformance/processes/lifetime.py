@@ -38,19 +38,14 @@ def _leave_to_the_controller(signum: int, frame: Any) -> None:
 
 class _Restore:
     """Puts the SIGTERM and SIGINT handlers back at the end of the session, unless the
-    run was cancelled and ``ignore_after_cancel`` (the process is ``pjrt-conformance
-    run``, which exits next): then both are ignored until it exits (the default handler
-    would kill it while it exits). A session inside a longer-lived process (pytester, a
-    caller of ``conformance.cli.run``) gets its handlers back: an ignored SIGINT would
-    stay ignored there, and in every child it starts (a leak the self-tests met: a later
-    Ctrl-C test's child ignored SIGINT)."""
+    run was cancelled: then both are ignored until the process exits (the default
+    handler would kill it while it exits)."""
 
-    def __init__(self, previous: dict[int, Any], ignore_after_cancel: bool = False):
+    def __init__(self, previous: dict[int, Any]):
         self.previous = previous
-        self.ignore_after_cancel = ignore_after_cancel
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if config.stash.get(_CANCELLED, []) and self.ignore_after_cancel:
+        if config.stash.get(_CANCELLED, []):
             # Ignored, not handled: Python's finalization puts a handled signal back to
             # the default (a late Ctrl-C would kill the process mid-exit), an ignored one not.
             for signum in self.previous:
@@ -66,11 +61,9 @@ ALREADY_CANCELLING = ("pjrt-conformance: already cancelling: writing the incompl
                       "finalize DIR' then builds it)")
 
 
-def on_configure(config: pytest.Config, *, merging: bool,
-                 ignore_after_cancel: bool = False) -> None:
+def on_configure(config: pytest.Config, *, merging: bool) -> None:
     """Set up the process of a conformance run (``merging``: the controller, or the only
-    process; otherwise an xdist worker; ``ignore_after_cancel``: the process exits after
-    the session, see :class:`_Restore`). Main thread only."""
+    process; otherwise an xdist worker). Main thread only."""
     config.stash[_CANCELLED] = []
     if not merging:
         die_with_parent()
@@ -95,8 +88,7 @@ def on_configure(config: pytest.Config, *, merging: bool,
         raise KeyboardInterrupt(f"cancelled by {signal.Signals(signum).name}")
 
     previous = {s: signal.signal(s, cancel) for s in (signal.SIGTERM, signal.SIGINT)}
-    config.pluginmanager.register(_Restore(previous, ignore_after_cancel),
-                                  "pjrt-conformance-sigterm")
+    config.pluginmanager.register(_Restore(previous), "pjrt-conformance-sigterm")
 
 
 def stop(config: pytest.Config, why: str) -> None:

@@ -121,12 +121,6 @@ def disarm() -> None:
     _State.armed, _State.cancelling = False, True
 
 
-def is_program() -> bool:
-    """True in the ``pjrt-conformance run`` program (:func:`install` with ``program``):
-    the process exits when the run returns."""
-    return _State.installed and _State.program
-
-
 def signal_name() -> str | None:
     """The first signal this handler got ('SIGTERM', 'SIGINT'), None if none."""
     return _State.got[0] if _State.got else None

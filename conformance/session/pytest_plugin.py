@@ -137,7 +137,7 @@ def _configure_suite(config: pytest.Config) -> None:
                                   force=config.getoption("force_report_dir"))
         if getattr(config.option, "report_log", None) is None:  # pytest-reportlog
             config.option.report_log = str(out / results_log.LOG_FILE)
-    lifetime.on_configure(config, merging=merging, ignore_after_cancel=cancel.is_program())
+    lifetime.on_configure(config, merging=merging)
     if merging:
         cancel.note_session(config)   # a cancel whose KeyboardInterrupt gets lost
         cancel.check()   # one that `pjrt-conformance run` noted while pytest started
