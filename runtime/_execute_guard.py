@@ -143,18 +143,17 @@ def _wait(job: _Job) -> None:
     would be lost and the wait go on. So while it waits, a SIGINT under Python's default
     handler is only noted, and raised by this loop; any other handler is left alone."""
     previous = signal.getsignal(signal.SIGINT)
-    if previous is not signal.default_int_handler:
-        while not job.done.acquire(timeout=_POLL_S):
-            pass
-        return
+    noting = previous is signal.default_int_handler
     got: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+    if noting:
+        signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
     try:
         while not job.done.acquire(timeout=_POLL_S):
             if got:
                 raise KeyboardInterrupt
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if noting:
+            signal.signal(signal.SIGINT, previous)
     if got:
         raise KeyboardInterrupt
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
+
+import conformance
 
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 _UNKNOWN = None
@@ -102,10 +105,6 @@ def pyargs(expression: str | None) -> list[str]:
     """The ``--pyargs`` targets of a child run selecting ``expression`` (``-k``; None for
     none): the conformance modules it can select, or the whole package ``conformance``
     when it may select any (or none)."""
-    from pathlib import Path
-
-    import conformance
-
     files = sorted(p.name for p in Path(conformance.__file__).parent.glob("test_*.py"))
     keep = narrowed(expression, files) if expression else files
     if not keep or len(keep) == len(files):
