@@ -36,6 +36,7 @@ from typing import Any
 from conformance.certification.rendering import failure_view as view
 from conformance.certification.compare import scoreboard
 from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict.profiles import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 _MARKERS = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"
@@ -76,11 +77,12 @@ def committed_folders(root: Path) -> set[str] | None:
 
 
 def bundles(reports: Path, only: Collection[str] | None = None) -> list[Bundle]:
-    """Every ``<platform>/<stamp>/report.json`` under ``reports``, newest stamp first;
+    """Every ``<platform>/<stamp>/report.json`` under ``reports`` (not ``archive/``),
+    newest stamp first;
     with ``only``, the folders it names (``<platform>/<stamp>``) only. Raises ValueError
     naming the file when one is not a JSON object."""
     found = []
-    for path in sorted(reports.glob("*/*/report.json")):
+    for path in scoreboard.discover(reports, "*/*/report.json"):   # archive/ left out
         if only is not None and f"{path.parent.parent.name}/{path.parent.name}" not in only:
             continue
         try:
@@ -132,13 +134,16 @@ def bundle_table(found: list[Bundle]) -> str:
 
 
 def cpu_section(found: list[Bundle]) -> str:
-    """The README's numbers: the ``cpu/`` bundle of the newest jaxlib release (the newest
-    stamp among that release's bundles): its counts and per-area table."""
-    cpus = [b for b in found if b.folder.startswith("cpu/")]  # newest stamp first
+    """The README's numbers: among the ``cpu/`` bundles on the default profile
+    (``DEFAULT_PROFILE``), the one of the newest jaxlib release (the newest stamp among
+    that release's bundles): its counts and per-area table. A bundle on an older profile
+    is never named, so the README never quotes a suite that no longer runs."""
+    cpus = [b for b in found if b.folder.startswith("cpu/")  # newest stamp first
+            and (b.doc.get("profile") or {}).get("name") == DEFAULT_PROFILE]
     cpu = max(cpus, default=None, key=lambda b: scoreboard.release_key(
         str(b.doc.get("environment", {}).get("jaxlib", ""))))
     if cpu is None:
-        return "No CPU bundle is committed.\n"
+        return f"No CPU bundle on the default profile ({DEFAULT_PROFILE}) is committed.\n"
     d = cpu.doc
     by = d["summary"]["by_status"]
     lines = [f"The committed CPU bundle `reports/{cpu.folder}/` (profile "

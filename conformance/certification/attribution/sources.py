@@ -1,6 +1,6 @@
 """Whose failure is it: the attribution of every result that is not a pass.
 
-Attributions (README.md, the paragraph on attribution):
+Attributions (docs/vendor-guide.md, "The verdict, attribution and the run's guarantees in full"):
 
 - ``plugin``: the PJRT implementation under test, including its compiler, kernels and
   runtime. For jaxlib's built-in CPU client, the client itself (XLA's CPU PJRT client

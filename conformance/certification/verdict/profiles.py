@@ -23,7 +23,7 @@ from typing import Any
 from conformance import file_limits
 from conformance.certification.results import jsontext
 
-#: Capability modules a vendor can declare (README.md, "Certifying a PJRT plugin").
+#: Capability modules a vendor can declare (docs/vendor-guide.md, "Certifying a PJRT plugin").
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
                 "serialization", "custom_calls", "multi_device", "collectives", "multi_process",
                 "cost_analysis", "memory_stats", "compile_only")
