@@ -46,7 +46,7 @@ from conformance.helpers import float_controls as fc
 from conformance.helpers import tolerances
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
-from conformance.helpers.reproduction import reproduction
+from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import dag_strategy
 from conformance.programs import sharded as sp
 from conformance.test_programs import check_outputs
@@ -204,7 +204,8 @@ def test_spmd_composition(client, runner, program_cache, float_controls, case, d
         [(out, problem)], text = runner.run_outputs(name, fn, args, in_shardings,
                                                     out_sharding, [out_shape])
     roundings = case.roundings(shapes)
-    with reproduction(call, program=text, inputs=args):
+    with reproduction(call, program=text, inputs=args,
+                      sharding=placement(in_shardings, out_sharding)):
         try:
             assert not problem, f"{problem} [{call}]"
             _check(out, args, case.reference, roundings, dt, call, float_controls)
@@ -241,7 +242,8 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
     results, text = runner.run_outputs(f"spmd_{program.name}", program.function(),
                                        inputs + [idx], in_shardings,
                                        NamedSharding(mesh, P()), out_shapes)
-    with reproduction(call, program=text, inputs=inputs + [idx]):
+    with reproduction(call, program=text, inputs=inputs + [idx],
+                      sharding=placement(in_shardings, NamedSharding(mesh, P()))):
         try:
             for problem in (p for _, p in results if p):
                 raise AssertionError(f"{problem} [{call}]")
@@ -284,12 +286,12 @@ def _check_replicated_move(runner, client, name: str, x: np.ndarray, spec: P, fn
     __tracebackhide__ = True
     n = client.local_device_count()
     mesh = Mesh(np.array(client.local_devices()), ("d",))
+    shardings = [NamedSharding(mesh, spec)], NamedSharding(mesh, P())
     [(out, problem)], text = runner.run_outputs(
-        f"sharded_move_{name}", fn, [x], [NamedSharding(mesh, spec)],
-        NamedSharding(mesh, P()), [want.shape])
+        f"sharded_move_{name}", fn, [x], *shardings, [want.shape])
     call = f"execute_sharded({name} of f32{list(x.shape)} sharded {spec} over {n} devices, " \
            f"result replicated)"
-    with reproduction(call, program=text, inputs=[x]):
+    with reproduction(call, program=text, inputs=[x], sharding=placement(*shardings)):
         assert not problem, f"{problem} [{call}]"
         ph.assert_bitwise_equal(out, want, call=call)
 
@@ -341,12 +343,13 @@ def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, ru
         i = np.array([start], np.int32)
         want = x.copy()
         want[min(max(start + n if start < 0 else start, 0), n - 1)] = u[0]
+        shardings = [NamedSharding(mesh, P("d")), NamedSharding(mesh, P())], \
+            NamedSharding(mesh, P())
         [(out, problem)], text = runner.run_outputs(
             "sharded_dus_clamped_start", lambda a, i: lax.dynamic_update_slice(a, u, (i[0],)),
-            [x, i], [NamedSharding(mesh, P("d")), NamedSharding(mesh, P())],
-            NamedSharding(mesh, P()), [want.shape])
+            [x, i], *shardings, [want.shape])
         call = f"execute_sharded(dynamic_update_slice(x, [-1], ({start},)) of f32[{n}] " \
                f"sharded P('d') over {n} devices, start a runtime int32, result replicated)"
-        with reproduction(call, program=text, inputs=[x, i]):
+        with reproduction(call, program=text, inputs=[x, i], sharding=placement(*shardings)):
             assert not problem, f"{problem} [{call}]"
             ph.assert_bitwise_equal(out, want, call=call)

@@ -10,7 +10,9 @@ Besides the text, a failure carries its arrays as data (:meth:`Reproduction.arra
 compared a result (:func:`compared`), the observed and expected arrays and the
 assertion that rejected them. They feed the below-the-framework check
 (:mod:`conformance.capi`) and the standalone reproductions
-(:mod:`conformance.certification.bundle.repro`).
+(:mod:`conformance.certification.bundle.repro`). A partitioned program also carries
+its placement (:func:`placement`, ``failures[].arrays.sharding``), so that its
+reproduction compiles it with the same mesh and partition count.
 """
 
 from __future__ import annotations
@@ -36,20 +38,23 @@ MAX_ARRAY_BYTES = 1 << 15
 class Reproduction:
     """The call that failed, its inputs (``describe_inputs`` text, or None), the
     whole StableHLO program text (or None), copies of the input arrays (or None) and
-    what :func:`compared` attached to the failure (or None)."""
+    what :func:`compared` attached to the failure (or None); ``sharding``: the
+    :func:`placement` of a partitioned program (None: one device)."""
 
     call: str
     inputs: str | None = None
     program: str | None = None
     input_arrays: tuple[np.ndarray, ...] | None = None
     comparison: dict[str, Any] | None = None
+    sharding: dict[str, Any] | None = None
 
     def arrays(self) -> dict[str, Any] | None:
         """The failure's arrays as JSON data, or None when there are none (or one is
         over :data:`MAX_ARRAY_BYTES`): ``inputs`` (list of :func:`encode_array` dicts
         or None), and from :func:`compared` ``observed``, ``expected``, ``assertion``
         (the helper's name in :mod:`conformance.helpers.assertions`) and ``options``
-        (its keyword arguments: numbers, booleans or encoded arrays)."""
+        (its keyword arguments: numbers, booleans or encoded arrays), and ``sharding``
+        (:func:`placement`) for a partitioned program."""
         inputs = None
         if self.input_arrays is not None:
             inputs = [encode_array(a) for a in self.input_arrays]
@@ -58,6 +63,8 @@ class Reproduction:
         data: dict[str, Any] = {"inputs": inputs}
         if self.comparison is not None:
             data.update(self.comparison)
+        if self.sharding is not None and any(v is not None for v in data.values()):
+            data["sharding"] = self.sharding
         return data if any(v is not None for v in data.values()) else None
 
     def note(self) -> str:
@@ -132,13 +139,41 @@ def of(err: BaseException) -> Reproduction | None:
     return found if isinstance(found, Reproduction) else None
 
 
+def _spec(spec: Any) -> list[Any]:
+    """A PartitionSpec as JSON: one entry per dimension, None, an axis name or a list
+    of axis names."""
+    return [list(e) if isinstance(e, tuple) else e for e in tuple(spec)]
+
+
+def placement(in_shardings: list[Any], out_sharding: Any) -> dict[str, Any]:
+    """The placement of a partitioned program as JSON data: ``mesh_shape`` and
+    ``axis_names`` of the mesh of ``in_shardings[0]`` (jax ``NamedSharding``s),
+    ``device_ids`` (the mesh's device ids in C order), ``partitions`` (the mesh size:
+    the program's ``num_partitions``), ``in_specs`` (one PartitionSpec per input, as
+    :func:`_spec` lists) and ``out_spec`` (applied to every output). Raises
+    ValueError when the shardings are not over one mesh."""
+    mesh = in_shardings[0].mesh
+    if any(s.mesh.devices.shape != mesh.devices.shape for s in [*in_shardings, out_sharding]):
+        raise ValueError("placement: arguments 'in_shardings' and 'out_sharding' must "
+                         "share one mesh")
+    return {"mesh_shape": [int(n) for n in mesh.devices.shape],
+            "axis_names": [str(a) for a in mesh.axis_names],
+            "device_ids": [int(d.id) for d in mesh.devices.flat],
+            "partitions": int(mesh.devices.size),
+            "in_specs": [_spec(s.spec) for s in in_shardings],
+            "out_spec": _spec(out_sharding.spec)}
+
+
 @contextlib.contextmanager
 def reproduction(call: str, *, program: str | None = None,
-                 inputs: list[np.ndarray] | None = None) -> Iterator[None]:
+                 inputs: list[np.ndarray] | None = None,
+                 sharding: dict[str, Any] | None = None) -> Iterator[None]:
     """On an exception inside the block, attach the call, inputs and program text.
 
     ``call``: what the block does, e.g. ``"execute(neg, float32) on cpu:0"``;
-    ``program``: the StableHLO text it runs; ``inputs``: its host arrays. The
+    ``program``: the StableHLO text it runs; ``inputs``: its host arrays;
+    ``sharding``: the :func:`placement` of a partitioned program (its reproduction
+    then runs partitioned over the same devices). The
     facts reach the certification report's failure entry as data and the pytest
     output as a note. Skips (pytest outcomes) pass through untouched.
     """
@@ -148,7 +183,7 @@ def reproduction(call: str, *, program: str | None = None,
         if of(err) is None:  # the innermost block names the call
             repro = Reproduction(call, None if inputs is None else describe_inputs(inputs),
                                  program, _copies(inputs),
-                                 _comparison(err))
+                                 _comparison(err), sharding)
             setattr(err, ATTRIBUTE, repro)
             err.add_note(repro.note())
         raise

@@ -46,6 +46,13 @@ def _out(config: pytest.Config) -> Path | None:
     return Path(out) if out and not hasattr(config, "workerinput") else None
 
 
+def _write_run(out: Path, facts: dict[str, Any]) -> None:
+    """``run.json`` with no absolute path of this machine (it goes into the bundle)."""
+    from conformance.certification.bundle import local_paths
+
+    (out / RUN_FILE).write_text(json.dumps(local_paths.redact_tree(facts), indent=1) + "\n")
+
+
 def start(config: pytest.Config) -> None:
     """Write ``run.json`` into ``--report-dir`` (nothing without it, or in a worker)."""
     out = _out(config)
@@ -54,7 +61,7 @@ def start(config: pytest.Config) -> None:
     facts = {"argv": list(sys.argv), "collected": None, "hypothesis": None,
              "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(),
              "options": {k: config.getoption(k) for k in _OPTIONS}}
-    (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+    _write_run(out, facts)
 
 
 def note_collected(config: pytest.Config, collected: int) -> None:
@@ -72,7 +79,7 @@ def note_collected(config: pytest.Config, collected: int) -> None:
                                "max_examples": prof.max_examples,
                                "derandomize": prof.derandomize,
                                "seed": config.getoption("hypothesis_seed", None)}
-        (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+        _write_run(out, facts)
 
 
 def discard_unstarted(out: Path, *, remove_dir: bool = False) -> bool:
@@ -110,7 +117,7 @@ def note_platform(config: pytest.Config, info: dict[str, Any]) -> None:
         return
     facts = json.loads((out / RUN_FILE).read_text())
     facts["platform_info"] = info
-    (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+    _write_run(out, facts)
 
 
 def platform_of(facts: dict[str, Any]) -> dict[str, Any]:

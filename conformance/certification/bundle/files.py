@@ -24,6 +24,7 @@ from typing import Any
 from conformance.certification.attribution import check as attribution_check
 from conformance.certification.verdict import decide as certification
 from conformance.certification.bundle import entries
+from conformance.certification.bundle import local_paths
 from conformance.certification.bundle import merge_check
 from conformance.certification.verdict import profiles
 from conformance.certification.bundle import provenance
@@ -100,9 +101,12 @@ def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Pa
     """Write every bundle file and the manifest into ``out_dir``; return report.json's path.
     ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
     results log of a run, packed or not (:mod:`conformance.certification.results.runlog`), and
-    its ``run.json``)."""
+    its ``run.json``). Every file is written from
+    :func:`~conformance.certification.bundle.local_paths.for_bundle` of ``doc``: no
+    absolute path of this machine."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    doc = local_paths.for_bundle(doc)  # no absolute path of this machine in any file
     texts = {"report.json": json_text(doc),
              "report.md": report_md.render(doc),
              "report.html": report_html.render(doc),

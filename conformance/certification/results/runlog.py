@@ -140,15 +140,18 @@ def _parse(line: bytes) -> Any:
 def slim(record: Any) -> Any:
     """A test report (a dict whose ``$report_type`` is ``TestReport``) cut to :data:`KEPT`,
     ``keywords`` emptied and ``sections`` (captured output) kept of failed reports only;
-    any other record unchanged. Idempotent."""
+    any other record unchanged; then no absolute path of this machine in any string
+    (:func:`conformance.certification.bundle.local_paths.redact_tree`). Idempotent."""
+    from conformance.certification.bundle import local_paths
+
     if not isinstance(record, dict) or record.get("$report_type") != "TestReport":
-        return record
+        return local_paths.redact_tree(record)
     out = {k: record[k] for k in KEPT if k in record}
     if "keywords" in record:
         out["keywords"] = {}
     if record.get("outcome") == "failed" and record.get("sections"):
         out["sections"] = record["sections"]
-    return out
+    return local_paths.redact_tree(out)
 
 
 def write_packed(found: Iterable[Any], directory: Path | str,

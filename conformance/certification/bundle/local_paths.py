@@ -1,0 +1,124 @@
+"""No absolute path of the recording machine in a bundle: :func:`redact` rewrites them.
+
+A bundle is read on other machines, so a path of the machine that recorded it says
+nothing there and tells about its owner. :func:`redact` rewrites, in any text:
+
+- a file of an installed package (``.../site-packages/jax/_src/array.py``) to its
+  path inside the package (``jax/_src/array.py``), and :func:`library_locator` turns a
+  plugin library there into the package that holds it (``package
+  fastatomstruct_xla_cpu, libpjrt_cpu.so``), which a reproduction imports to find the
+  library on the reader's machine;
+- a file of this repository's checkout (``/work/main/conformance/x.py``) to its path
+  in the repository (``conformance/x.py``);
+- any other absolute path under a local root (:data:`ROOTS`: ``/work``, ``/tmp``,
+  ``/root``, ``/home``, ``/opt``, ...) or the user's home, current or temporary
+  directory or Python prefix to ``<redacted>``.
+
+:func:`redact_tree` applies it to every string of a JSON document (the report, the
+results log's records, ``run.json``); :func:`offenders` finds what is left.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+#: Top-level directories whose paths are local to the recording machine.
+ROOTS = ("work", "tmp", "root", "home", "opt", "Users", "mnt", "scratch", "private", "var")
+REDACTED = "<redacted>"
+_CHAR = r"[^\s'\"`,;:()\[\]{}<>|=*?]"
+_PACKAGES = re.compile(rf"(?<![\w.~-])/{_CHAR}*?/(?:site|dist)-packages/")
+_LOCAL = re.compile(rf"(?<![\w.~>-])/(?:{'|'.join(ROOTS)})(?:/{_CHAR}*)?(?![\w])")
+#: What :func:`offenders` reports: a local root or an installed package's folder.
+FOUND = re.compile(rf"(?<![\w.~>-])/(?:{'|'.join(ROOTS)})/|site-packages|dist-packages")
+
+
+def _repository() -> str:
+    return str(Path(__file__).resolve().parents[3]) + "/"
+
+
+def _prefixes() -> list[str]:
+    """Local directories (longest first) that become ``<redacted>`` wherever they are."""
+    found = set()
+    for p in (os.path.expanduser("~"), os.getcwd(), tempfile.gettempdir(), sys.prefix,
+              sys.base_prefix):
+        p = os.path.realpath(p) if p else ""
+        if p.count("/") >= 2 or (p.count("/") == 1 and len(p) > 4):
+            found.add(p)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: Any) -> Any:
+    """``text`` with every local absolute path rewritten (see the module doc); what is
+    not a str is returned as it is. Idempotent: ``redact(redact(t)) == redact(t)``."""
+    if not isinstance(text, str) or "/" not in text:
+        return text
+    text = _PACKAGES.sub("", text)
+    repo = _repository()
+    text = text.replace(repo, "").replace(os.path.realpath(repo) + "/", "")
+    for prefix in _prefixes():
+        text = re.sub(rf"(?<![\w.~>-]){re.escape(prefix)}(?:/{_CHAR}*)?(?![\w])",
+                      REDACTED, text)
+    return _LOCAL.sub(REDACTED, text)
+
+
+def redact_tree(value: Any) -> Any:
+    """A copy of the JSON value ``value`` with :func:`redact` applied to every string
+    (dict keys included)."""
+    if isinstance(value, dict):
+        return {redact(k): redact_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_tree(v) for v in value]
+    return redact(value)
+
+
+def library_locator(path: str | None) -> dict[str, str | None] | None:
+    """Where a reader's machine holds the plugin library ``path``: ``package`` (the
+    dotted import name of the folder holding it inside ``site-packages``, None when
+    it is not in an installed package) and ``file`` (its path relative to that package's
+    folder; its file name when there is no package). None for no path."""
+    if not path:
+        return None
+    parts = re.split(r"/(?:site|dist)-packages/", str(path).replace("\\", "/"), maxsplit=1)
+    if len(parts) == 2 and "/" in parts[1]:
+        folder, _, name = parts[1].rpartition("/")
+        if all(p.isidentifier() for p in folder.split("/")):
+            return {"package": folder.replace("/", "."), "file": name}
+    return {"package": None, "file": Path(path).name}
+
+
+def describe_library(path: str | None) -> str | None:
+    """``path`` as a bundle states it: ``package NAME, FILE`` for a library of an
+    installed package, else :func:`redact` of it. None for None."""
+    where = library_locator(path)
+    if where is None:
+        return None
+    if where["package"]:
+        return f"package {where['package']}, {where['file']}"
+    return redact(path)
+
+
+def offenders(text: str) -> list[str]:
+    """The local paths left in ``text``: each line (cut at 160 characters) holding
+    one of :data:`FOUND`."""
+    return [line.strip()[:160] for line in text.splitlines() if FOUND.search(line)]
+
+
+def for_bundle(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report ``doc`` as a bundle holds it: :func:`redact_tree` of it, the plugin
+    library (``platform.loaded.library_path``) as :func:`describe_library` says it and
+    its :func:`library_locator` in ``platform.loaded.library_locator`` (kept when
+    ``doc`` is already a bundle's). ``doc`` itself is not changed."""
+    loaded = (doc.get("platform") or {}).get("loaded")
+    out = redact_tree(doc)
+    if isinstance(loaded, dict) and loaded.get("library_path"):
+        path = loaded["library_path"]
+        out["platform"]["loaded"]["library_locator"] = (
+            loaded.get("library_locator") or library_locator(path))
+        out["platform"]["loaded"]["library_path"] = (
+            path if path.startswith("package ") else describe_library(path))
+    return out
