@@ -1,0 +1,96 @@
+"""No file of a bundle holds an absolute path of the recording machine.
+
+The committed bundles under reports/ are scanned (compressed ``*.xz`` members
+decompressed); a freshly written bundle whose report names local paths everywhere
+(plugin library, command line, traceback, results log) must come out without them;
+the scan itself must catch a planted path.
+"""
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import local_paths
+from tests.bundle_helpers import crafted
+
+REPORTS = Path(__file__).resolve().parents[1] / "reports"
+LIB = "/work/main/.venv/lib/python3.11/site-packages/fastatomstruct_xla_cpu/libpjrt_cpu.so"
+
+
+def scan(folder: Path) -> list[str]:
+    """``file: line`` for every line of every file under ``folder`` (``*.xz``
+    decompressed) that holds a local path (:func:`local_paths.offenders`)."""
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        raw = path.read_bytes()
+        if path.suffix == ".xz":
+            raw = lzma.decompress(raw)
+        text = raw.decode("utf-8", errors="replace")
+        found += [f"{path.relative_to(folder)}: {line}"
+                  for line in local_paths.offenders(text)]
+    return found
+
+
+def _bundles():
+    return sorted(p.parent for p in REPORTS.rglob(bundle.MANIFEST))
+
+
+@pytest.mark.parametrize("folder", _bundles(), ids=lambda p: str(p.relative_to(REPORTS)))
+def test_committed_bundle_holds_no_local_path(folder):
+    found = scan(folder)
+    assert not found, f"{len(found)} lines with a local path in {folder}:\n" + \
+        "\n".join(found[:20])
+
+
+def test_scan_catches_a_planted_path(tmp_path):
+    (tmp_path / "repro").mkdir()
+    (tmp_path / "repro" / "x.py").write_text("ok\nLIB = '/opt/x/lib.so'\n")
+    (tmp_path / "log.xz").write_bytes(lzma.compress(b'{"path": "/home/me/a.py"}\n'))
+    (tmp_path / "clean.md").write_text("package fastatomstruct_xla_cpu, libpjrt_cpu.so\n")
+    assert [f.split(":")[0] for f in scan(tmp_path)] == ["log.xz", "repro/x.py"]
+
+
+def _with_local_paths(doc):
+    doc["command"] = f"cli.py run --output /tmp/cert/x --plugin-library {LIB}"
+    doc["platform"]["loaded"] = {"how": "PJRT C API plugin", "source": "--plugin-library",
+                                 "options": {}, "library_path": LIB,
+                                 "library_sha256": "0" * 64}
+    doc["environment"]["executable"] = "/root/venv/bin/python"
+    doc["failures"] = [{
+        "nodeid": "conformance/test_x.py::test_y[a]", "test_id": "test_x.py::test_y[a]",
+        "area": "x", "tier": "core", "status": "fail_wrong_result", "duration_s": 0.1,
+        "message": "AssertionError at /work/main/conformance/test_x.py:3",
+        "traceback": 'File "/work/main/.venv/lib/python3.11/site-packages/jax/a.py"',
+        "reproduction": "xc=<module 'runtime.xla_client' from '/work/main/runtime/x.py'>",
+        "command": f"pytest --pyargs x --plugin-library={LIB}", "known_failure": None,
+        "capability": None,
+        "program_text": "module @m {\n  func.func public @main(%a: tensor<f32>) -> "
+                        "tensor<f32> {\n    return %a : tensor<f32>\n  }\n}\n",
+        "arrays": {"inputs": [{"dtype": "float32", "shape": [], "base64": "AACAPw=="}],
+                   "expected": {"dtype": "float32", "shape": [], "base64": "AACAPw=="},
+                   "assertion": "assert_bitwise_equal", "options": {}}}]
+    return doc
+
+
+def test_fresh_bundle_holds_no_local_path(tmp_path):
+    doc = json.loads((crafted(tmp_path) / "report.json").read_text())
+    out = tmp_path / "fresh"
+    bundle.write(_with_local_paths(doc), out)
+    assert (out / "repro" / "test_x.test_y-a.py").is_file()
+    assert scan(out) == []
+    loaded = json.loads((out / "report.json").read_text())["platform"]["loaded"]
+    assert loaded["library_path"] == "package fastatomstruct_xla_cpu, libpjrt_cpu.so"
+    assert loaded["library_locator"] == {"package": "fastatomstruct_xla_cpu",
+                                         "file": "libpjrt_cpu.so"}
+    script = (out / "repro" / "test_x.test_y-a.py").read_text()
+    assert '"package": "fastatomstruct_xla_cpu"' in script
+
+
+def test_redact_keeps_package_and_repository_relative_paths():
+    text = local_paths.redact(f'File "{LIB}" from "/work/x/conformance/a.py" out /tmp/q')
+    assert "fastatomstruct_xla_cpu/libpjrt_cpu.so" in text and "<redacted>" in text
+    assert local_paths.redact(text) == text
+    assert local_paths.offenders(text) == []
