@@ -48,9 +48,14 @@ def test_a_slowdown_inside_the_noise_is_not_a_regression():
     assert not h.regressed and h.noise == 1 and not h.improvements
 
 
-def test_without_intervals_the_threshold_decides():
-    h = last_run.headline([_dir(_run(1, 1.0), _run(2, 1.1))], T)
-    assert h.regressed and h.regressions[0].before_ci is None
+def test_a_value_without_an_interval_is_never_a_regression():
+    """Even 16x slower: without asv's interval the value is "no interval: not judged"."""
+    h = last_run.headline([_dir(_run(1, 1.0), _run(2, 16.0))], T)
+    assert not h.regressed and h.not_judged == 1 and h.compared == 1
+    one_sided = last_run.headline([_dir(_run(1, 1.0, (0.99, 1.01)), _run(2, 16.0))], T)
+    assert not one_sided.regressed and one_sided.not_judged == 1
+    assert regressions.judge(1.0, 16.0, None, (15.9, 16.1), 0.05, "lower") == \
+        regressions.NOT_JUDGED
 
 
 def test_a_step_the_last_run_kept_is_confirmed_and_one_it_went_back_on_is_not():

@@ -213,6 +213,19 @@ def _run(path: Path, machine: str, benchmarks: dict[str, Benchmark]) -> Run:
                ran_at=ran_at)
 
 
+def read_run(path: Path, machine: str, benchmarks: dict[str, Benchmark] | None = None
+             ) -> Run:
+    """One asv results file ``path`` of ``machine`` as a :class:`Run`; ``benchmarks``
+    (benchmarks.json) None: benchmark names are not checked. Raises MalformedInput
+    when the file is not an asv results file (or names a benchmark not in
+    ``benchmarks``)."""
+    if benchmarks is None:
+        doc = _read_json(path)
+        names = doc.get("results") if isinstance(doc, dict) else None
+        benchmarks = {n: None for n in names} if isinstance(names, dict) else {}
+    return _run(path, machine, benchmarks)
+
+
 def load(root: Path) -> ResultsDir:
     """Every run under the asv results directory ``root`` (see the module doc).
 

@@ -66,12 +66,28 @@ def fmt(value: float, unit: str) -> str:
     return f"{value / div:.3g} {label}".rstrip()
 
 
-def _ticks(top: float) -> list[float]:
-    """About five round tick values from 0 to >= ``top`` (> 0)."""
-    raw = top / 4
+def _ticks(top: float, bottom: float = 0.0) -> list[float]:
+    """About five round tick values from <= ``bottom`` to >= ``top`` (top > bottom)."""
+    raw = (top - bottom) / 4 or abs(top) / 4 or 1.0
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
-    return [i * step for i in range(int(math.ceil(top / step)) + 1)]
+    first = math.floor(bottom / step + 1e-9)
+    return [i * step for i in range(first, int(math.ceil(top / step - 1e-9)) + 1)] \
+        if top > bottom else [bottom, bottom + step]
+
+
+def y_range(values: Sequence[float], reference: float | None = None) -> tuple[float, float]:
+    """The y range (low, high) drawn for ``values`` (not empty): fitted to the values,
+    never to interval bounds; from 0 when the smallest value is under 40% of the
+    largest (so bars of one scale compare), else the values' range padded by 10%. The
+    ``reference`` line is included when within a factor 2 of the values."""
+    lo, hi = min(values), max(values)
+    if reference is not None and lo / 2 <= reference <= hi * 2:
+        lo, hi = min(lo, reference), max(hi, reference)
+    if lo >= 0 and lo <= 0.4 * hi:
+        return 0.0, hi * 1.05 or 1.0
+    pad = (hi - lo) * 0.1 or abs(hi) * 0.05 or 1.0
+    return lo - pad, hi + pad
 
 
 def marker(kind: str, x: float, y: float, colour: str, title: str = "", r: float = 4) -> str:
@@ -119,7 +135,8 @@ def _point(p: Sequence) -> tuple[object, float, str, tuple[float, float] | None]
 def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                reference: float | None = None, width: int = 560, height: int = 220,
                categories: Sequence[str] | None = None) -> str:
-    """An SVG chart: y = value in ``unit`` from 0; one line with markers per
+    """An SVG chart: y = value in ``unit`` over :func:`y_range` (fitted to the values;
+    interval bounds beyond it are clipped with a ``class="clipped"`` mark); one line with markers per
     ``(label, [(x, value) or (x, value, note) or (x, value, note, (low, high)), ...])``
     series, series ``i`` in :func:`style` ``(i)``; ``(low, high)`` (asv's 99% confidence
     interval) is drawn as an error bar; a dashed line at ``reference`` (e.g. 1.0 for a
@@ -135,7 +152,6 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
         raise ValueError(f"width and height must be positive, got {width}x{height}")
     series = [(name, [_point(p) for p in pts]) for name, pts in series]
     values = [v for _, pts in series for _, v, _, _ in pts]
-    highs = [ci[1] for _, pts in series for *_, ci in pts if ci is not None]
     if any(not math.isfinite(v) for v in values):
         raise ValueError("line_chart: every value must be finite")
     head = (f'<svg class="chart" role="img" width="{width}" height="{height}" '
@@ -144,8 +160,8 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
         return (head + f'<text x="{width / 2}" y="{height / 2}" text-anchor="middle" '
                 'font-size="12" fill="#888">no data</text></svg>')
     div, label = scale(unit, values + ([reference] if reference else []))
-    top = max(values + highs + ([reference * 1.1] if reference else [])) / div or 1.0
-    ticks = _ticks(top)
+    low, high = y_range(values, reference)
+    ticks = _ticks(high / div, low / div)
     left, right, upper, lower = 56, 14, 10, 34
     pw, ph = width - left - right, height - upper - lower
     items = []
@@ -186,7 +202,12 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                          f'text-anchor="{anchor}">{when.strftime(form)}</text>')
 
     def y(v: float) -> float:
-        return upper + ph - ph * (v / div) / ticks[-1]
+        """The pixel row of value ``v``, clamped to the plot area."""
+        frac = (v / div - ticks[0]) / ((ticks[-1] - ticks[0]) or 1.0)
+        return upper + ph - ph * min(max(frac, 0.0), 1.0)
+
+    def clipped(v: float) -> bool:
+        return not ticks[0] <= v / div <= ticks[-1]
 
     grid = []
     for t in ticks:
@@ -196,7 +217,7 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                     f'text-anchor="end">{t:g}</text>')
     grid.append(f'<text x="4" y="{upper + 8}" font-size="10">{escape(label)}</text>')
     items = grid + items
-    if reference is not None:
+    if reference is not None and not clipped(reference):
         items.append(f'<line class="reference" x1="{left}" x2="{left + pw}" '
                      f'y1="{y(reference):.1f}" y2="{y(reference):.1f}" '
                      f'stroke="{REFERENCE_COLOUR}" stroke-dasharray="5,4"/>')
@@ -215,6 +236,12 @@ def line_chart(series: Sequence[tuple[str, Sequence[tuple]]], *, unit: str,
                 items.append(f'<line class="ci" x1="{x(at):.1f}" x2="{x(at):.1f}" '
                              f'y1="{y(ci[0]):.1f}" y2="{y(ci[1]):.1f}" stroke="{s.colour}" '
                              'stroke-width="1" opacity="0.6"/>')
+                for end in ci:   # an interval bound off the axis: a clip mark at the edge
+                    if clipped(end):
+                        items.append(f'<path class="clipped" d="M{x(at) - 4:.1f},'
+                                     f'{y(end):.1f} h8" stroke="{s.colour}" '
+                                     'stroke-width="2"><title>interval clipped: '
+                                     f'{escape(fmt(end, unit))}</title></path>')
             items.append(marker(s.marker, x(at), y(v), s.colour, tip))
     items.append(f'<rect x="{left}" y="{upper}" width="{pw}" height="{ph}" fill="none" '
                  'stroke="#999"/>')

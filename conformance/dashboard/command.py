@@ -2,7 +2,7 @@
 
     pjrt-conformance dashboard [--asv-results DIR ...] [--bundles REPORTS_DIR ...]
                                [--limits DIR] [--asv-config FILE] [--asv-html DIR ...]
-                               --out DIR
+                               [--noise DIR] [--repo DIR] --out DIR
 
 Defaults (used only when the option is not given, and only the paths that exist):
 ``--asv-results`` = ``.asv/results``, ``.asv/matrix-results``, ``benchmarks/results``;
@@ -10,7 +10,10 @@ Defaults (used only when the option is not given, and only the paths that exist)
 those holding a report.json); ``--limits`` = ``benchmarks/gpu``; ``--asv-config`` =
 ``asv.conf.json`` (its ``regressions_thresholds`` set the regression list; asv's 5%
 without one); ``--asv-html`` = ``.asv/html``, ``.asv/matrix-html`` (asv's own site,
-``asv publish``: linked from the overview when it holds an index.html).
+``asv publish``: linked from the overview when it holds an index.html); ``--noise`` =
+``benchmarks/noise`` (repeated runs of one commit: each benchmark's run-to-run noise,
+:mod:`conformance.dashboard.noise`); ``--repo`` = the folder of the asv config (the git
+repository the results' commits belong to: commits are ordered by git topology).
 
 Exit status: 0 written; 2 usage error (a path given that does not exist, no asv
 results at all, an ``--out`` that is or lies in a report bundle: nothing is written into a
@@ -27,7 +30,7 @@ import sys
 from pathlib import Path
 
 from conformance.certification.bundle import entries
-from conformance.dashboard import asv_results, bundles, limits, regressions, site
+from conformance.dashboard import asv_results, bundles, limits, noise, regressions, site
 from conformance.dashboard.errors import MalformedInput, UsageError
 from conformance.option_error import OptionError
 
@@ -38,6 +41,7 @@ DEFAULT_BUNDLES = (Path("reports"), Path("matrix"))
 DEFAULT_LIMITS = Path("benchmarks/gpu")
 DEFAULT_CONFIG = Path("asv.conf.json")
 DEFAULT_HTML = (Path(".asv/html"), Path(".asv/matrix-html"))
+DEFAULT_NOISE = Path("benchmarks/noise")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -62,6 +66,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--asv-html", type=Path, action="append", metavar="DIR",
                    help="asv's published site to link to (repeatable; default: those of "
                         f"{', '.join(map(str, DEFAULT_HTML))} that exist)")
+    p.add_argument("--noise", type=Path, metavar="DIR",
+                   help="repeated asv runs of one commit, <machine>/<commit8>-<env>-run<k>"
+                        f".json (default: {DEFAULT_NOISE} when it exists)")
+    p.add_argument("--repo", type=Path, metavar="DIR",
+                   help="the git repository of the results' commits (default: the asv "
+                        "config's folder, else the current one)")
     p.add_argument("--out", type=Path, required=True, metavar="DIR",
                    help="where the site goes (index.html and the other pages)")
 
@@ -81,7 +91,11 @@ def _inputs(ns: argparse.Namespace) -> site.Inputs:
     if ns.asv_config is not None and not ns.asv_config.is_file():
         raise UsageError(f"{ns.asv_config}: no such asv config file")
     config = ns.asv_config or (DEFAULT_CONFIG if DEFAULT_CONFIG.is_file() else None)
-    return site.Inputs(results=results,
+    if ns.noise is not None and not ns.noise.is_dir():
+        raise UsageError(f"{ns.noise}: no such noise directory")
+    repo = ns.repo or (config.parent if config is not None else Path("."))
+    return site.Inputs(results=results, noise=noise.load(ns.noise or DEFAULT_NOISE),
+                       repo=repo,
                        bundles=bundles.merge([bundles.collect(d) for d in reports])
                        if reports else None,
                        limits=limits.load_dir(limits_dir) if limits_dir else None,
@@ -108,6 +122,7 @@ def run(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance dashboard: cannot write {ns.out}: {err}", file=sys.stderr)
         return EXIT_USAGE
     problems = [p for r in inputs.results for p in r.problems]
+    problems += list(inputs.noise.problems) if inputs.noise else []
     problems += [f"bundle {b.path} not loaded: {b.reason}" for b in
                  (inputs.bundles[1] if inputs.bundles else [])]
     for p in problems:

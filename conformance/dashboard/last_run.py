@@ -1,26 +1,20 @@
-"""The overview's headline: did the last run regress against the previous run of its
-machine?
+"""The overview's headline: did the last run regress against the previous one?
 
-*The last run* is the asv results file measured last (its ``started_at``; the commit
-date when asv stored none) over every results directory given. *The previous run* is
-the newest earlier run on the same machine, in the same environment when there is one
-(a nightly compares like with like), else in any environment of that machine (then the
-jax release range is part of the change). Runs of other machines are never compared
-with it: asv's timings of two machines are separate series. The headline names them
-and when each last ran instead.
+*The last run* is the run of the newest commit in git order (:mod:`.order`, the same
+ordering as the By-commit page; of several runs of that commit, the one measured last).
+For each of its values, *the previous value* is that of the nearest git ancestor that
+has a result for the same machine + environment + benchmark + parameters; runs of other
+machines or environments are never compared with it (the headline names the other
+machines instead).
 
-A benchmark value counts as *changed* when it is beyond asv's threshold for that
-benchmark (:func:`conformance.dashboard.regressions.threshold_for`) **and** outside the
-noise: asv's stored 99% confidence intervals of the two values do not overlap (asv's
-own pessimistic CI test, ``asv compare``). A value without a stored interval (a single
-sample) is compared by the threshold alone and marked ``no interval``.
-
-A change counts only if it persists. A change of the last run against the previous
-is *new*: the next run confirms or dismisses it. A change of the previous run against
-the one before it (same machine and, where possible, environment) is *confirmed* when
-the last run keeps it (the last value is changed the same way against the value before
-the step); one the last run went back on was noise and is not listed. Regressions (up:
-slower, or a worse ratio) are listed apart from improvements.
+Each value is judged by :func:`conformance.dashboard.regressions.judge`: a regression
+needs separated 99% intervals **and** a change beyond the benchmark's run-to-run noise
+(measured from repeated runs of one commit, else asv's ``regressions_thresholds``). A
+value without an interval is never a regression: it is counted as "no interval: not
+judged". A regression of the last run against its previous value is *new*; one of the
+previous value against the one before it is *confirmed* when the last run (the next
+commit in git order with a result) keeps it, and is dropped when the last run went back
+on it (PyTorch HUD's two consecutive points).
 """
 
 from __future__ import annotations
@@ -29,19 +23,20 @@ import dataclasses
 import datetime
 from collections.abc import Mapping
 
+from conformance.dashboard import direction, order, regressions
 from conformance.dashboard.asv_results import ResultsDir, Run
-from conformance.dashboard.regressions import BeforeAfter, beyond, changed, threshold_for
+from conformance.dashboard.noise import NoiseData
+from conformance.dashboard.regressions import BeforeAfter, Rule
 
 
 @dataclasses.dataclass(frozen=True)
 class Step(BeforeAfter):
-    """One benchmark value of the last run against the previous run.
+    """One benchmark value of the last run against its previous value.
 
-    ``before``/``after`` in ``unit`` (seconds for times, a plain number for ratios);
-    ``before_ci``/``after_ci`` asv's 99% intervals (None where asv stored none);
-    ``threshold`` the relative threshold that applied; ``since``/``until``: the runs
-    the step lies between; ``confirmed``: a step of the previous run that the last run
-    kept (``after`` is then the last run's value; see the module doc)."""
+    ``before``/``after`` in ``unit``; ``before_ci``/``after_ci`` asv's 99% intervals;
+    ``rule`` the threshold that applied; ``since``/``until``: the runs the step lies
+    between; ``confirmed``: a step of the previous value that the last run kept
+    (``after`` is then the last run's value); ``better``: which way is better."""
 
     benchmark: str
     params: str
@@ -50,28 +45,40 @@ class Step(BeforeAfter):
     after: float
     before_ci: tuple[float, float] | None
     after_ci: tuple[float, float] | None
-    threshold: float
+    rule: Rule
     since: Run
     until: Run
     confirmed: bool
+    better: str = direction.LOWER
+
+    @property
+    def threshold(self) -> float:
+        return self.rule.threshold
 
 
 @dataclasses.dataclass(frozen=True)
 class Headline:
-    """The overview's answer. ``last``/``previous`` are runs (``previous`` None when the
-    machine has no earlier run); ``same_env``: the two ran in one environment;
-    ``regressions``/``improvements``: the changed values (largest first); ``noise``:
-    values beyond the threshold but inside the noise (overlapping intervals);
-    ``compared``: values present in both runs; ``other_machines``: (machine, when it
-    last ran) of every other machine, newest first."""
+    """The overview's answer. ``last``/``previous`` runs (``previous``: the nearest
+    ancestor run of the same machine + environment, None when there is none);
+    ``regressions``/``improvements`` (largest first, confirmed first); ``noise``:
+    values beyond the threshold with overlapping intervals; ``not_judged``: values
+    compared without an interval on both sides; ``compared``: values with a previous
+    value; ``by_noise``/``by_default``: values judged by measured noise / by asv's
+    default threshold; ``noise_runs``: (fewest, most) repeat runs behind a measured
+    noise, None when none; ``ordering``: the commit order used (its ``fallback`` says
+    when it is not git's); ``other_machines``: (machine, when it last ran)."""
 
     last: Run
     previous: Run | None
-    same_env: bool
     regressions: list[Step]
     improvements: list[Step]
     noise: int
+    not_judged: int
     compared: int
+    by_noise: int
+    by_default: int
+    noise_runs: tuple[int, int] | None
+    ordering: order.Ordering
     other_machines: list[tuple[str, datetime.datetime]]
 
     @property
@@ -82,17 +89,14 @@ class Headline:
     def confirmed(self) -> list[Step]:
         return [s for s in self.regressions if s.confirmed]
 
+    @property
+    def same_env(self) -> bool:
+        return True   # only the same environment is ever compared
+
 
 def when(run: Run) -> datetime.datetime:
     """When ``run`` measured: asv's latest ``started_at``, else its commit date."""
     return run.ran_at or run.date
-
-
-def _previous(run: Run, runs: list[Run]) -> tuple[Run | None, bool]:
-    earlier = [r for r in runs if r.machine == run.machine and when(r) < when(run)]
-    same = [r for r in earlier if r.env == run.env]
-    pool = same or earlier
-    return (max(pool, key=when), bool(same)) if pool else (None, False)
 
 
 def _params(results: list[ResultsDir], name: str, combo: tuple[str, ...]) -> str:
@@ -103,56 +107,89 @@ def _params(results: list[ResultsDir], name: str, combo: tuple[str, ...]) -> str
     return ", ".join(combo)
 
 
-def _unit(results: list[ResultsDir], name: str) -> str:
-    return next((d.benchmarks[name].unit for d in results if name in d.benchmarks), "")
+def _bench(results: list[ResultsDir], name: str):
+    return next((d.benchmarks[name] for d in results if name in d.benchmarks), None)
 
 
-def headline(results: list[ResultsDir], thresholds: Mapping[str, float]) -> Headline | None:
-    """The headline of ``results`` (None when they hold no run); ``thresholds``: asv's
-    ``regressions_thresholds`` ({regex: fraction})."""
+def _ordering_of(runs: list[Run]) -> order.Ordering:
+    dates: dict[str, datetime.datetime] = {}
+    for r in runs:
+        dates[r.commit] = min(dates.get(r.commit, r.date), r.date)
+    return order.by_date(dates, "no git ordering given: commits ordered by asv's commit "
+                                "date")
+
+
+def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
+             noise: NoiseData | None = None, ordering: order.Ordering | None = None
+             ) -> Headline | None:
+    """The headline of ``results`` (None when they hold no run). ``thresholds``: asv's
+    ``regressions_thresholds`` ({regex: fraction}); ``noise``: the measured run-to-run
+    noise (None: none); ``ordering``: the commit order (None: asv's commit date, said
+    in the ordering's ``fallback``)."""
     runs = [r for d in results for r in d.runs]
     if not runs:
         return None
-    last = max(runs, key=when)
-    previous, same_env = _previous(last, runs)
-    before_that = _previous(previous, runs)[0] if previous else None
+    ordering = ordering or _ordering_of(runs)
+    last = max(runs, key=lambda r: (ordering.position(r.commit), when(r)))
+    same = [r for r in runs if r.machine == last.machine and r.env == last.env
+            and r.commit != last.commit]
+    at = {r.commit: r for r in same}
+    prev_commit = ordering.previous(last.commit, list(at))
     newest: dict[str, datetime.datetime] = {}
     for r in runs:
         if r.machine != last.machine:
             newest[r.machine] = max(newest.get(r.machine, when(r)), when(r))
-    others = sorted(newest.items(), key=lambda kv: kv[1], reverse=True)
-    regressions: list[Step] = []
-    improvements: list[Step] = []
-    noise = compared = 0
-    if previous is not None:
-        for name, values in last.values.items():
-            for combo, after in values.items():
-                before = previous.values.get(name, {}).get(combo)
-                if before is None:
-                    continue
-                compared += 1
-                t = threshold_for(name, thresholds)
-                b_ci = previous.ci.get(name, {}).get(combo)
-                a_ci = last.ci.get(name, {}).get(combo)
-                way = changed(before, after, b_ci, a_ci, t)
-                unit, params = _unit(results, name), _params(results, name, combo)
-                if way:
-                    (regressions if way > 0 else improvements).append(Step(
-                        name, params, unit, before, after, b_ci, a_ci, t, previous, last,
-                        False))
-                else:
-                    noise += beyond(before, after, t) != 0
-                older = before_that.values.get(name, {}).get(combo) if before_that else None
-                if older is None or before_that is None:
-                    continue
-                o_ci = before_that.ci.get(name, {}).get(combo)
-                step = changed(older, before, o_ci, b_ci, t)
-                if step and changed(older, after, o_ci, a_ci, t) == step:
-                    (regressions if step > 0 else improvements).append(Step(
-                        name, params, unit, older, after, o_ci, a_ci, t, before_that,
-                        previous, True))
+    regs: list[Step] = []
+    imps: list[Step] = []
+    count = dict(noise=0, not_judged=0, compared=0, by_noise=0, by_default=0)
+    spent: list[int] = []
+    for name, values in last.values.items():
+        bench = _bench(results, name)
+        unit = bench.unit if bench else ""
+        better = direction.better(unit, name, bench.doc if bench else "")
+        for combo, after in values.items():
+            having = {c: r for c, r in at.items() if combo in r.values.get(name, {})}
+            p = ordering.previous(last.commit, list(having))
+            if p is None:
+                continue
+            prev = having[p]
+            count["compared"] += 1
+            rule = regressions.rule_for(last.machine, name, combo, noise, thresholds)
+            count["by_noise" if rule.source == "noise" else "by_default"] += 1
+            if rule.runs:
+                spent.append(rule.runs)
+            before = prev.values[name][combo]
+            b_ci, a_ci = prev.ci.get(name, {}).get(combo), last.ci.get(name, {}).get(combo)
+            params = _params(results, name, combo)
+            verdict = regressions.judge(before, after, b_ci, a_ci, rule.threshold, better)
+            if verdict == regressions.NOT_JUDGED:
+                count["not_judged"] += 1
+            elif verdict == regressions.NOISE:
+                count["noise"] += 1
+            elif verdict in (regressions.REGRESSION, regressions.IMPROVEMENT):
+                (regs if verdict == regressions.REGRESSION else imps).append(Step(
+                    name, params, unit, before, after, b_ci, a_ci, rule, prev, last, False,
+                    better))
+            o = ordering.previous(p, list(having))
+            if o is None or ordering.next(o, list(having) + [last.commit]) != p \
+                    or ordering.next(p, list(having) + [last.commit]) != last.commit:
+                continue
+            older = having[o]
+            o_val, o_ci = older.values[name][combo], older.ci.get(name, {}).get(combo)
+            step = regressions.judge(o_val, before, o_ci, b_ci, rule.threshold, better)
+            if step in (regressions.REGRESSION, regressions.IMPROVEMENT) and \
+                    regressions.confirmation((o_val, o_ci), step, (after, a_ci), rule,
+                                             better) == "confirmed":
+                (regs if step == regressions.REGRESSION else imps).append(Step(
+                    name, params, unit, o_val, after, o_ci, a_ci, rule, older, prev, True,
+                    better))
     key = (lambda s: (not s.confirmed, -s.size, s.benchmark, s.params))
-    return Headline(last=last, previous=previous, same_env=same_env,
-                    regressions=sorted(regressions, key=key),
-                    improvements=sorted(improvements, key=key), noise=noise,
-                    compared=compared, other_machines=others)
+    return Headline(last=last, previous=at.get(prev_commit) if prev_commit else None,
+                    regressions=sorted(regs, key=key), improvements=sorted(imps, key=key),
+                    noise=count["noise"], not_judged=count["not_judged"],
+                    compared=count["compared"], by_noise=count["by_noise"],
+                    by_default=count["by_default"],
+                    noise_runs=(min(spent), max(spent)) if spent else None,
+                    ordering=ordering,
+                    other_machines=sorted(newest.items(), key=lambda kv: kv[1],
+                                          reverse=True))

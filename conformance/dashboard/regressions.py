@@ -1,15 +1,23 @@
-"""The regression list: every change beyond asv's threshold and outside the noise between
-consecutive points.
+"""Judging a change between two values of one benchmark: the rule of the whole dashboard.
 
-asv's ``regressions_thresholds`` (in ``asv.conf.json``) maps a regular expression over
-benchmark names to a relative threshold; where several match, the largest applies, and
-where none does (or the key is absent) asv's default :data:`DEFAULT_THRESHOLD` (5%).
-A change from ``before`` to ``after`` (consecutive points of one series of a chart, in
-x order: releases or commits) is listed when ``after > before * (1 + t)`` (up: slower
-for times, worse for ratios) or ``after < before / (1 + t)`` (down), as ``asv compare``
-counts a factor, and the two values' stored 99% confidence intervals do not overlap
-(asv's pessimistic interval test; a value without an interval is judged by the
-threshold alone). A change beyond the threshold inside the noise is not listed.
+A change from ``before`` to ``after`` is a **regression** (or an improvement) only when
+
+(a) both values have asv's stored 99% confidence interval and the two intervals do not
+    overlap (asv's pessimistic test), **and**
+(b) the change is larger than that benchmark's run-to-run noise: ``after > before *
+    (1 + t)`` or ``after < before / (1 + t)`` (a factor, as ``asv compare`` counts),
+    where ``t`` is the noise measured from repeated runs of one commit
+    (:mod:`.noise`) when there is any for that machine + benchmark + parameters, else
+    the conservative default of asv's ``regressions_thresholds`` (``asv.conf.json``;
+    where several regexes match the largest applies; none: :data:`DEFAULT_THRESHOLD`).
+
+A value without an interval (a single sample) is **never** a regression: its verdict is
+:data:`NOT_JUDGED` ("no interval: not judged"). Which way is worse comes from the unit
+(:mod:`.direction`): a throughput going up is an improvement. *Previous* and *next*
+points are given by the caller (git topology on the commit axis, :mod:`.order`;
+release order on the release axis). A change is *confirmed* when the next point keeps
+it (judged against the same ``before``: two consecutive points, PyTorch HUD's rule);
+one the next point went back on is not listed; one without a next point yet is *new*.
 """
 
 from __future__ import annotations
@@ -21,17 +29,34 @@ from pathlib import Path
 
 from conformance import file_limits
 from conformance.certification.results import jsontext
+from conformance.dashboard import direction
 from conformance.dashboard.errors import MalformedInput
-from conformance.dashboard.history import Chart
+from conformance.dashboard.noise import NoiseData
 
 DEFAULT_THRESHOLD = 0.05
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+NOISE, SAME, NOT_JUDGED = "within noise", "unchanged", "no interval: not judged"
+Interval = tuple[float, float]
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """The threshold one value is judged by: ``threshold`` (a fraction), ``source``
+    "noise" (measured from ``runs`` repeat runs) or "asv default" (``runs`` 0)."""
+
+    threshold: float
+    source: str
+    runs: int = 0
 
 
 class BeforeAfter:
-    """What a change between two values (``before``, ``after``) says of itself."""
+    """What a change between two values (``before``, ``after``, in ``unit``) says of
+    itself; ``better`` is :data:`direction.LOWER` or :data:`direction.HIGHER`."""
 
     before: float
     after: float
+    unit: str
+    better: str
 
     @property
     def factor(self) -> float:
@@ -40,8 +65,8 @@ class BeforeAfter:
 
     @property
     def up(self) -> bool:
-        """A regression: slower, or a worse (larger) ratio."""
-        return self.after > self.before
+        """Worse: larger when lower is better, smaller when higher is better."""
+        return (self.after > self.before) == (self.better == direction.LOWER)
 
     @property
     def size(self) -> float:
@@ -49,12 +74,18 @@ class BeforeAfter:
         f = self.factor
         return max(f, 1 / f) if f else float("inf")
 
+    @property
+    def text(self) -> str:
+        """e.g. "2.00x slower", "2.00x faster", "1.50x worse" (x is the times sign)."""
+        worse, better = direction.words(self.unit)
+        return f"{self.size:.2f}\u00d7 {worse if self.up else better}"
+
 
 @dataclasses.dataclass(frozen=True)
 class Change(BeforeAfter):
     """One change: ``benchmark`` (name) at ``params`` in series ``series`` from x
     ``before_at`` to ``after_at`` (releases or short commits, per ``axis``), values in
-    ``unit``; ``threshold`` is the relative threshold that applied."""
+    ``unit``; ``rule`` the threshold that applied; ``status`` "confirmed" or "new"."""
 
     benchmark: str
     params: str
@@ -65,8 +96,14 @@ class Change(BeforeAfter):
     before: float
     after: float
     unit: str
-    threshold: float
+    rule: Rule
     anchor: str
+    better: str = direction.LOWER
+    status: str = "new"
+
+    @property
+    def threshold(self) -> float:
+        return self.rule.threshold
 
 
 def thresholds(config: Path | None) -> dict[str, float]:
@@ -108,43 +145,82 @@ def threshold_for(name: str, table: Mapping[str, float]) -> float:
     return max(matching) if matching else DEFAULT_THRESHOLD
 
 
-Interval = tuple[float, float]
+def rule_for(machine: str, name: str, combo: tuple[str, ...], noise: NoiseData | None,
+             table: Mapping[str, float]) -> Rule:
+    """The :class:`Rule` of one value: the measured noise when ``noise`` has it, else
+    asv's threshold of ``name`` in ``table``."""
+    measured = noise.of(machine, name, combo) if noise is not None else None
+    if measured is not None:
+        return Rule(measured.spread, "noise", measured.runs)
+    return Rule(threshold_for(name, table), "asv default", 0)
 
 
-def _disjoint(a: Interval | None, b: Interval | None) -> bool:
-    """asv's interval test: two values differ when their 99% intervals do not overlap;
-    True when either has none (then the threshold alone decides)."""
-    if a is None or b is None:
-        return True
-    return a[1] < b[0] or b[1] < a[0]
+def disjoint(a: Interval | None, b: Interval | None) -> bool:
+    """asv's interval test: True when both intervals exist and do not overlap."""
+    return a is not None and b is not None and (a[1] < b[0] or b[1] < a[0])
 
 
 def beyond(before: float, after: float, threshold: float) -> int:
     """+1 when ``after > before * (1 + threshold)``, -1 when ``after < before / (1 +
-    threshold)``, else 0 (the noise is not looked at)."""
+    threshold)``, else 0 (the intervals are not looked at)."""
     return 1 if after > before * (1 + threshold) else \
         -1 if after < before / (1 + threshold) else 0
 
 
-def changed(before: float, after: float, before_ci: Interval | None,
-            after_ci: Interval | None, threshold: float) -> int:
-    """+1 when ``after`` is a regression of ``before`` (beyond ``threshold`` and outside
-    the noise: :func:`_disjoint` intervals), -1 an improvement, 0 neither."""
-    return beyond(before, after, threshold) if _disjoint(before_ci, after_ci) else 0
+def judge(before: float, after: float, before_ci: Interval | None,
+          after_ci: Interval | None, threshold: float, better: str) -> str:
+    """The verdict on a change (module doc): :data:`NOT_JUDGED` when either value has no
+    interval, :data:`SAME` within ``threshold``, :data:`NOISE` beyond it with
+    overlapping intervals, else :data:`REGRESSION` (worse, per ``better``) or
+    :data:`IMPROVEMENT`."""
+    if before_ci is None or after_ci is None:
+        return NOT_JUDGED
+    move = beyond(before, after, threshold)
+    if not move:
+        return SAME
+    if not disjoint(before_ci, after_ci):
+        return NOISE
+    return REGRESSION if (move > 0) == (better == direction.LOWER) else IMPROVEMENT
 
 
-def find(chart_list: Iterable[Chart], table: Mapping[str, float]) -> list[Change]:
-    """Every change beyond its threshold and outside the noise (:func:`changed`) between
-    consecutive points of every series of ``chart_list``, largest factor (either way)
-    first."""
+def confirmation(older: tuple[float, Interval | None], step: str,
+                 newer: tuple[float, Interval | None] | None, rule: Rule,
+                 better: str) -> str | None:
+    """"confirmed" when the next point ``newer`` (value, interval) judged against
+    ``older`` gives the same verdict ``step``, "new" when there is no next point, None
+    when the next point went back on it."""
+    if newer is None:
+        return "new"
+    again = judge(older[0], newer[0], older[1], newer[1], rule.threshold, better)
+    return "confirmed" if again == step else None
+
+
+def find(chart_list: Iterable, table: Mapping[str, float],
+         noise: NoiseData | None = None) -> list[Change]:
+    """Every regression and improvement (:func:`judge`) between each point of every
+    series of ``chart_list`` (:class:`~conformance.dashboard.history.Chart`) and its
+    previous point (``chart.previous``: git topology on the commit axis), kept only when
+    confirmed by the next point or not yet followed by one; largest factor first."""
     out = []
     for chart in chart_list:
-        t = threshold_for(chart.benchmark.name, table)
-        for label in chart.series:
-            pts = chart.ordered(label)
-            for (x0, v0, _, c0), (x1, v1, _, c1) in zip(pts, pts[1:]):
-                if changed(v0, v1, c0, c1, t):
-                    out.append(Change(chart.benchmark.name, chart.fixed, label, chart.axis,
-                                      x0, x1, v0, v1, chart.benchmark.unit, t,
-                                      chart.anchor))
+        b = chart.benchmark
+        better = direction.better(b.unit, b.name, b.doc)
+        for label, pts in chart.series.items():
+            machine, combo = chart.origin.get(label, ("", ()))
+            rule = rule_for(machine, b.name, combo, noise, table)
+            at = {p[0]: p for p in pts}
+            for x1, v1, _, c1 in pts:
+                x0 = chart.previous(x1, list(at))
+                if x0 is None:
+                    continue
+                _, v0, _, c0 = at[x0]
+                verdict = judge(v0, v1, c0, c1, rule.threshold, better)
+                if verdict not in (REGRESSION, IMPROVEMENT):
+                    continue
+                x2 = chart.next(x1, list(at))
+                status = confirmation((v0, c0), verdict,
+                                      (at[x2][1], at[x2][3]) if x2 else None, rule, better)
+                if status:
+                    out.append(Change(b.name, chart.fixed, label, chart.axis, x0, x1, v0,
+                                      v1, b.unit, rule, chart.anchor, better, status))
     return sorted(out, key=lambda c: (-c.size, c.benchmark, c.params, c.series))

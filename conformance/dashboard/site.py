@@ -29,6 +29,7 @@ from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts, history, last_run, regressions
 from conformance.dashboard.asv_results import ResultsDir
 from conformance.dashboard.limits import Limits
+from conformance.dashboard.noise import NoiseData
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
@@ -53,7 +54,10 @@ def external_references(html: str) -> list[str]:
 class Inputs:
     """What a site is rendered from; ``bundles`` / ``limits`` None = not given;
     ``thresholds`` is asv's ``regressions_thresholds`` ({regex: fraction}); ``asv_html``
-    the folders of asv's own published site (``asv publish``) to link to."""
+    the folders of asv's own published site (``asv publish``) to link to; ``noise``
+    the run-to-run noise of repeated runs (:mod:`.noise`; None: none measured);
+    ``repo`` the git repository the results' commits belong to (None: commits are
+    ordered by asv's commit date, and the pages say so)."""
 
     results: list[ResultsDir]
     bundles: tuple[dict[str, list[bundles_mod.Bundle]], list[bundles_mod.Broken]] | None
@@ -63,6 +67,8 @@ class Inputs:
     thresholds: dict[str, float] = dataclasses.field(
         default_factory=lambda: {".*": regressions.DEFAULT_THRESHOLD})
     asv_html: list[Path] = dataclasses.field(default_factory=list)
+    noise: NoiseData | None = None
+    repo: Path | None = None
 
 
 def _low_areas(rates: dict[str, list[float]]) -> list[str]:
@@ -146,11 +152,13 @@ def _asv_links(dirs: list[Path], out_dir: Path | None) -> list[tuple[str, str]]:
 def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     """{file name: HTML} of the whole site (``out_dir``: where it will be written, for
     the relative links to asv's own site)."""
-    chart_list = history.build(inputs.results)
+    ordering = history.ordering_of(inputs.results, inputs.repo)
+    chart_list = history.build(inputs.results, ordering)
     release_charts = history.by_release(inputs.results)
     ratios = [c for c in chart_list if c.is_ratio]
     release_ratios = [c for c in release_charts if c.is_ratio]
-    changes = regressions.find(release_charts + chart_list, inputs.thresholds)
+    changes = regressions.find(release_charts + chart_list, inputs.thresholds,
+                               inputs.noise)
     missing = history.without_results(inputs.results)
     nav = [("index.html", "Overview"), ("releases.html", "By jax release"),
            ("commits.html", "By commit"), ("ratios.html", "Ratios"),
@@ -163,7 +171,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
         sources=[str(d.root) for d in inputs.results],
         problems=[p for d in inputs.results for p in d.problems],
         fmt=charts.fmt, reference_of=history.reference_of, swatch=charts.swatch,
-        anchor=_anchor)
+        anchor=_anchor, ordering=ordering)
     backends: list[dict[str, Any]] = []
     by_backend, broken = inputs.bundles or ({}, [])
     for backend, items in by_backend.items():
@@ -194,15 +202,13 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
         toc["limits.html"] = [(f"l-{i}", f.header["device"])
                               for i, f in enumerate(inputs.limits)]
     asv_machines = dict(machines=machines)
-    newest: dict[str, datetime.datetime] = {}
-    for run in (r for d in inputs.results for r in d.runs):
-        newest[run.commit[:8]] = max(newest.get(run.commit[:8], run.date), run.date)
-    commits = sorted(newest, key=lambda c: (newest[c], c))
+    commits = [c[:8] for c in ordering.sequence]
     conformance_changes = [c for b in backends for c in area_changes(b["name"],
                                                                       b["per_release"])]
     out = {
         "index.html": ("overview.html.j2", dict(
-            head=last_run.headline(inputs.results, inputs.thresholds), when=last_run.when,
+            head=last_run.headline(inputs.results, inputs.thresholds, inputs.noise,
+                                   ordering), when=last_run.when, noise=inputs.noise,
             changes=changes, missing=missing, conformance_changes=conformance_changes,
             backends=backends, thresholds=inputs.thresholds,
             asv_links=_asv_links(inputs.asv_html, out_dir), site_toc=toc,

@@ -1,0 +1,108 @@
+"""Run-to-run noise of each benchmark, from repeated runs of one commit (A/A runs).
+
+Layout read (asv results files, kept outside asv's results tree so that asv and the
+history views never take them for commits of their own)::
+
+    <noise root>/<machine>/<commit8>-<env>-run<k>.json    k = 1, 2, ...
+
+Each file is one ``asv run`` of commit ``commit8`` in environment ``env``; its value of
+a benchmark at a parameter combination is asv's median of that run's samples.
+
+The statistic: for each (machine, commit, env) group of at least two repeat files and
+each benchmark + parameter combination, the *spread* of the repeat values =
+(max - min) / median, i.e. the largest relative change seen between two runs of the
+same code. A benchmark's noise is the largest spread over its groups on that machine
+(:class:`Noise`: with the number of repeat runs it came from). A change must exceed it
+to count (:mod:`.regressions`); with N repeats the spread underestimates the true
+range, so the pages say how many runs each value came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import statistics
+from pathlib import Path
+
+from conformance.dashboard.asv_results import read_run
+from conformance.dashboard.errors import MalformedInput
+
+_NAME = re.compile(r"^([0-9a-fA-F]{8})-(.+)-run(\d+)\.json$")
+Key = tuple[str, str, tuple[str, ...]]   # (machine, benchmark, combination)
+
+
+@dataclasses.dataclass(frozen=True)
+class Noise:
+    """The run-to-run noise of one benchmark value: ``spread`` (a fraction: 0.04 =
+    4%) from ``runs`` repeat runs in ``groups`` (commit, env) groups."""
+
+    spread: float
+    runs: int
+    groups: int
+
+
+@dataclasses.dataclass
+class NoiseData:
+    """Every benchmark's noise: ``table[(machine, benchmark, combo)]``; ``files``: the
+    repeat files read; ``problems``: files skipped (one line each)."""
+
+    root: Path | None
+    table: dict[Key, Noise] = dataclasses.field(default_factory=dict)
+    files: int = 0
+    problems: list[str] = dataclasses.field(default_factory=list)
+
+    def of(self, machine: str, name: str, combo: tuple[str, ...]) -> Noise | None:
+        """The noise of ``name`` at ``combo`` on ``machine``, None when not measured."""
+        return self.table.get((machine, name, tuple(combo)))
+
+
+def spread(values: list[float]) -> float:
+    """(max - min) / median of ``values`` (>= 2 positive numbers). Raises ValueError
+    on fewer than two values or a median <= 0."""
+    if len(values) < 2:
+        raise ValueError(f"spread: needs at least two values, got {len(values)}")
+    mid = statistics.median(values)
+    if mid <= 0:
+        raise ValueError(f"spread: the median must be > 0, got {mid}")
+    return (max(values) - min(values)) / mid
+
+
+def load(root: Path | None) -> NoiseData:
+    """The noise under ``root`` (the module doc's layout); an empty :class:`NoiseData`
+    when ``root`` is None or not a directory. A file that is not an asv results file,
+    or whose name does not follow the layout, is skipped and named in ``problems``;
+    never raises on file content."""
+    data = NoiseData(root=Path(root) if root is not None else None)
+    if root is None or not Path(root).is_dir():
+        return data
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for path in sorted(Path(root).glob("*/*.json")):
+        if path.name == "machine.json":
+            continue
+        m = _NAME.match(path.name)
+        if not m:
+            data.problems.append(f"{path}: not named <commit8>-<env>-run<k>.json")
+            continue
+        try:
+            run = read_run(path, path.parent.name)
+        except MalformedInput as err:
+            data.problems.append(str(err))
+            continue
+        data.files += 1
+        groups.setdefault((path.parent.name, m.group(1).lower(), m.group(2)), []).append(
+            run.values)
+    found: dict[Key, list[tuple[float, int]]] = {}
+    for (machine, _, _), runs in groups.items():
+        if len(runs) < 2:
+            continue
+        keys = {(n, c) for values in runs for n, combos in values.items() for c in combos}
+        for name, combo in keys:
+            vals = [v[name][combo] for v in runs if combo in v.get(name, {})]
+            try:
+                found.setdefault((machine, name, combo), []).append((spread(vals), len(vals)))
+            except ValueError:
+                continue
+    for key, items in found.items():
+        data.table[key] = Noise(spread=max(s for s, _ in items),
+                                runs=sum(n for _, n in items), groups=len(items))
+    return data
