@@ -12,9 +12,11 @@ The statistic: for each (machine, commit, env) group of at least two repeat file
 each benchmark + parameter combination, the *spread* of the repeat values =
 (max - min) / median, i.e. the largest relative change seen between two runs of the
 same code. A benchmark's noise is the largest spread over its groups on that machine
-(:class:`Noise`: with the number of repeat runs it came from). A change must exceed it
-to count (:mod:`.regressions`); with N repeats the spread underestimates the true
-range, so the pages say how many runs each value came from.
+(:class:`Noise`: with the number of repeat runs it came from). A change must exceed
+:attr:`Noise.threshold` = twice the spread to count (:mod:`.regressions`): a few
+repeats see less than the full range of run-to-run changes (with 5 repeats the spread
+is about 2.3 standard deviations, a change between two runs exceeds it about 1 time
+in 10; twice it, about 1 in 1000), and the pages say how many runs it came from.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class Noise:
     spread: float
     runs: int
     groups: int
+
+    @property
+    def threshold(self) -> float:
+        """The relative change a value must exceed to count: 2 * ``spread``."""
+        return 2 * self.spread
 
 
 @dataclasses.dataclass

@@ -6,8 +6,8 @@ A change from ``before`` to ``after`` is a **regression** (or an improvement) on
     overlap (asv's pessimistic test), **and**
 (b) the change is larger than that benchmark's run-to-run noise: ``after > before *
     (1 + t)`` or ``after < before / (1 + t)`` (a factor, as ``asv compare`` counts),
-    where ``t`` is the noise measured from repeated runs of one commit
-    (:mod:`.noise`) when there is any for that machine + benchmark + parameters, else
+    where ``t`` is twice the noise measured from repeated runs of one commit
+    (:attr:`.noise.Noise.threshold`) when there is any for that machine + benchmark + parameters, else
     the conservative default of asv's ``regressions_thresholds`` (``asv.conf.json``;
     where several regexes match the largest applies; none: :data:`DEFAULT_THRESHOLD`).
 
@@ -151,7 +151,7 @@ def rule_for(machine: str, name: str, combo: tuple[str, ...], noise: NoiseData |
     asv's threshold of ``name`` in ``table``."""
     measured = noise.of(machine, name, combo) if noise is not None else None
     if measured is not None:
-        return Rule(measured.spread, "noise", measured.runs)
+        return Rule(measured.threshold, "noise", measured.runs)
     return Rule(threshold_for(name, table), "asv default", 0)
 
 
