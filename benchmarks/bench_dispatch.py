@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import backend, pairing
+from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
 
 
 def _sum(*xs):

@@ -12,6 +12,7 @@ import socket
 import threading
 
 from runtime import xla_client as xc
+from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
 
 
 def _free_port() -> int:

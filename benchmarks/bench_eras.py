@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import backend, bench_compile, bench_dispatch, pairing, transfer_paths
+from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
 from runtime import xla_client as xc
 
 BACKENDS = list(backend.ERAS)

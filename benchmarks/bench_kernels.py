@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from benchmarks import backend, pairing
+from benchmarks import backend, intervals, pairing
+from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
 
 
 def _run(exe, args):
@@ -41,11 +42,17 @@ class Matmul:
         "time_runtime_matmul", "time_ref_numpy_matmul", "Reference: numpy a @ b on the host.")
 
     def track_runtime_gflops(self, n):
+        """matmul throughput in GFLOP/s (2 n^3 floating-point operations per call, 1e9
+        per GFLOP): median of 9 samples of at least 2e8 FLOP each, interval recorded."""
         reps = max(1, int(2e8 // (2 * n ** 3)))
-        start = time.perf_counter()
-        for _ in range(reps):
-            _run(self.exe, self.args)
-        return 2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9
+        rates = []
+        for _ in range(9):
+            start = time.perf_counter()
+            for _ in range(reps):
+                _run(self.exe, self.args)
+            rates.append(2 * n ** 3 * reps / (time.perf_counter() - start) / 1e9)
+        return intervals.record(intervals.benchmark_name(self, Matmul.track_runtime_gflops),
+                                (n,), rates, reps)
 
     track_runtime_gflops.unit = "GFLOP/s"
 
@@ -103,7 +110,7 @@ class Linalg:
 
 
 class SortAndReduce:
-    params = ([1 << 16, 1 << 22],)
+    params = ([1 << 16, 1 << 20],)
     param_names = ["n"]
 
     def setup(self, n):

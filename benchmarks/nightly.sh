@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # One nightly round on the installed project: benchmark HEAD, keep the environment
-# beside the results, render the offline dashboard (pjrt-conformance dashboard).
-# Usage: benchmarks/nightly.sh [--quick] [--machine NAME] [other asv run args]
+# beside the results, give every track_ value its 99% interval, render the offline
+# dashboard (pjrt-conformance dashboard).
+# Usage: benchmarks/nightly.sh [--quick] [--machine NAME] [--store] [--repeat K]
+#                              [other asv run args]
 #   benchmarks/nightly.sh --quick      every benchmark once (repeat=1, number=1,
 #                                      rounds=1, no warm-up), results stored
+#   benchmarks/nightly.sh --machine cpu-2core-epyc --store
+#                                      also copy the round's result file (and
+#                                      machine.json, benchmarks.json) into the
+#                                      committed history, benchmarks/results/
+#   benchmarks/nightly.sh --machine cpu-2core-epyc --repeat 2
+#                                      A/A: 2 rounds of the same commit, each kept as
+#                                      benchmarks/noise/<machine>/<commit8>-<env>-run<k>.json
+#                                      (k after the runs already there; with --store
+#                                      the first round also goes to benchmarks/results/)
 #   PJRT_BENCH_PLATFORM=cuda benchmarks/nightly.sh
 # asv's own --quick stores no results, so --quick here maps to attribute overrides
 # that keep one real measurement per benchmark. Without --machine, the machine is
@@ -12,11 +23,18 @@
 # Without --bench, each benchmark module is one `asv run` (asv stores a run's results
 # only when it ends): a round cut short, or a module that fails, keeps the results of
 # the modules before it; the script then exits 1 after rendering the dashboard.
+# track_ benchmarks write their samples under PJRT_BENCH_SAMPLES (a fresh folder per
+# round); `python -m benchmarks.intervals` then writes their statistics into the result
+# file's stats_ci_99_a/b, stats_q_25/q_75, stats_number, stats_repeat and samples.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python}
 args=()
 machine=""
 bench=""
+store=""
+repeat=1
+noise=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --bench|-b) bench=1; args+=("$1") ;;
@@ -24,6 +42,9 @@ while [ $# -gt 0 ]; do
         --quick) args+=(-a repeat=1 -a number=1 -a rounds=1 -a warmup_time=0) ;;
         --machine) machine="$2"; args+=(--machine "$2"); shift ;;
         --machine=*) machine="${1#--machine=}"; args+=("$1") ;;
+        --store) store=1 ;;
+        --repeat) repeat="$2"; noise=1; shift ;;
+        --repeat=*) repeat="${1#--repeat=}"; noise=1 ;;
         *) args+=("$1") ;;
     esac
     shift
@@ -39,18 +60,52 @@ mkdir -p ".asv/results/$machine"
 pip freeze > ".asv/results/$machine/${commit:0:8}-pip-freeze.txt"
 shopt -s nullglob
 failed=()
-if [ -n "$bench" ]; then
-    asv run --python=same --set-commit-hash="$commit" --launch-method=spawn "${args[@]}" \
-        || failed+=("asv run ${args[*]}")
-else
-    for module in benchmarks/bench_*.py; do
-        module="$(basename "$module" .py)"
-        asv run --python=same --set-commit-hash="$commit" --launch-method=spawn \
-            --bench "^${module}\\." "${args[@]}" || failed+=("$module")
-    done
-fi
+one_round() {
+    local samples
+    samples="$(mktemp -d)"
+    export PJRT_BENCH_SAMPLES="$samples"
+    rm -f ".asv/results/$machine/${commit:0:8}"-*.json  # this round's values only
+    if [ -n "$bench" ]; then
+        asv run --python=same --set-commit-hash="$commit" --launch-method=forkserver "${args[@]}" \
+            || failed+=("asv run ${args[*]}")
+    else
+        for module in benchmarks/bench_*.py; do
+            module="$(basename "$module" .py)"
+            asv run --python=same --set-commit-hash="$commit" --launch-method=forkserver \
+                --bench "^${module}\\." "${args[@]}" || failed+=("$module")
+        done
+    fi
+    "$PYTHON" -m benchmarks.intervals "$samples" ".asv/results/$machine/${commit:0:8}"-*.json
+    rm -rf "$samples"
+}
+for k in $(seq 1 "$repeat"); do
+    start=$(date +%s)
+    one_round
+    echo "nightly: round $k of $repeat took $(( $(date +%s) - start )) s"
+    if [ -n "$store" ] && [ "$k" = 1 ]; then
+        mkdir -p "benchmarks/results/$machine"
+        cp ".asv/results/$machine/${commit:0:8}"-*.json "benchmarks/results/$machine/"
+        # a committed machine.json (history.sh writes every field) is kept as it is
+        [ -e "benchmarks/results/$machine/machine.json" ] \
+            || cp ".asv/results/$machine/machine.json" "benchmarks/results/$machine/"
+        cp .asv/results/benchmarks.json benchmarks/results/benchmarks.json
+        echo "nightly: stored in benchmarks/results/$machine/"
+    fi
+    if [ -n "$noise" ]; then
+        mkdir -p "benchmarks/noise/$machine"
+        [ -e "benchmarks/noise/$machine/machine.json" ] \
+            || cp ".asv/results/$machine/machine.json" "benchmarks/noise/$machine/"
+        for f in ".asv/results/$machine/${commit:0:8}"-*.json; do
+            base="$(basename "$f" .json)"
+            n=1
+            while [ -e "benchmarks/noise/$machine/$base-run$n.json" ]; do n=$((n + 1)); done
+            cp "$f" "benchmarks/noise/$machine/$base-run$n.json"
+            echo "nightly: A/A run stored as benchmarks/noise/$machine/$base-run$n.json"
+        done
+    fi
+done
 out="${DASHBOARD_OUT:-.asv/dashboard}"
-pjrt-conformance dashboard --out "$out"
+pjrt-conformance dashboard --out "$out" || echo "nightly: dashboard failed" >&2
 echo "dashboard: $out/index.html (a static site: open the file, no server needed)"
 if [ ${#failed[@]} -gt 0 ]; then
     echo "nightly: asv run failed for: ${failed[*]} (the other modules' results are stored)" >&2
