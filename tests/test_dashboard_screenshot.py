@@ -65,8 +65,8 @@ def test_a_chart_without_points_fails_the_pixel_check(tmp_path, monkeypatch):
     and none of the series colours (the legend swatches are removed too)."""
     real = history.build
 
-    def emptied(dirs):
-        out = real(dirs)
+    def emptied(dirs, ordering=None):
+        out = real(dirs, ordering)
         for chart in out:
             chart.series = {label: [] for label in chart.series}
         return out
@@ -114,3 +114,69 @@ def test_the_first_screen_answers_did_the_last_run_regress(tmp_path):
     red, green = _box_pixels(tmp_path, site.Inputs(results=[results], bundles=None,
                                                    limits=None), "clean")
     assert green > 2000 and red < 50, (red, green)
+
+
+_MEASURE = """<script>
+window.addEventListener('load', () => {
+  const out = {page: document.documentElement.scrollWidth, view: window.innerWidth,
+               cut: [], legends: [], lines: []};
+  for (const t of document.querySelectorAll('table')) {
+    const box = t.parentElement, style = getComputedStyle(box);
+    const scrolls = ['auto', 'scroll'].includes(style.overflowX)
+                    && box.getBoundingClientRect().right <= window.innerWidth + 1;
+    if (t.getBoundingClientRect().right > window.innerWidth + 1 && !scrolls)
+      out.cut.push(t.rows[0].textContent.slice(0, 60));
+  }
+  for (const c of document.querySelectorAll('.card')) {
+    out.legends.push(c.querySelectorAll('.legend li').length);
+    const svg = c.querySelector('svg.chart');
+    if (svg) out.lines.push(new Set([...svg.querySelectorAll('polyline, circle, rect[fill],'
+      + ' polygon')].map(e => e.getAttribute('fill') + e.getAttribute('stroke'))).size);
+  }
+  const pre = document.createElement('pre'); pre.id = 'measured';
+  pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _measure(tmp_path, page):
+    """Layout facts of ``page`` at 1280x800 from headless Chromium's DOM (a measuring
+    script added to a copy of the page: the site itself has none)."""
+    import json
+    probe = page.with_name(f"probe-{page.name}")
+    probe.write_text(page.read_text().replace("</body>", _MEASURE + "</body>"))
+    proc = subprocess.run([CHROMIUM, *OFFLINE, f"--user-data-dir={tmp_path / 'profile'}",
+                           "--window-size=1280,800", "--virtual-time-budget=5000",
+                           "--dump-dom", probe.as_uri()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = proc.stdout.split('<pre id="measured">', 1)[1].split("</pre>", 1)[0]
+    return json.loads(text.replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def test_committed_pages_are_readable_at_1280(tmp_path):
+    """On the committed history at 1280x800: no page is wider than the window, no table
+    is cut off (each fits or scrolls inside its own container), no chart has more than
+    8 legend entries."""
+    committed = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(committed)], bundles=None,
+                           limits=None, repo=committed.parent.parent), out)
+    for page in ("index.html", "commits.html", "releases.html", "ratios.html"):
+        got = _measure(tmp_path, out / page)
+        assert got["page"] <= got["view"] and got["cut"] == [], (page, got)
+        assert max(got["legends"], default=0) <= 8, (page, got["legends"])
+        assert page == "index.html" or got["legends"], page   # chart pages have charts
+
+
+def test_the_layout_check_can_fail(tmp_path):
+    """A table taken out of its scrolling container and a chart of 20 series are caught."""
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(FIXTURE)], bundles=None, limits=None),
+               out)
+    page = out / "commits.html"
+    wide = "<table><tr><th>" + "x" * 400 + "</th></tr></table>"
+    legend = '<div class="card"><ul class="legend">' + "<li>s</li>" * 20 + "</ul></div>"
+    page.write_text(page.read_text().replace("</h1>", "</h1>" + wide + legend, 1))
+    got = _measure(tmp_path, page)
+    assert got["cut"] and max(got["legends"]) == 20
