@@ -124,5 +124,5 @@ def test_kernel_families_and_program_counts_are_reported(pytester, workers):
                                                "pass": 2, "fail_wrong_result": 2}}
     # two devices: each compiles once and reuses once
     assert doc["programs"] == {"compiles": 2, "cache_hits": 2}, doc["programs"]
-    assert "## Kernel families" in md and "| demo | 2 | 2 |" in md.replace("| 0 ", "")
+    assert "## Kernel families" in md and "| demo | 2/4 (50%) | 2 | 2 |" in md.replace("| 0 ", "")
     assert "Programs compiled: 2, executables served from the cache: 2." in md

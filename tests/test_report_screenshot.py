@@ -1,7 +1,7 @@
 """report.html in headless Chromium: the first screen (1280x800) shows the verdict, the
 per-area bars and the first failure, and for the committed lammps plugin and CPU
-reports the plugin identity, the "Why not certified" heading and a plugin failure first
--- checked on the screenshot's pixels."""
+reports the plugin identity, the "Why not certified" heading, the failures by root cause
+(a plugin row first) and the first next step -- checked on the screenshot's pixels."""
 
 import html
 import json
@@ -81,7 +81,10 @@ def test_a_clean_run_has_no_red_on_the_first_screen(tmp_path):
 #: Marker colours painted over what the vendor's first screen must show; a screenshot
 #: holding a marker's pixels proves that element is on the first 1280x800 screen.
 MARKERS = {"#identity": (0x00, 0xfe, 0x01), "h2#why": (0x01, 0x00, 0xfe),
-           "#first-failure .card.a-plugin": (0xfe, 0x00, 0xfd)}
+           "#first-step": (0xfe, 0x00, 0xfd),
+           "#root-causes tr.a-plugin:first-of-type, #root-causes tr:nth-child(2).a-plugin":
+           (0x02, 0xfd, 0xfe),
+           "#root-causes tr:last-child": (0xfd, 0xfe, 0x03)}
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN_BUNDLES = sorted((ROOT / "reports" / "lammps-jax-pjrt-cpu").glob("*/report.json"))[-1:] \
     + sorted((ROOT / "reports" / "cpu").glob("*/report.json"))[-1:]
@@ -95,9 +98,10 @@ def _marked(page: str) -> str:
 
 @pytest.mark.parametrize("path", PLUGIN_BUNDLES, ids=[p.parent.parent.name for p in
                                                       PLUGIN_BUNDLES])
-def test_first_screen_shows_identity_why_not_certified_and_a_plugin_failure(tmp_path, path):
+def test_first_screen_shows_identity_why_not_certified_and_the_root_causes(tmp_path, path):
     """The committed lammps plugin and CPU reports: the plugin identity line, the "Why not
-    certified" heading and a plugin-attributed first failure are all on the first screen."""
+    certified" heading, the first next step, the root-cause list's first row (a plugin
+    cause) and its last row are all on the first screen."""
     doc = json.loads(path.read_text())
     page = report_html.render(doc)
     title = page[page.index("<h1>"):page.index("</h1>")]

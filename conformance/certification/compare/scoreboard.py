@@ -11,15 +11,17 @@ never passes for the newest; see :func:`collect`).
 A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names no
 bundle, and that has no bundle at all, gets a row saying why the attempt failed.
 
-Per backend: the plugin verdict (certified or not, with the plugin's pass rate: the
-share of tests without a plugin or unattributed failure) and the stack findings (the
+Per backend: the plugin verdict (certified or not, with the pass rate of
+:func:`conformance.certification.compare.pass_rate.pass_rate`, the one definition the
+reports use too: passed / (tests run - not supported - skipped)) and the stack findings (the
 two-part headline of
 :func:`conformance.certification.verdict.decide.headline`; for a bundle that predates it,
 the overall ``verdict``, marked "(overall)"), the split of
 non-pass results by ``attribution`` when the results carry it, each with its number of
 root causes (distinct defect-catalog entries, plus each failing test no entry matches),
-the suite, jax, jaxlib, plugin package and plugin C API versions, the date and the pass rate per area (pass / all results of the
-area: skipped and not_supported count as not passing). Every bundle is checked with
+the suite, jax, jaxlib, plugin package and plugin C API versions, the date and the pass
+rate per area (the same definition). Each column head names the bundle's profile.
+Bundles under ``<REPORTS_DIR>/archive/`` are ignored (:func:`discover`). Every bundle is checked with
 ``bundle.verify``; one that fails, or whose report.json is malformed, is marked
 "not intact" with the first problem, never trusted, never a traceback.
 """
@@ -41,9 +43,13 @@ from conformance.certification.attribution import sources as attribution
 from conformance.certification.bundle import entries
 from conformance.certification.bundle import files as bundle
 from conformance.certification.results import jsontext
+from conformance.certification.compare import pass_rate as rates
+from conformance.certification.compare.pass_rate import percent  # noqa: F401 (public here too)
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
 ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
+#: The folder of a reports tree whose bundles the scoreboard and docsgen ignore.
+ARCHIVE = "archive"
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
                           autoescape=jinja2.select_autoescape(["html", "j2"]),
                           undefined=jinja2.StrictUndefined)
@@ -63,7 +69,7 @@ class Row:
     verdict: str = ""
     split: dict[str, int] | None = None
     causes: dict[str, tuple[int, int]] = dataclasses.field(default_factory=dict)
-    plugin_rate: str = ""
+    pass_rate: str = ""
     plugin_package: str = ""
     suite: str = ""
     jaxlib: str = ""
@@ -78,7 +84,8 @@ class Row:
 
     def band(self, area: str) -> str:
         """CSS class of ``area``'s cell by pass rate: ``full`` (all pass), ``high``
-        (>= 90%), ``mid`` (>= 50%), ``low`` (< 50%, 0% included), ``none`` (absent)."""
+        (>= 90%), ``mid`` (>= 50%), ``low`` (< 50%, 0% included), ``none`` (absent, or
+        nothing counted)."""
         passed, total = self.areas.get(area, (0, 0))
         if not total:
             return "none"
@@ -87,38 +94,25 @@ class Row:
             "mid" if pct >= 50 else "low"
 
     def rate(self, area: str) -> str:
-        """``pass/total (pct%)`` of ``area``, or "" when the bundle has no such area."""
+        """``passed/counted (pct%)`` of ``area`` (:mod:`..pass_rate`), ``n/a (none
+        counted)`` when all its tests were skipped or not supported, "" when the bundle
+        has no such area."""
         if area not in self.areas:
             return ""
         passed, total = self.areas[area]
-        return f"{passed}/{total} ({percent(passed, total)})" if total else "0/0"
-
-
-def percent(passed: int, total: int) -> str:
-    """``passed/total`` as a percentage that never rounds to a claim the counts do not
-    make: ``100%`` only when all pass, ``0%`` only when none does (206/207 is ``99.5%``,
-    not ``100%``; 1/1000 is ``0.1%``). ValueError when ``total`` <= 0 or ``passed`` is
-    outside 0..total."""
-    if total <= 0 or not 0 <= passed <= total:
-        raise ValueError(f"percent: expected 0 <= passed <= total and total > 0, "
-                         f"got passed={passed}, total={total}")
-    pct = 100 * passed / total
-    if passed in (0, total):
-        return f"{pct:.0f}%"
-    digits = 0
-    while round(pct, digits) in (0, 100) and digits < 6:
-        digits += 1
-    text = f"{pct:.{digits}f}"
-    if float(text) in (0.0, 100.0):  # still rounds to a claim: say so with < / >
-        return f"{'>99.9' if pct > 50 else '<0.1'}%"
-    return f"{text}%"
+        return f"{passed}/{total} ({percent(passed, total)})" if total else \
+            "n/a (none counted)"
 
 
 def backend_key(doc: dict[str, Any]) -> str:
-    """``<platform> / <plugin folder>`` or ``<platform> / built-in`` (see module doc)."""
+    """``<platform> / <plugin folder>`` or ``<platform> / built-in`` (see module doc); the
+    folder is ``loaded.library_locator.package`` when the report records one."""
     platform = doc.get("platform") or {}
-    library = (platform.get("loaded") or {}).get("library_path")
-    plugin = Path(library).parent.name.replace("_", "-") if library else "built-in"
+    loaded = platform.get("loaded") or {}
+    library, locator = loaded.get("library_path"), loaded.get("library_locator") or {}
+    folder = locator.get("package") if isinstance(locator, dict) else None
+    plugin = (folder or Path(library).parent.name).replace("_", "-") if library else \
+        "built-in"
     return f"{platform.get('name', '?')} / {plugin}"
 
 
@@ -162,15 +156,6 @@ def _causes(results: list[dict[str, Any]]) -> dict[str, tuple[int, int]]:
     return {a: (len(ids), loose) for a, (ids, loose) in out.items()}
 
 
-def _plugin_rate(results: list[dict[str, Any]], split: dict[str, int] | None) -> str:
-    """The share of tests without a plugin or unattributed failure ("" without
-    attributions)."""
-    if split is None or not results:
-        return ""
-    bad = split.get("plugin", 0) + split.get("unattributed", 0)
-    return f"{len(results) - bad}/{len(results)} ({percent(len(results) - bad, len(results))})"
-
-
 def _profile(prof: Any) -> str:
     if not isinstance(prof, dict) or not prof:
         return "none"
@@ -182,14 +167,15 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     suite = doc["suite"]
     api = doc["platform"].get("pjrt_c_api_version")
     framework_api = doc["platform"].get("framework_pjrt_c_api_version")
-    areas = {name: (counts.get("pass", 0), sum(counts.values()))
+    areas = {name: rates.pass_rate(counts)
              for name, counts in sorted(doc.get("areas", {}).items())}
     sha = (suite.get("git_sha") or "")[:7]
     split = _split(doc["results"])
     package = doc["platform"].get("plugin_package") or {}
     return Row(backend=backend_key(doc), source=str(path), verdict=_verdict(doc),
                profile=_profile(doc.get("profile")), split=split,
-               causes=_causes(doc["results"]), plugin_rate=_plugin_rate(doc["results"], split),
+               causes=_causes(doc["results"]),
+               pass_rate=rates.text(rates.counts_of(doc["results"])),
                plugin_package=f"{package.get('distribution', '?')} {package.get('version', '?')}"
                if isinstance(package, dict) and package else "",
                suite=suite["version"] + (f" ({sha})" if sha else ""),
@@ -214,8 +200,23 @@ def _bundle_row(path: Path) -> tuple[Row, str]:
                    problem=f"not intact: report.json is malformed ({first})"), ""
 
 
+def archived(path: Path, root: Path) -> bool:
+    """True when ``path`` lies under ``root``'s :data:`ARCHIVE` folder (``reports/archive/
+    ...``): a bundle moved there is kept but no longer shown. ValueError when ``path``
+    is not under ``root``."""
+    return Path(path).relative_to(root).parts[:1] == (ARCHIVE,)
+
+
+def discover(root: Path, pattern: str = "**/report.json") -> list[Path]:
+    """The files under ``root`` matching ``pattern`` (sorted), those under
+    ``root/archive/`` left out (:func:`archived`)."""
+    root = Path(root)
+    return [p for p in sorted(root.glob(pattern)) if not archived(p, root)]
+
+
 def collect(reports_dir: Path, passed_over: list[Row] | None = None) -> list[Row]:
-    """The rows of ``reports_dir``: the newest bundle per backend key and jaxlib release
+    """The rows of ``reports_dir`` (bundles under its ``archive/`` folder ignored): the
+    newest bundle per backend key and jaxlib release
     (a column per release: the release matrix's bundles side by side), then failed
     attempts of backend folders without a bundle. An intact bundle always wins over one
     that is not (a bundle dated in the future, or tampered, never passes for the newest):
@@ -229,7 +230,7 @@ def collect(reports_dir: Path, passed_over: list[Row] | None = None) -> list[Row
     newest: dict[str, tuple[tuple[bool, str], Row]] = {}   # (intact, started_utc), row
     later_broken: dict[str, list[tuple[str, Row]]] = {}
     broken: list[Row] = []
-    for report in sorted(root.glob("**/report.json")):
+    for report in discover(root):
         row, started = _bundle_row(report.parent)
         if row.backend.startswith("?"):
             broken.append(row)
@@ -247,7 +248,7 @@ def collect(reports_dir: Path, passed_over: list[Row] | None = None) -> list[Row
     rows = [row for _, row in sorted(newest.values(),
                                      key=lambda x: (x[1].backend, release_key(x[1].jaxlib)))]
     rows += broken
-    for path in sorted(root.glob("*/attempt.json")):
+    for path in discover(root, "*/attempt.json"):
         if any(Path(r.source).parent == path.parent for r in rows):
             continue
         try:
@@ -320,14 +321,14 @@ def _cell(text: str) -> str:
 
 def render_markdown(rows: list[Row]) -> str:
     """The table (backends as columns) with a note on how it was made."""
-    head = ["", *[f"**{r.backend}**" for r in rows]]
+    head = ["", *[f"**{r.backend}** ({r.profile or 'no profile'})" for r in rows]]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
 
     def line(label: str, values: list[str]) -> None:
         lines.append("| " + " | ".join([label, *map(_cell, values)]) + " |")
 
     line("plugin verdict", [r.problem or r.verdict for r in rows])
-    line("plugin pass rate", [r.plugin_rate for r in rows])
+    line("pass rate", [r.pass_rate for r in rows])
     for who in ATTRIBUTIONS:
         line(f"{who} failures", [failures_text(r, who) if not r.problem else "" for r in rows])
     line("tests", [str(r.tests or "") for r in rows])
@@ -342,9 +343,9 @@ def render_markdown(rows: list[Row]) -> str:
     for area in areas_of(rows):
         line(f"`{area}`", [r.rate(area) for r in rows])
     line("bundle", [f"`{r.source}`" for r in rows])
-    note = ("Pass rate per area = pass / all results of the area (skipped and not_supported "
-            "count as not passing; a rate is 100% only when every result passes). Newest bundle "
-            "per backend (platform / plugin library folder) and jaxlib release; generated "
+    note = (f"{rates.DEFINITION[0].upper()}{rates.DEFINITION[1:]} The same rate per area. "
+            "Column heads name the profile. Newest bundle per backend (platform / plugin "
+            "library folder) and jaxlib release, bundles under `archive/` ignored; generated "
             "by `pjrt-conformance scoreboard`.")
     return "\n".join(lines) + "\n\n" + note + "\n"
 
@@ -360,7 +361,8 @@ def render_html(rows: list[Row], page_dir: Path | None = None) -> str:
             links[r.source] = os.path.relpath(target.resolve(), Path(page_dir).resolve())
     return _ENV.get_template("scoreboard.html.j2").render(
         rows=rows, areas=areas_of(rows), links=links, groups=groups(rows),
-        attributions=ATTRIBUTIONS, failures_text=failures_text, verdict_word=verdict_word)
+        attributions=ATTRIBUTIONS, failures_text=failures_text, verdict_word=verdict_word,
+        definition=rates.DEFINITION)
 
 
 def insert_markdown(path: Path, table: str) -> None:

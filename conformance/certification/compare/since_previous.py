@@ -2,18 +2,27 @@
 ``since_previous``), for the report's "Changes since the previous bundle" section.
 
 The previous bundle is the newest other bundle beside the new one (the folders of
-``out_dir``'s parent, e.g. ``reports/cpu/``) of the same backend
-(:func:`conformance.certification.compare.scoreboard.backend_key`) that started before
-it and passes ``verify``'s checks (a tampered or broken bundle is never compared with).
+``out_dir``'s parent, e.g. ``reports/cpu/``) that started before it, passes ``verify``'s
+checks (a tampered or broken bundle is never compared with) and is of the same kind of
+run (:func:`kind`): the same backend
+(:func:`conformance.certification.compare.scoreboard.backend_key`), the same profile
+name (``v11``; or both without one) and the same test selection (:func:`selection`:
+``--cpu-devices``, ``-k``, ``-m``, ``--deselect``, ``--shard`` and ``--num-processes``
+as recorded). A v8 run is never the previous bundle of a v11 run.
+
 The summary holds the previous bundle's folder name (never a local path), its start time
-and verdict, and :func:`conformance.certification.compare.diff.compare`'s lists: new
-failures and fixes (test id, old status, new status; at most :data:`SHOWN` each, with
-their full counts), the number of other status changes, added and removed tests, and the
-changed environment and verdict facts.
+and verdict, ``unlike`` (what makes the two runs differ in kind, one sentence each: the
+profile's content, the jax or jaxlib release, the test set), and
+:func:`conformance.certification.compare.diff.compare`'s lists restricted to the tests
+present in both runs: new failures and fixes (test id, old status, new status; at most
+:data:`SHOWN` each, with their full counts), the number of other status changes, then
+the added tests (with ``added_failing``, how many of them fail: never counted as new
+failures) and removed tests, and the changed environment and verdict facts.
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +32,43 @@ from conformance.certification.compare import diff
 from conformance.certification.compare.scoreboard import backend_key
 
 SHOWN = 20
+#: Options of the recorded command line that select tests (a value follows each).
+SELECTING = ("-k", "-m", "--deselect", "--shard", "--num-processes")
+
+
+def selection(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The test selection of a report: ``cpu_devices`` and the :data:`SELECTING` options
+    of its ``command`` (``-k EXPR`` and ``-k=EXPR`` alike), as sorted (option, value)
+    pairs. An unparsable command line selects by its whole text."""
+    pairs = [("--cpu-devices", str(doc.get("cpu_devices")))]
+    try:
+        words = shlex.split(str(doc.get("command") or ""))
+    except ValueError:
+        return tuple(pairs + [("command", str(doc.get("command")))])
+    for i, w in enumerate(words):
+        name, eq, value = w.partition("=")
+        if name in SELECTING and eq:
+            pairs.append((name, value))
+        elif w in SELECTING and i + 1 < len(words):
+            pairs.append((w, words[i + 1]))
+    return tuple(sorted(pairs))
+
+
+def kind(doc: dict[str, Any]) -> tuple[Any, ...]:
+    """(backend key, profile name or None, :func:`selection`): two runs compare only
+    when these are equal."""
+    prof = doc.get("profile") if isinstance(doc.get("profile"), dict) else None
+    return backend_key(doc), (prof or {}).get("name"), selection(doc)
 
 
 def previous(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
-    """(folder, report) of the previous intact bundle of ``doc``'s backend beside
+    """(folder, report) of the previous intact bundle of ``doc``'s :func:`kind` beside
     ``out_dir``, or None."""
     out_dir = Path(out_dir)
     parent = out_dir.parent
     if not parent.is_dir():
         return None
-    key, started = backend_key(doc), str(doc.get("started_utc") or "")
+    key, started = kind(doc), str(doc.get("started_utc") or "")
     found: list[tuple[str, Path, dict[str, Any]]] = []
     for report in parent.glob("*/report.json"):
         folder = report.parent
@@ -43,7 +79,7 @@ def previous(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, dict[str, Any]] 
         except (OSError, ValueError):
             continue
         when = str(old.get("started_utc") or "")
-        if backend_key(old) == key and when < started:
+        if kind(old) == key and when < started:
             found.append((when, folder, old))
     for when, folder, old in sorted(found, key=lambda f: f[0], reverse=True):
         if not bundle.verify(folder).problems:
@@ -51,24 +87,49 @@ def previous(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, dict[str, Any]] 
     return None
 
 
+def unlike(old: dict[str, Any], new: dict[str, Any], changes: dict[str, list]) -> list[str]:
+    """Sentences saying how the two runs differ in kind: the profile's content (same
+    name, another sha256 or version), the jax and jaxlib releases, the test set (tests
+    only in one of them). Empty when they are alike."""
+    out = []
+    po, pn = old.get("profile") or {}, new.get("profile") or {}
+    if (po.get("version"), po.get("sha256")) != (pn.get("version"), pn.get("sha256")):
+        out.append(f"the profile changed: {po.get('name')} version {po.get('version')} "
+                   f"(sha256 {str(po.get('sha256'))[:12]}) -> version {pn.get('version')} "
+                   f"(sha256 {str(pn.get('sha256'))[:12]})")
+    for lib in ("jax", "jaxlib"):
+        a, b = old["environment"].get(lib), new["environment"].get(lib)
+        if a != b:
+            out.append(f"the {lib} release changed: {a} -> {b}")
+    if changes["added"] or changes["removed"]:
+        out.append(f"the test set changed: {len(changes['added'])} test(s) only in this run, "
+                   f"{len(changes['removed'])} only in the previous one (not counted as new "
+                   "failures or fixes)")
+    return out
+
+
 def summary(out_dir: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     """The ``since_previous`` section of ``doc`` written to ``out_dir`` (see the module
-    doc), or None when there is no previous bundle of the backend."""
+    doc), or None when there is no previous bundle of its kind."""
     found = previous(out_dir, doc)
     if found is None:
         return None
     folder, old = found
     changes = diff.compare(old, doc)
+    added = set(changes["added"])
+    new_failures = [c for c in changes["new_failures"] if c[0] not in added]
     return {
         "bundle": folder.name,
         "started_utc": old.get("started_utc"),
         "verdict": old.get("verdict"),
-        "new_failures": [list(c) for c in changes["new_failures"][:SHOWN]],
-        "new_failure_count": len(changes["new_failures"]),
+        "unlike": unlike(old, doc, changes),
+        "new_failures": [list(c) for c in new_failures[:SHOWN]],
+        "new_failure_count": len(new_failures),
         "fixes": [list(c) for c in changes["fixes"][:SHOWN]],
         "fix_count": len(changes["fixes"]),
         "changed": len(changes["changed"]),
         "added": len(changes["added"]),
+        "added_failing": len(changes["new_failures"]) - len(new_failures),
         "removed": len(changes["removed"]),
         "environment": [[k, o, n] for k, o, n in changes["environment"]
                         if k.startswith(("environment.", "verdict"))][:SHOWN],

@@ -1,8 +1,12 @@
 """``report.html``: one self-contained page (inline CSS and SVG, no scripts, no external
 files), readable at a glance.
 
-The first screen (1280x800) holds the verdict with every reason and the tests it
-names (linked), a pass-rate bar per area, and the first failure with a table of
+The first screen (1280x800) holds the verdict with every reason, the failures by root
+cause under "Why not certified" (:mod:`conformance.certification.rendering.root_causes`:
+catalog entry or uncataloged test, attribution, upstream status, what to do, tests per
+cause) with the first next step, then a pass-rate bar per area (the pass rate of
+:mod:`conformance.certification.compare.pass_rate`, its definition printed under the
+bars), and the first failure with a table of
 contents of the failures grouped by area and likely root cause
 (:mod:`conformance.certification.rendering.failure_view`). Further down: per-tier bars, the
 full status tables (non-zero failure cells coloured), each failure once (input without
@@ -20,7 +24,9 @@ from typing import Any
 import jinja2
 
 from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import root_causes
 from conformance.certification.rendering import svg
+from conformance.certification.compare import pass_rate as rates
 from conformance.certification.verdict import decide as verdict
 from conformance.certification.results.records import STATUSES
 
@@ -96,5 +102,7 @@ def render(doc: dict[str, Any]) -> str:
         fid={f["nodeid"]: f"f-{view.anchor(f['nodeid'])}" for f in failures},
         area_rows=_rows(doc["areas"]), tier_rows=_rows(doc["tiers"]),
         extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram,
-        stack=doc.get("stack_findings"),
+        stack=doc.get("stack_findings"), causes=root_causes.rows(doc),
+        label=root_causes.label, rate=rates.text(doc["summary"]["by_status"]),
+        definition=rates.DEFINITION,
         headline=verdict.headline(doc, upper=True) if doc.get("stack_findings") else "")

@@ -8,6 +8,8 @@ from typing import Any
 from conformance.certification.bundle import provenance
 from conformance.certification.rendering import failure_view as view
 from conformance.certification.rendering import coverage_md
+from conformance.certification.rendering import root_causes
+from conformance.certification.compare import pass_rate as rates
 from conformance.certification.attribution.sources import stack_findings
 from conformance.certification.results.records import STATUSES
 from conformance.certification.verdict import decide as verdict
@@ -44,11 +46,12 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
 
 
 def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list[str]:
-    """A Markdown section with one row of status counts per area or tier."""
-    return ["", f"## {title}", "", f"| {key} | " + " | ".join(STATUSES) + " |",
-            "|---|" + "---|" * len(STATUSES)] + [
-        f"| {name} | " + " | ".join(str(c[k]) for k in STATUSES) + " |"
-        for name, c in rows.items()]
+    """A Markdown section with one row of status counts per area or tier, and its pass
+    rate (:func:`conformance.certification.compare.pass_rate.text`)."""
+    return ["", f"## {title}", "", f"| {key} | pass rate | " + " | ".join(STATUSES) + " |",
+            "|---|---|" + "---|" * len(STATUSES)] + [
+        f"| {name} | {rates.text(c)} | " + " | ".join(str(c.get(k, 0)) for k in STATUSES)
+        + " |" for name, c in rows.items()]
 
 
 def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
@@ -170,7 +173,12 @@ def _since_previous_lines(doc: dict[str, Any]) -> list[str]:
              f"Against `{prev['bundle']}` (started {prev['started_utc']}, verdict "
              f"{prev['verdict']}): {prev['new_failure_count']} new failure(s), "
              f"{prev['fix_count']} fix(es), {prev['changed']} other status change(s), "
-             f"{prev['added']} test(s) added, {prev['removed']} removed."]
+             f"{prev['added']} test(s) added"
+             + (f" ({prev['added_failing']} of them failing)" if prev.get("added_failing")
+                else "") + f", {prev['removed']} removed. New failures and fixes count only "
+             "the tests of both runs."]
+    if prev.get("unlike"):
+        lines += ["", "**The runs differ in kind:**", ""] + [f"- {u}" for u in prev["unlike"]]
     for title, key in (("New failures", "new_failures"), ("Fixes", "fixes")):
         if prev[key]:
             lines += ["", f"{title}:", ""] + [f"- `{n}`: {o or 'absent'} -> {s}"
@@ -189,6 +197,7 @@ def render(doc: dict[str, Any]) -> str:
         verdict_line(doc),
         "",
         f"**{headline(doc)}**",
+    ] + root_causes.markdown(doc) + [
         "",
         f"- Suite: {provenance.describe(doc['suite'])}",
         f"- Platform: {p.get('name')} `{' / '.join(str(p.get('platform_version')).splitlines())}`"
@@ -214,6 +223,8 @@ def render(doc: dict[str, Any]) -> str:
         f"Collected {s['collected']}, reported {s['reported']}"
         + (f", expected by the profile {s['expected']}." if s.get("expected") is not None
            else "."),
+        "",
+        f"Pass rate: {rates.text(s['by_status']) or 'n/a (no results)'}; {rates.DEFINITION}",
         "",
         "| status | count |",
         "|---|---|",

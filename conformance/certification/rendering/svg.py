@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from conformance.certification.compare import pass_rate as rates
+
 PASS_COLOUR = "#2e9e44"
 FAIL_COLOUR = "#d62728"
 OTHER_COLOUR = "#c8c8c8"
@@ -37,7 +39,7 @@ def pass_rate_bar(counts: Mapping[str, int], failing: Sequence[str], *, width: i
             rects.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
                          f'fill="{colour}"/>')
             x += w
-    rate = f"{100 * passed / total:.1f}% pass" if total else "no tests"
+    rate = f"pass rate {rates.text(counts)}" if total else "no tests"
     return (f'<svg class="bar" role="img" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
             f'<title>{escape(rate)}</title>{"".join(rects)}'

@@ -16,7 +16,7 @@ step names:
 - ``waivable``: whether ``--waivers`` can turn these failures into ``waived``: never for
   a wrong result, crash or timeout (any test of the cause), never needed for a
   framework or suite finding (it does not count against the plugin), else yes;
-  ``action``: one sentence saying what to do.
+  ``action``: one sentence saying what to do (:func:`todo`: the same in a few words).
 
 Causes are ordered by what blocks certification first: the plugin's and unattributed
 ones, those that cannot be waived first, then by the number of tests.
@@ -54,6 +54,19 @@ def _action(attribution: str, waivable: bool, cataloged: bool, upstream: str | N
              else f" and file {report}" if report else "")
     return fix + filed + ("; or waive it with --waivers until fixed" if waivable else
                           "; it cannot be waived (a wrong result, crash or timeout)")
+
+
+def todo(step: dict[str, Any]) -> str:
+    """What to do about a step (a :func:`build` entry, or one read back from a
+    report.json), in a few words for a table row: the short form of its ``action``."""
+    up = str(step.get("upstream") or "")
+    if step.get("attribution") not in _BLOCKING:
+        return "not the plugin's: " + ("track the upstream issue" if up.startswith("http")
+                                       else "report it upstream")
+    if not step.get("cataloged"):
+        return "triage: run the reproduction"
+    return ("fix it in the plugin" if step.get("attribution") == "plugin" else "triage it") \
+        + ("; waivable until fixed" if step.get("waivable") else "; cannot be waived")
 
 
 def build(failures: list[dict[str, Any]], catalog: list[Any]) -> list[dict[str, Any]]:
