@@ -177,3 +177,52 @@ def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
     assert all(r.profile.startswith("v") or " v" in r.profile for r in rows)
     page = sb.render_html(rows, tmp_path / "reports")
     assert 'href="cpu/r0.10.2/report.html"' in page and 'href="cpu/r0.12.0.1/report.html"' in page
+
+
+def test_one_pass_rate_for_the_plugin_column_and_the_areas_and_it_is_stated():
+    """Skips and not_supported are left out of the rate; framework failures count against
+    it (the old "plugin pass rate" counted them as passes, the area cells did not)."""
+    from conformance.certification.compare import pass_rate
+    counts = {"pass": 6, "crash": 1, "fail_error": 1, "skipped": 3, "not_supported": 2}
+    assert pass_rate.pass_rate(counts) == (6, 8) and pass_rate.text(counts) == "6/8 (75%)"
+    assert pass_rate.text({"skipped": 2}) == "n/a (none counted)"
+    with pytest.raises(ValueError):
+        pass_rate.pass_rate({"pass": -1})
+    results = [{"status": s, "attribution": a} for s, a in (
+        ("pass", None), ("crash", "framework"), ("fail_error", "plugin"),
+        ("skipped", None), ("not_supported", None))]
+    assert pass_rate.text(pass_rate.counts_of(results)) == "1/3 (33%)"
+
+
+def test_rates_column_heads_and_definition_on_both_pages(reports):
+    tests = profiles.load(profiles.DEFAULT_PROFILE).tests
+    first = next(pid for pid in sorted(tests) if tests[pid] == "core")
+    _bundle(reports, "cpu", "2", started="2026-11-24T00:00:00+00:00", failing=(first,))
+    rows = scoreboard.collect(reports)
+    builtin = rows[0]
+    area = next(a for a, (p, t) in builtin.areas.items() if p < t)
+    assert builtin.pass_rate.startswith(f"{builtin.tests - 1}/{builtin.tests} (")
+    md = scoreboard.render_markdown(rows)
+    assert f"**cpu / built-in** ({profiles.DEFAULT_PROFILE})" in md
+    assert "| pass rate | " in md and "plugin pass rate" not in md
+    assert "Pass rate = passed / (tests run - not supported - skipped)" in md
+    page = scoreboard.render_html(rows)
+    assert f"&middot; {profiles.DEFAULT_PROFILE}</th>" in page
+    assert "Pass rate = passed / (tests run - not supported - skipped)" in page
+    assert builtin.rate(area).startswith(f"{builtin.areas[area][0]}/")
+
+
+def test_bundles_under_archive_are_ignored(reports):
+    import shutil
+    from conformance import docsgen
+    before = [r.source for r in scoreboard.collect(reports)]
+    (reports / "archive").mkdir()
+    shutil.copytree(reports / "lammps" / "new", reports / "archive" / "lammps" / "newer")
+    shutil.copytree(reports / "cpu" / "1", reports / "archive" / "1")
+    doc = json.loads((reports / "archive" / "1" / "report.json").read_text())
+    doc["started_utc"] = "2027-01-01T00:00:00+00:00"
+    (reports / "archive" / "1" / "report.json").write_text(json.dumps(doc))
+    assert [r.source for r in scoreboard.collect(reports)] == before
+    assert not any(b.folder.startswith("archive/") for b in docsgen.bundles(reports))
+    assert scoreboard.archived(reports / "archive" / "1" / "report.json", reports)
+    assert not scoreboard.archived(reports / "cpu" / "1" / "report.json", reports)

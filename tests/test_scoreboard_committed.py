@@ -1,6 +1,8 @@
 """The committed scoreboard (reports/scoreboard.html and the table in reports/README.md)
 equals a fresh `pjrt-conformance scoreboard` run on the committed bundles, as the README
-says it is made; a stale copy fails here. Only the bundles git tracks count: a bundle the
+says it is made; a stale copy fails here. Every bundle it shows is on the default profile
+and verifies signed against reports/allowed_signers (bundles moved to reports/archive/
+are not shown). Only the bundles git tracks count: a bundle the
 main job just wrote into reports/ is not part of the committed scoreboard."""
 
 import shutil
@@ -47,3 +49,42 @@ def test_the_check_fails_on_a_stale_copy(tmp_path):
     html = (fresh / "scoreboard.html").read_text(encoding="utf-8")
     stale = html.replace(">not certified<", ">certified<", 1)
     assert stale != html   # a changed verdict is a different page
+
+
+def _shown_bundles() -> list[Path]:
+    """The bundles the committed scoreboard shows (``pjrt-conformance scoreboard
+    reports/`` picks them: the newest per backend and jaxlib release, archive/ ignored)."""
+    from conformance.certification.compare import scoreboard
+
+    _tracked_reports()   # skips outside a git checkout
+    return [Path(r.source) for r in scoreboard.collect(ROOT / "reports")
+            if (Path(r.source) / "report.json").is_file()]
+
+
+def test_every_bundle_on_the_scoreboard_is_on_the_default_profile():
+    import json
+
+    from conformance.certification.verdict import profiles
+
+    off = []
+    for path in _shown_bundles():
+        prof = json.loads((path / "report.json").read_text()).get("profile") or {}
+        if prof.get("name") != profiles.DEFAULT_PROFILE:
+            off.append(f"{path.relative_to(ROOT)}: profile {prof.get('name') or 'none'}")
+    assert not off, (f"bundles on the scoreboard not on the default profile "
+                     f"{profiles.DEFAULT_PROFILE} (re-run them, or move them to "
+                     f"reports/archive/): {off}")
+
+
+def test_every_bundle_on_the_scoreboard_verifies_against_the_allowed_signers():
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("ssh-keygen is not installed: signatures cannot be checked")
+    bad = []
+    for path in _shown_bundles():
+        proc = subprocess.run([sys.executable, "-m", "conformance.cli", "verify", str(path),
+                               "--allowed-signers", str(ROOT / "reports" / "allowed_signers")],
+                              capture_output=True, text=True, timeout=600)
+        if proc.returncode not in (0, 1) or "signature: verified" not in proc.stdout:
+            bad.append(f"{path.relative_to(ROOT)}: exit {proc.returncode}: "
+                       f"{(proc.stdout + proc.stderr).strip().splitlines()[-1:]}")
+    assert not bad, f"bundles on the scoreboard that do not verify signed: {bad}"
