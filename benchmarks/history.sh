@@ -46,10 +46,15 @@ with open(path + ".tmp", "w") as out:
 os.replace(path + ".tmp", path)
 EOF
 start=$(date +%s)
-# One round, few samples: the history is many short points; track_ratio_* pair each
-# operation with its reference inside one process, so they need no more.
+# One round (rounds=1) of the samples benchmarks/sampling.py sets (10-15 per value);
+# track_ benchmarks write their samples under PJRT_BENCH_SAMPLES, and
+# benchmarks.intervals puts asv's 99% interval of them into the result files.
+samples=$(mktemp -d)
+export PJRT_BENCH_SAMPLES=$samples
 "$ASV" run --config asv.matrix.conf.json --machine "$MACHINE" --bench '^bench_eras\.' \
-  --launch-method forkserver -a rounds=1 -a repeat=3 -a warmup_time=0.05 \
-  "$@" "$COMMIT^!"
+  --launch-method forkserver -a rounds=1 "$@" "$COMMIT^!"
 echo "history: asv matrix run took $(( $(date +%s) - start )) s; results in benchmarks/results/"
+"${PYTHON:-python}" -m benchmarks.intervals "$samples" \
+  "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json
+rm -rf "$samples"
 "${PYTHON:-python}" -m benchmarks.history  # every jaxlib of the matrix and every era measured?

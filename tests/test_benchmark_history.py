@@ -157,3 +157,98 @@ def test_committed_history_has_several_commits_of_one_environment():
         commits.setdefault((result.params["machine"], result.env_name), set()).add(
             result.commit_hash)
     assert max(len(c) for c in commits.values()) >= 3, commits
+
+
+# --- intervals: every track_ value carries its samples and asv's 99% interval ---------
+
+from benchmarks import intervals  # noqa: E402
+
+_COLUMNS = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
+            "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat",
+            "samples", "profile"]
+
+
+def test_a_track_ratio_records_samples_that_give_an_interval(tmp_path, monkeypatch):
+    monkeypatch.setenv(intervals.ENV, str(tmp_path))
+    value = _StandIn().track_ratio_work_vs_ref(1)
+    records = intervals.load(tmp_path)
+    [(name, params)] = records
+    assert name == f"{__name__.split('.')[-1]}._StandIn.track_ratio_work_vs_ref" \
+        or name.endswith("._StandIn.track_ratio_work_vs_ref")
+    assert params == ("1",)
+    [rec] = records[name, params]
+    assert len(rec["samples"]) == pairing.REPS > 1 and rec["value"] == value
+    st = intervals.stats(rec["samples"])
+    assert st["ci_99_a"] <= value <= st["ci_99_b"] and st["ci_99_a"] < st["ci_99_b"]
+    assert st["repeat"] == pairing.REPS
+
+
+def test_nothing_is_recorded_without_the_samples_folder(monkeypatch, tmp_path):
+    monkeypatch.delenv(intervals.ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert intervals.record("x.Y.track_z", (), [1.0, 3.0, 2.0]) == 2.0
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_speed_ratio_is_the_inverse_and_says_higher_is_better():
+    class Speed:
+        def time_a(self):
+            _work(2)
+
+        def time_ref(self):
+            _work(1)
+
+        track_ratio_a_vs_ref = pairing.make_ratio("time_a", "time_ref", "Reference: spin.",
+                                                  speed=True)
+
+    assert Speed.track_ratio_a_vs_ref.unit == pairing.HIGHER == "ratio (higher is better)"
+    assert _StandIn.track_ratio_work_vs_ref.unit == pairing.LOWER
+    assert 0.2 < Speed().track_ratio_a_vs_ref() < 1.0
+
+
+def _synthetic_result(path: Path, value: float, other: float) -> None:
+    row = [[value, other], [["1", "2"]], "v", 0, 1.0]  # asv drops trailing null columns
+    doc = {"commit_hash": "0" * 40, "env_name": "existing-py", "date": 0,
+           "params": {"machine": "m", "python": "3.11"}, "python": "3.11",
+           "requirements": {}, "env_vars": {}, "result_columns": _COLUMNS,
+           "results": {"bench_x.C.track_ratio_a_vs_b": row}, "durations": {},
+           "version": 2}
+    path.write_text(json.dumps(doc))
+
+
+def test_post_processing_writes_the_interval_into_an_asv_result_file(tmp_path, monkeypatch):
+    pytest.importorskip("asv")
+    from asv.results import Results
+
+    samples = tmp_path / "samples"
+    monkeypatch.setenv(intervals.ENV, str(samples))
+    ratios = [0.9, 1.0, 1.1, 0.95, 1.05, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97]
+    value = intervals.record("bench_x.C.track_ratio_a_vs_b", (1,), ratios)
+    intervals.record("bench_x.C.track_ratio_a_vs_b", (2,), [5.0, 6.0])  # another value
+    result = tmp_path / "m" / "00000000-existing-py.json"
+    result.parent.mkdir()
+    _synthetic_result(result, value, 7.0)
+    assert intervals.main([str(samples), str(result)]) == 0
+    doc = json.loads(result.read_text())
+    row = dict(zip(doc["result_columns"], doc["results"]["bench_x.C.track_ratio_a_vs_b"]))
+    assert row["stats_ci_99_a"][0] < value < row["stats_ci_99_b"][0]
+    assert row["stats_ci_99_a"][1] is None  # 7.0 matches no record: not judged
+    assert row["stats_repeat"][0] == len(ratios) and row["samples"][0] == ratios
+    loaded = Results.load(str(result))  # asv reads it back
+    [stats, _] = loaded.get_result_stats("bench_x.C.track_ratio_a_vs_b", [["1", "2"]])
+    assert stats["ci_99_a"] == row["stats_ci_99_a"][0]
+
+
+def test_the_spread_script_checks_the_five_percent_rule(tmp_path, monkeypatch, capsys):
+    from benchmarks import spread
+
+    samples = tmp_path / "samples"
+    monkeypatch.setenv(intervals.ENV, str(samples))
+    tight = intervals.record("bench_x.C.track_ratio_a_vs_b", (1,), [1.0 + i / 1000 for i in range(21)])
+    result = tmp_path / "r.json"
+    _synthetic_result(result, tight, 7.0)
+    intervals.main([str(samples), str(result)])
+    assert spread.main(["ci", str(result)]) == 1  # 7.0 has no interval
+    assert "1 of 2 values" in capsys.readouterr().out
+    assert spread.aa_spread([str(result), str(result)])[("bench_x.C.track_ratio_a_vs_b",
+                                                          ("1",))] == 0.0
