@@ -107,7 +107,7 @@ def test_the_overview_opens_with_the_answer(regressed):
     assert page.index('id="last-run"') < page.index('id="site-contents"')
     if regressed:
         assert "Last run regressed: 1 regression (0 confirmed, 1 new)" in box
-        assert "2.00&times; slower" in box
+        assert "2.00\u00d7 slower" in box
     else:
         assert "Last run: no regression" in box and "slower" not in box
     assert "machine <b>m1</b>" in box

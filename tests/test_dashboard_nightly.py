@@ -34,7 +34,10 @@ def _nightly(tmp_path, *args, fail_module="", rc=0):
         (stubs / name).write_text(FAILING_ASV if name == "asv" else STUB)
         (stubs / name).chmod(0o755)
     log = tmp_path / "log"
+    (stubs / "python").write_text(STUB)   # nightly.sh's `$PYTHON -m benchmarks.intervals`
+    (stubs / "python").chmod(0o755)
     env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", STUB_LOG=str(log),
+               PYTHON=str(stubs / "python"),
                FAIL_MODULE=fail_module or "no-such-module")
     proc = subprocess.run(["bash", str(repo / "benchmarks" / "nightly.sh"), *args], env=env,
                           capture_output=True, text=True, timeout=120)
