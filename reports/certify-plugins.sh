@@ -45,7 +45,10 @@ for entry in "${BACKENDS[@]}"; do
       rm -f "$OUT/$folder/.probe.err"; STATUS=1; continue
     fi
     rm -f "$OUT/$folder/.probe.err"
-    args+=(--plugin-library "$library" --plugin-options "{\"cpu_device_count\": $DEVICES}")
+    # Each of these is XLA's CPU plugin: it flushes subnormals as jaxlib's CPU client does,
+    # which its vendor declares (docs/float-controls.md).
+    args+=(--plugin-library "$library" --plugin-options "{\"cpu_device_count\": $DEVICES}"
+           --float-controls=xla-cpu)
   fi
   # shellcheck disable=SC2206
   args+=(${EXTRA_ARGS:-})

@@ -15,7 +15,8 @@ from tests.bundle_helpers import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).parent / "dashboard_fixture" / "results"
-BUNDLE = ROOT / "reports" / "xla-cpu-pjrt" / "20261123T082216Z"
+# The newest committed bundle of a plugin (the bundles are regenerated on each new profile).
+BUNDLE = max((ROOT / "reports" / "xla-cpu-pjrt").glob("*/report.json"), default=ROOT / "x").parent
 LIMITS = {"schema": "pjrt-conformance/device-limits/1", "device": "NVIDIA H100",
           "platform": "cuda", "jax": "0.11.2", "jaxlib": "0.11.2",
           "measured_at": "2026-11-23T10:00:00+00:00",

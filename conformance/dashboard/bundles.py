@@ -3,8 +3,10 @@
 Every ``report.json`` under the reports folder (``reports/<backend>/<stamp>/``) is
 read with :func:`conformance.certification.bundle.reportfile.load` (schema-checked); its
 results give area (:func:`conformance.certification.results.records.area_of`) and status.
-Pass rate of an area = pass / all its results (skipped, not_supported and flaky count
-as not passing, as on the scoreboard). Backends are keyed as on the scoreboard
+Pass rate of an area: the one definition of the scoreboard and the report
+(:mod:`conformance.certification.compare.pass_rate`: passed / (tests run - not supported
+- skipped)). Bundles under ``reports/archive/`` are not shown
+(:func:`conformance.certification.compare.scoreboard.discover`). Backends are keyed as on the scoreboard
 (:func:`conformance.certification.compare.scoreboard.backend_key`). A bundle that does not
 load, or that ``verify`` finds not intact (a tampered bundle is never drawn as
 genuine), is kept as a :class:`Broken` entry with the reason.
@@ -19,7 +21,7 @@ from typing import Any
 
 from conformance.certification.results import records
 from conformance.certification.bundle import reportfile
-from conformance.certification.compare import scoreboard
+from conformance.certification.compare import pass_rate, scoreboard
 from conformance.certification.compare.scoreboard import backend_key
 from conformance.dashboard.errors import UsageError
 
@@ -51,9 +53,9 @@ class Bundle:
 
     def share(self, area: str | None = None) -> str:
         """``rate`` as text that never rounds to 100% or 0% unless it is
-        (:func:`conformance.certification.compare.scoreboard.percent`); "" when absent."""
+        (:func:`conformance.certification.compare.pass_rate.percent`); "" when absent."""
         passed, total = self.counts(area)
-        return scoreboard.percent(passed, total) if total else ""
+        return pass_rate.percent(passed, total) if total else ""
 
     def rate(self, area: str | None = None) -> float | None:
         """Pass rate in percent of ``area`` (all areas when None); None when absent."""
@@ -87,11 +89,11 @@ def read(path: Path) -> Bundle:
         raise reportfile.MalformedReport(f"not intact ({len(problems)} problem(s): "
                                          f"{problems[0]}); check it with: pjrt-conformance "
                                          f"verify {path}")
-    areas: dict[str, tuple[int, int]] = {}
+    by_area: dict[str, list[dict[str, Any]]] = {}
     for result in doc["results"]:
-        area = records.area_of(result["nodeid"])
-        passed, total = areas.get(area, (0, 0))
-        areas[area] = (passed + (result["status"] == "pass"), total + 1)
+        by_area.setdefault(records.area_of(result["nodeid"]), []).append(result)
+    areas = {area: pass_rate.pass_rate(pass_rate.counts_of(results))
+             for area, results in by_area.items()}
     started = datetime.datetime.fromisoformat(doc["started_utc"])
     if started.tzinfo is None:
         started = started.replace(tzinfo=datetime.timezone.utc)
@@ -107,7 +109,7 @@ def collect(reports_dir: Path) -> tuple[dict[str, list[Bundle]], list[Broken]]:
     root = Path(reports_dir)
     if not root.is_dir():
         raise UsageError(f"{root}: no such reports directory")
-    found = sorted(root.glob("**/report.json"))
+    found = scoreboard.discover(root)
     if not found:
         raise UsageError(f"{root}: holds no report bundle (report.json)")
     by_backend: dict[str, list[Bundle]] = {}

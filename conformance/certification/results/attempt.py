@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import file_limits
+from conformance.certification.bundle import local_paths
 from conformance.certification.results import jsontext
 
 #: Lines of stderr kept as the reason a run gave no bundle.
@@ -36,7 +37,10 @@ FIELDS = ("backend", "package", "package_version", "library", "command", "exit_c
 def record(*, backend: str, exit_code: int, seconds: float, package: str = "",
            library: str = "", bundle: str = "", error_text: str = "",
            command: str = "") -> dict[str, Any]:
-    """The attempt record (see the module docstring). Raises ValueError for an empty
+    """The attempt record (see the module docstring). Local absolute paths in
+    ``library``, ``command`` and ``error_text`` are redacted as in a bundle
+    (``local_paths.redact``: a plugin library becomes its path inside its package), since
+    the record is committed beside the bundles. Raises ValueError for an empty
     ``backend`` or a negative ``seconds``."""
     if not backend:
         raise ValueError("record: argument 'backend' must be a non-empty str")
@@ -49,7 +53,8 @@ def record(*, backend: str, exit_code: int, seconds: float, package: str = "",
         except importlib.metadata.PackageNotFoundError:
             version = None
     made = bool(bundle) and (Path(bundle) / "report.json").is_file()
-    lines = [ln for ln in error_text.splitlines() if ln.strip()]
+    lines = [local_paths.redact(ln) for ln in error_text.splitlines() if ln.strip()]
+    library, command = local_paths.redact(library), local_paths.redact(command)
     return {"backend": backend, "package": package or None, "package_version": version,
             "library": library or None, "command": command or None,
             "exit_code": int(exit_code), "seconds": float(seconds),
