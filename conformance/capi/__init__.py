@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import local_paths
 from conformance.processes import runner
 
 #: The attribution strings this module returns (the shared data model's names).
@@ -48,8 +49,11 @@ def plugin_of(header: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
         raise TypeError(f"plugin_of: argument 'header' must be the report dict, "
                         f"got {type(header).__name__}")
     loaded = (header.get("platform") or {}).get("loaded") or {}
-    path = loaded.get("library_path")
-    if loaded.get("how") != "PJRT C API plugin" or not path or not Path(path).is_file():
+    if loaded.get("how") != "PJRT C API plugin":
+        return None
+    # a bundle's report names the library by its package (local_paths.for_bundle)
+    path = local_paths.find_library(loaded)
+    if path is None:
         return None
     return path, dict(loaded.get("options") or {})
 

@@ -122,3 +122,30 @@ def for_bundle(doc: dict[str, Any]) -> dict[str, Any]:
         out["platform"]["loaded"]["library_path"] = (
             path if path.startswith("package ") else describe_library(path))
     return out
+
+
+def find_library(loaded: dict[str, Any]) -> str | None:
+    """The plugin library of ``loaded`` (a report's ``platform.loaded``) on this machine:
+    its ``library_path`` when that file exists (a report still in memory), else the file
+    :func:`library_locator` recorded inside its installed package (a bundle's report:
+    the path is no longer there); None when neither is found here."""
+    path = loaded.get("library_path")
+    if path and not str(path).startswith("package ") and Path(path).is_file():
+        return str(path)
+    where = loaded.get("library_locator") or {}
+    if not where.get("package") or not where.get("file"):
+        return None
+    import importlib.util
+    try:
+        spec = importlib.util.find_spec(where["package"])
+    except (ImportError, ValueError):
+        return None
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    if spec is not None and not folders and spec.origin:
+        folders = [str(Path(spec.origin).parent)]
+    for folder in folders:
+        candidate = Path(folder) / where["file"]
+        if candidate.is_file():
+            return str(candidate)
+    return None
+
