@@ -18,7 +18,7 @@ from jax import lax
 from conformance.helpers import assertions as ph
 from conformance.programs import sharded as sp
 from conformance.helpers import sharding_helpers as shh
-from conformance.helpers.reproduction import reproduction
+from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import lowering
 from runtime import xla_client
 
@@ -47,7 +47,8 @@ def test_sharded_elementwise(client, runner, data):
     call = f"execute_sharded(add, {case.spec} over mesh {dict(case.mesh.shape)})"
     out, problem, text, _ = runner.run("add", lax.add, [x, y], [case.sharding] * 2,
                                        case.sharding, case.shape)
-    with reproduction(call, inputs=[x, y], program=text):
+    with reproduction(call, inputs=[x, y], program=text,
+                      sharding=placement([case.sharding] * 2, case.sharding)):
         assert not problem, f"{problem} [{call}]"
         ph.assert_exact(out, x + y, call=call)
 
@@ -94,7 +95,7 @@ def test_collective(client, runner, name, data):
                                                        -1).reshape(-1, n)]
     call = f"{name} over axis {axis!r} of mesh {dict(mesh.shape)}, device groups {groups}"
     out, problem, text, _ = runner.run(f"{name}-{axis}", fn, [x], [in_s], out_s, out_shape)
-    with reproduction(call, inputs=[x], program=text):
+    with reproduction(call, inputs=[x], program=text, sharding=placement([in_s], out_s)):
         assert not problem, f"{problem} [{call}]"
         ph.assert_exact(out, expected, call=call)
 

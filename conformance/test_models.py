@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from conformance.helpers import dtype_helpers as dh
-from conformance.helpers.reproduction import reproduction
+from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import cache as programs
 from conformance.programs import model_oracle, models
 from conformance.programs import sharded as sp
@@ -76,7 +76,8 @@ def test_data_parallel_training_step(client, runner, seed, data):
     results, text = runner.run_outputs(f"data_parallel_{len(devices)}",
                                        models.data_parallel_step, args, shardings, replicated,
                                        [np.shape(r) for r in ref])
-    with reproduction(call, program=text, inputs=args):
+    with reproduction(call, program=text, inputs=args,
+                      sharding=placement(shardings, replicated)):
         for (_, problem) in results:
             assert not problem, f"{problem} [{call}]"
         model_oracle.check([r for r, _ in results], ref, cpu, names,

@@ -20,7 +20,7 @@ from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import host_memory as hm
 from conformance.helpers import sharding_helpers as shh
 from conformance.helpers import strategies as hh
-from conformance.helpers.reproduction import reproduction
+from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import lowering
 from conformance.programs import moves
 from conformance.programs import sharded as sp
@@ -198,7 +198,8 @@ def test_one_mib_shards(client, xc, runner, ndim):
                   f"batched_device_put({call})")
     out, problem, text, _ = runner.run("affine", lambda a: a * 2 + 1, [x], [sharding],
                                        sharding, shape)
-    with reproduction(f"execute_sharded(2 x + 1, {call})", program=text):
+    with reproduction(f"execute_sharded(2 x + 1, {call})", program=text,
+                      sharding=placement([sharding], sharding)):
         assert not problem, f"{problem} [execute_sharded(2 x + 1, {call})]"
         ph.assert_bitwise_equal(out, x * np.float32(2) + np.float32(1),
                                 call=f"execute_sharded(2 x + 1, {call})")
@@ -215,7 +216,8 @@ def test_one_mib_shards(client, xc, runner, ndim):
         what = f"execute_sharded({move.describe}, {call})"
         got, problem, text, _ = runner.run(f"one_mib_{move.name}", move.fn, [bits], [sharding],
                                            out_sharding, move.result_shape)
-        with reproduction(what, program=text, inputs=[bits]):
+        with reproduction(what, program=text, inputs=[bits],
+                          sharding=placement([sharding], out_sharding)):
             assert not problem, f"{problem} [{what}]"
             ph.assert_bitwise_equal(got, move.expected(bits), call=what)
 
@@ -232,6 +234,7 @@ def test_zero_size_output_shards_have_the_shard_shape(client, runner, spec):
     x = np.zeros(shape, np.int32)
     call = f"execute_sharded(add, int32{list(shape)} under {sharding.spec} over {n} devices)"
     out, problem, text, _ = runner.run("add", lax.add, [x, x], [sharding] * 2, sharding, shape)
-    with reproduction(call, inputs=[x, x], program=text):
+    with reproduction(call, inputs=[x, x], program=text,
+                      sharding=placement([sharding] * 2, sharding)):
         assert not problem, f"{problem} [{call}]"
         ph.assert_exact(out, x, call=call)

@@ -23,7 +23,7 @@ from conformance.helpers import assertions as ph
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers as dh
 from conformance.helpers import sharding_helpers as shh
-from conformance.helpers.reproduction import reproduction
+from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import cache as programs
 from conformance.programs import coverage, interpreter, rng_and_ids, sharded
 from conformance.programs import stablehlo_catalog as catalog
@@ -105,7 +105,8 @@ def test_partition_and_replica_id(program_cache, client, xc, two_devices) -> Non
     fn, sharding = rng_and_ids.partition_id_program(two_devices)
     out, problem, text, _ = runner.run("stablehlo_ops_partition_id", fn, [x], [sharding],
                                        sharding, x.shape)
-    with reproduction("partition_id in a shard_map", program=text, inputs=[x]):
+    with reproduction("partition_id in a shard_map", program=text, inputs=[x],
+                      sharding=placement([sharding], sharding)):
         assert not problem, problem
         ph.assert_bitwise_equal(out, want_partition, call="partition_id")
     replica_text = rng_and_ids.as_replica_id(text)
@@ -114,7 +115,8 @@ def test_partition_and_replica_id(program_cache, client, xc, two_devices) -> Non
     per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
     coverage.note_executed(replica_text)
     out, problem = sharded.assemble(per_output[0], sharding, x.shape)
-    with reproduction("replica_id in a shard_map", program=replica_text, inputs=[x]):
+    with reproduction("replica_id in a shard_map", program=replica_text, inputs=[x],
+                      sharding=placement([sharding], sharding)):
         assert not problem, problem
         ph.assert_bitwise_equal(out, x, call="replica_id (one replica)")
 
@@ -239,6 +241,6 @@ def test_collective_broadcast(program_cache, client, xc, two_devices, dtype) -> 
                                      ).disassemble_into_single_device_arrays()
     coverage.note_executed(text)
     out, problem = sharded.assemble(per_output[0], sharding, x.shape)
-    with reproduction(call, program=text, inputs=[x]):
+    with reproduction(call, program=text, inputs=[x], sharding=placement([sharding], sharding)):
         assert not problem, problem
         ph.assert_bitwise_equal(out, np.tile(x[:2], n), call="collective_broadcast")

@@ -8,7 +8,10 @@ on the plugin's ``GetPjrtApi``; no jaxlib) in a child process
 plugin crash never takes the caller down. ``docs/capi-path.md`` says why pypjrt.
 
 Correct there means the framework's layer above the C API made the failure;
-wrong there (or a crash) means the plugin did.
+wrong there (or a crash) means the plugin did. A partitioned program is re-run
+partitioned, with the placement the test recorded (``failures[].arrays.sharding``);
+one recorded without it is not re-run at all (outcome ``declined``, no evidence): a
+re-run on one device is not the failing configuration.
 """
 
 from __future__ import annotations
@@ -21,14 +24,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from conformance.capi import partitioned
 from conformance.certification.attribution import sources as attribution
-from conformance.certification.bundle import local_paths
+from conformance.certification.bundle import local_paths, repro
 from conformance.processes import runner
 
 #: The attribution strings this module returns (the shared data model's names).
 #: The child's module, run as ``python -m`` by :mod:`conformance.processes.runner`.
 _CHILD = runner.Module("conformance.capi.child")
 _WRONG_RESULT = "fail_wrong_result"
+#: The outcome of a re-run that was not made (no evidence either way).
+DECLINED = "declined"
 #: test_lifecycle.py tests -> the C API operation on a deleted buffer that they exercise
 #: (on_device_size_in_bytes and execute have no defined C API error to check).
 LIFETIME_OPERATIONS = {
@@ -64,7 +70,9 @@ def plan(record: dict[str, Any], header: dict[str, Any]) -> dict[str, Any] | Non
 
     ``execute`` for a wrong result with its program, inputs and comparison recorded;
     ``transfer`` for a wrong result of the transfer areas with its inputs recorded;
-    ``lifetime`` for the delete tests of :data:`LIFETIME_OPERATIONS`. Raises TypeError
+    ``lifetime`` for the delete tests of :data:`LIFETIME_OPERATIONS`. An ``execute`` of
+    a program of several partitions recorded without its placement carries
+    ``declined`` (why it is not re-run: :func:`run` answers :data:`DECLINED`). Raises TypeError
     for a ``record`` that is not a dict."""
     if not isinstance(record, dict):
         raise TypeError(f"plan: argument 'record' must be a failures[] dict, "
@@ -76,7 +84,11 @@ def plan(record: dict[str, Any], header: dict[str, Any]) -> dict[str, Any] | Non
     arrays = record.get("arrays") or {}
     wrong = record.get("status") == _WRONG_RESULT
     if wrong and record.get("program_text") and arrays.get("inputs") and arrays.get("expected"):
-        return {**base, "check": "execute", "program": record["program_text"], "arrays": arrays}
+        found = {**base, "check": "execute", "program": record["program_text"], "arrays": arrays}
+        n = repro.partitions(record)
+        if n > 1 and not arrays.get("sharding"):
+            found["declined"] = partitioned.declined_detail(n)
+        return found
     if wrong and record.get("area") in _TRANSFER_AREAS and arrays.get("inputs"):
         return {**base, "check": "transfer", "arrays": arrays}
     path, _, name = str(record.get("nodeid")).partition("::")
@@ -86,9 +98,12 @@ def plan(record: dict[str, Any], header: dict[str, Any]) -> dict[str, Any] | Non
 
 
 def run(check: dict[str, Any], *, timeout: float = 120.0) -> tuple[str, str]:
-    """Run a :func:`plan` in a child process: ``("correct" | "wrong" | "undecided",
-    detail)``; a child killed by a signal is ``"wrong"`` (the plugin crashed), one past
-    ``timeout`` seconds ``"undecided"``."""
+    """Run a :func:`plan` in a child process: ``("correct" | "wrong" | "undecided" |
+    "declined", detail)``; a child killed by a signal is ``"wrong"`` (the plugin
+    crashed), one past ``timeout`` seconds ``"undecided"``; a plan that carries
+    ``declined`` starts no child (``"declined"``, its reason)."""
+    if check.get("declined"):
+        return DECLINED, check["declined"]
     fd, path = tempfile.mkstemp(prefix="pjrt-capi-", suffix=".json")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -120,7 +135,8 @@ def evidence(record: dict[str, Any], header: dict[str, Any], *,
     ``framework`` when the plugin gets it right on its own (``outcome`` ``correct``),
     ``plugin`` when it does not, a crash included (``wrong``), with the ``check`` and the
     child's ``detail``; None when this check cannot decide (no C API plugin, nothing
-    recorded to re-run, an op or dtype the check does not handle, an undecided re-run).
+    recorded to re-run, an op or dtype the check does not handle, an undecided re-run,
+    a declined one: a partitioned program recorded without its placement).
     ``timeout``: seconds for the child process. Raises TypeError for a ``record`` or
     ``header`` that is not a dict.
     """

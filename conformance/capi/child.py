@@ -3,7 +3,7 @@
 Run as the child module ``conformance.capi.child PLAN_FILE`` (``runner.Module``) by :func:`conformance.capi.evidence`: it loads
 the plugin library with ``pypjrt`` (ctypes on the PJRT C API, no jaxlib), creates a
 client with the recorded create options, runs one check and prints one JSON line,
-``{"verdict": "correct" | "wrong" | "undecided", "detail": str}``. A crash of the
+``{"verdict": "correct" | "wrong" | "undecided" | "declined", "detail": str}``. A crash of the
 plugin ends this process, never the caller's.
 
 Checks (``plan["check"]``):
@@ -11,7 +11,10 @@ Checks (``plan["check"]``):
 - ``execute``: every recorded input to every device (up to :data:`MAX_DEVICES`),
   compile the recorded StableHLO program for that device, execute, copy the output
   back and judge it with the assertion helper that rejected the framework's result
-  (same helper, same options, same expected array);
+  (same helper, same options, same expected array). A program recorded with its
+  placement (``arrays.sharding``) runs partitioned instead, as the test ran it
+  (:mod:`conformance.capi.partitioned`); one of several partitions
+  (``mhlo.num_partitions`` > 1) without it is ``declined``: never run on one device;
 - ``transfer``: host -> device -> host round trip of every recorded input on every
   device, bit for bit;
 - ``lifetime``: ``PJRT_Buffer_Delete``, then ``PJRT_Buffer_IsDeleted`` must say
@@ -24,16 +27,19 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import sys
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
+from conformance.capi import partitioned
 from conformance.helpers import assertions
 from conformance.helpers import reproduction
 
 MAX_DEVICES = 8
+_PARTITIONS = re.compile(r"mhlo\.num_partitions\s*=\s*(\d+)")
 _ASSERTIONS = ("assert_bitwise_equal", "assert_exact", "assert_allclose", "assert_ulp_close")
 
 
@@ -100,14 +106,21 @@ def _get(buf: Any, dtype: np.dtype) -> np.ndarray:
 
 
 def check_execute(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[str, str]:
+    """The recorded program on the recorded inputs, judged by the assertion that
+    rejected the framework's result: partitioned with the recorded placement
+    (:func:`_check_partitioned`), else on each device alone; ``declined`` for a program
+    of several partitions recorded without its placement (a one-device run is not the
+    failing configuration)."""
     arrays = plan["arrays"]
-    inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]
-    expected = reproduction.decode_array(arrays["expected"])
     helper = arrays["assertion"]
     if helper not in _ASSERTIONS:
         return "undecided", f"no C API check for assertion {helper!r}"
-    options = {k: reproduction.decode_array(v) if isinstance(v, dict) else v
-               for k, v in arrays.get("options", {}).items()}
+    if arrays.get("sharding"):
+        return _check_partitioned(client, pypjrt, plan)
+    found = _PARTITIONS.search(plan["program"])
+    if found and int(found.group(1)) > 1:
+        return "declined", partitioned.declined_detail(int(found.group(1)))
+    inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]
     wrong, right = [], []
     for device in devices:
         opts = pypjrt.CompileOptions(device_assignment=_device_assignment(device.id))
@@ -116,21 +129,63 @@ def check_execute(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[
         if len(outs) != 1:
             return "undecided", f"the program has {len(outs)} outputs; the check takes one"
         out = _get(outs[0], _output_dtype(client._plugin.abi, outs[0].element_type))
-        out, why = _as_recorded(out, arrays.get("observed"))
-        if why:
-            return "undecided", why
-        try:
-            getattr(assertions, helper)(out, expected, call=f"C API on device {device.id}",
-                                        **options)
-            right.append(device.id)
-        except AssertionError as err:
-            wrong.append((device.id, str(err).splitlines()[0]))
+        verdict, text = _judge(out, arrays, f"C API on device {device.id}")
+        if verdict == "undecided":
+            return verdict, text
+        (right if verdict == "correct" else wrong).append((device.id, text))
     if wrong:
         return "wrong", (f"the plugin's own result of the recorded program on the recorded "
                          f"inputs fails {helper} on device(s) {[d for d, _ in wrong]}: "
                          f"{wrong[0][1]}")
     return "correct", (f"the recorded program on the recorded inputs passes {helper} on "
-                       f"device(s) {right}")
+                       f"device(s) {[d for d, _ in right]}")
+
+
+def _judge(out: np.ndarray, arrays: dict, call: str) -> tuple[str, str]:
+    """(``correct`` | ``wrong`` | ``undecided``, the assertion's first line or why the
+    check cannot compare) for ``out`` under the recorded assertion."""
+    out, why = _as_recorded(out, arrays.get("observed"))
+    if why:
+        return "undecided", why
+    options = {k: reproduction.decode_array(v) if isinstance(v, dict) else v
+               for k, v in arrays.get("options", {}).items()}
+    try:
+        getattr(assertions, arrays["assertion"])(
+            out, reproduction.decode_array(arrays["expected"]), call=call, **options)
+    except AssertionError as err:
+        return "wrong", str(err).splitlines()[0]
+    return "correct", ""
+
+
+def _check_partitioned(client: Any, pypjrt: Any, plan: dict) -> tuple[str, str]:
+    """The program over its recorded mesh, all partitions at once
+    (:mod:`conformance.capi.partitioned`); ``undecided`` when the plugin's client lacks
+    a recorded device or an input does not divide by its spec."""
+    arrays, sharding = plan["arrays"], plan["arrays"]["sharding"]
+    inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]
+    abi = client._plugin.abi  # noqa: SLF001
+    try:
+        outs, problem = partitioned.run(
+            client, pypjrt, plan["program"], inputs, sharding,
+            lambda a, d: _put(client, pypjrt, a, d),
+            lambda b: _get(b, _output_dtype(abi, b.element_type)))
+    except (LookupError, ValueError) as err:
+        return "undecided", f"no partitioned C API re-run: {err}"
+    where = (f"{sharding['partitions']} partitions (mesh "
+             f"{dict(zip(sharding['axis_names'], sharding['mesh_shape']))} of devices "
+             f"{sharding['device_ids']})")
+    if problem:
+        return "wrong", f"the plugin's own run over {where}: {problem}"
+    if len(outs) != 1:
+        return "undecided", f"the program has {len(outs)} outputs; the check takes one"
+    verdict, text = _judge(outs[0], arrays, f"C API over {where}")
+    if verdict == "wrong":
+        return "wrong", (f"the plugin's own result of the recorded program on the recorded "
+                         f"inputs over {where} fails {arrays['assertion']}: {text}")
+    if verdict == "correct":
+        return "correct", (f"the recorded program on the recorded inputs over {where} "
+                           f"passes {arrays['assertion']}")
+    return verdict, text
 
 
 def _as_recorded(out: np.ndarray, observed: dict | None) -> tuple[np.ndarray, str | None]:

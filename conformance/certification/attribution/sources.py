@@ -292,7 +292,8 @@ def offline_sources(entries: dict[str, known_failures.Entry]) -> list[Source]:
 def capi_facts(check: str, outcome: str, detail: str) -> Facts | None:
     """The ``capi`` evidence of a C API re-run (:func:`conformance.capi.run`): the
     ``check`` it ran, its ``outcome`` and the child's ``detail``; None for an outcome
-    that decides nothing (``undecided``)."""
+    that decides nothing (``undecided``, or ``declined``: a partitioned program the
+    re-run would have run on one device, which is not the failing configuration)."""
     if outcome not in CAPI_ANSWERS:
         return None
     return {"answer": CAPI_ANSWERS[outcome], "check": check, "outcome": outcome,
