@@ -43,20 +43,6 @@ _PARTITIONS = re.compile(r"mhlo\.num_partitions\s*=\s*(\d+)")
 _ASSERTIONS = ("assert_bitwise_equal", "assert_exact", "assert_allclose", "assert_ulp_close")
 
 
-def _device_assignment(device_id: int) -> bytes:
-    """A serialized ``xla.DeviceAssignmentProto``: one replica, one computation, on
-    ``device_id`` (fields 1 replica_count, 2 computation_count, 3 computation_devices)."""
-    def varint(n: int) -> bytes:
-        out = bytearray()
-        while True:
-            b, n = n & 0x7F, n >> 7
-            out.append(b | (0x80 if n else 0))
-            if not n:
-                return bytes(out)
-    inner = b"\x08" + varint(device_id)
-    return b"\x08\x01\x10\x01\x1a" + varint(len(inner)) + inner
-
-
 _DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
            "float16", "float32", "float64", "bfloat16", "complex64", "complex128", "int4",
            "uint4", "float8_e5m2", "float8_e4m3fn", "float8_e4m3b11fnuz", "float8_e5m2fnuz",
@@ -123,7 +109,7 @@ def check_execute(client: Any, pypjrt: Any, devices: list, plan: dict) -> tuple[
     inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]
     wrong, right = [], []
     for device in devices:
-        opts = pypjrt.CompileOptions(device_assignment=_device_assignment(device.id))
+        opts = pypjrt.CompileOptions(device_assignment=partitioned.device_assignment([device.id]))
         exe = client.compile(plan["program"], options=opts)
         outs = exe(*[_put(client, pypjrt, a, device) for a in inputs])
         if len(outs) != 1:
