@@ -14,7 +14,9 @@ from benchmarks import backend, intervals, pairing, transfer_paths
 from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
 from runtime.xla_client import HostBufferSemantics
 
-SIZES = [4 << 10, 1 << 20, 64 << 20, 1 << 30]
+# Up to 64 MiB: 256 MiB is TransferRatio's (against memcpy); 1 GiB took a third of a
+# nightly round on 2 cores and said nothing the 64 MiB point does not.
+SIZES = [4 << 10, 1 << 20, 64 << 20]
 SEMANTICS = ["IMMUTABLE_ONLY_DURING_CALL", "IMMUTABLE_UNTIL_TRANSFER_COMPLETES", "ZERO_COPY"]
 
 

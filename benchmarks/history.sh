@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Reproduce the committed benchmark history (docs/benchmark-history.md): the backend-era
-# benchmarks (bench_eras: transfer, dispatch, compile, kernels on jaxlib's built-in CPU
-# client and three XLA CPU plugin eras) in every virtualenv of asv.matrix.conf.json
+# Reproduce the committed benchmark history (docs/benchmark-history.md): every benchmark
+# (bench_*: transfer, dispatch, compile, sharding, kernels, distributed, and bench_eras on
+# jaxlib's built-in CPU client and three XLA CPU plugin eras) in every virtualenv of asv.matrix.conf.json
 # (jax/jaxlib 0.10.0-0.10.2 on Python 3.11, 0.11.0-0.12.0.1 on Python 3.12, each with the
 # `plugins` extra), results into benchmarks/results/ (asv's own format; commit them).
 #
@@ -10,6 +10,9 @@
 #   COMMIT=0c61724 benchmarks/history.sh  # another commit (its runtime is built and installed)
 #   benchmarks/history.sh --bench 'bench_eras.Dispatch'   # more `asv run` arguments
 #   benchmarks/history.sh -E virtualenv-py3.11-jax0.10.2-jaxlib0.10.2   # one environment
+#   NOISE_RUN=2 benchmarks/history.sh -E ...   # also keep it as A/A repeat 2 (benchmarks/noise/)
+#   BENCH='^bench_eras\.' benchmarks/history.sh   # some benchmarks only (default: every one)
+#   ROUNDS=2 benchmarks/history.sh   # asv rounds (default 1; benchmarks/sampling.py's 2)
 #
 # Environment: ASV (default: asv), MACHINE (default: cpu-<nproc>core-<cpu family>, e.g.
 # cpu-2core-epyc on 'AMD EPYC', cpu-2core-xeon on 'Intel(R) Xeon(R) Processor'; the
@@ -51,10 +54,19 @@ start=$(date +%s)
 # benchmarks.intervals puts asv's 99% interval of them into the result files.
 samples=$(mktemp -d)
 export PJRT_BENCH_SAMPLES=$samples
-"$ASV" run --config asv.matrix.conf.json --machine "$MACHINE" --bench '^bench_eras\.' \
-  --launch-method forkserver -a rounds=1 "$@" "$COMMIT^!"
+"$ASV" run --config asv.matrix.conf.json --machine "$MACHINE" --bench "${BENCH:-^bench_}" \
+  --launch-method forkserver -a "rounds=${ROUNDS:-1}" "$@" "$COMMIT^!"
 echo "history: asv matrix run took $(( $(date +%s) - start )) s; results in benchmarks/results/"
 "${PYTHON:-python}" -m benchmarks.intervals "$samples" \
   "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json
 rm -rf "$samples"
+# NOISE_RUN=K: this round is also repeat K of an A/A measurement of the commit, kept
+# where asv does not overwrite it (benchmarks/noise/<machine>/<commit8>-<env>-runK.json;
+# the dashboard's run-to-run noise is the spread of these repeats).
+if [ -n "${NOISE_RUN:-}" ]; then
+  mkdir -p "benchmarks/noise/$MACHINE"
+  for f in "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json; do
+    cp "$f" "benchmarks/noise/$MACHINE/$(basename "${f%.json}")-run$NOISE_RUN.json"
+  done
+fi
 "${PYTHON:-python}" -m benchmarks.history  # every jaxlib of the matrix and every era measured?
