@@ -151,7 +151,7 @@ def _check_partitioned(client: Any, pypjrt: Any, plan: dict) -> tuple[str, str]:
     inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]
     abi = client._plugin.abi  # noqa: SLF001
     try:
-        outs, problem = partitioned.run(
+        outs, problem = partitioned.execute(
             client, pypjrt, plan["program"], inputs, sharding,
             lambda a, d: _put(client, pypjrt, a, d),
             lambda b: _get(b, _output_dtype(abi, b.element_type)))

@@ -7,6 +7,12 @@ once with ``num_partitions`` = the mesh size, the SPMD partitioner on and partit
 ``i`` on ``device_ids[i]``, each input cut by its PartitionSpec, executed on every
 device at once (``PJRT_LoadedExecutable_Execute`` over all of them), and the output
 assembled from its shards (replicas must agree bit for bit). NumPy only: no jax.
+
+The standalone reproductions run the same code: :data:`STANDALONE` names the functions
+that :func:`conformance.certification.bundle.repro.shared` copies, source and all, into
+every bundle's ``repro/pjrt_repro.py`` (which imports nothing of this suite), so that a
+C API plugin's partitioned failure is reproduced on the plugin, as here. They use only
+``math``, ``numpy`` and each other.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ import math
 from typing import Any
 
 import numpy as np
+
+#: The functions copied into the standalone reproductions' ``pjrt_repro.py``.
+STANDALONE = ("_axes", "block_index", "global_shape", "assemble", "device_assignment",
+              "execute")
 
 
 def declined_detail(partitions: int) -> str:
@@ -95,7 +105,7 @@ def device_assignment(device_ids: list[int]) -> bytes:
     return out
 
 
-def run(client: Any, pypjrt: Any, program: str, inputs: list[np.ndarray],
+def execute(client: Any, pypjrt: Any, program: str, inputs: list[np.ndarray],
         sharding: dict[str, Any], put: Any, get: Any) -> tuple[list[np.ndarray], str]:
     """Compile ``program`` for ``sharding``'s partitions and run it on their devices;
     return (the global outputs, a problem or ''). ``put(a, device)`` places a host

@@ -39,7 +39,9 @@ class Reproduction:
     """The call that failed, its inputs (``describe_inputs`` text, or None), the
     whole StableHLO program text (or None), copies of the input arrays (or None) and
     what :func:`compared` attached to the failure (or None); ``sharding``: the
-    :func:`placement` of a partitioned program (None: one device)."""
+    :func:`placement` of a partitioned program (None: one device); ``output_index``:
+    which of the program's outputs the comparison took (None: not stated; a program
+    of one output)."""
 
     call: str
     inputs: str | None = None
@@ -47,14 +49,16 @@ class Reproduction:
     input_arrays: tuple[np.ndarray, ...] | None = None
     comparison: dict[str, Any] | None = None
     sharding: dict[str, Any] | None = None
+    output_index: int | None = None
 
     def arrays(self) -> dict[str, Any] | None:
         """The failure's arrays as JSON data, or None when there are none (or one is
         over :data:`MAX_ARRAY_BYTES`): ``inputs`` (list of :func:`encode_array` dicts
         or None), and from :func:`compared` ``observed``, ``expected``, ``assertion``
         (the helper's name in :mod:`conformance.helpers.assertions`) and ``options``
-        (its keyword arguments: numbers, booleans or encoded arrays), and ``sharding``
-        (:func:`placement`) for a partitioned program."""
+        (its keyword arguments: numbers, booleans or encoded arrays), ``sharding``
+        (:func:`placement`) for a partitioned program, and ``output_index`` (which
+        output of a program of several was compared) when stated."""
         inputs = None
         if self.input_arrays is not None:
             inputs = [encode_array(a) for a in self.input_arrays]
@@ -63,6 +67,8 @@ class Reproduction:
         data: dict[str, Any] = {"inputs": inputs}
         if self.comparison is not None:
             data.update(self.comparison)
+            if self.output_index is not None:
+                data["output_index"] = int(self.output_index)
         if self.sharding is not None and any(v is not None for v in data.values()):
             data["sharding"] = self.sharding
         return data if any(v is not None for v in data.values()) else None
@@ -167,13 +173,17 @@ def placement(in_shardings: list[Any], out_sharding: Any) -> dict[str, Any]:
 @contextlib.contextmanager
 def reproduction(call: str, *, program: str | None = None,
                  inputs: list[np.ndarray] | None = None,
-                 sharding: dict[str, Any] | None = None) -> Iterator[None]:
+                 sharding: dict[str, Any] | None = None,
+                 output: int | None = None) -> Iterator[None]:
     """On an exception inside the block, attach the call, inputs and program text.
 
     ``call``: what the block does, e.g. ``"execute(neg, float32) on cpu:0"``;
     ``program``: the StableHLO text it runs; ``inputs``: its host arrays;
     ``sharding``: the :func:`placement` of a partitioned program (its reproduction
-    then runs partitioned over the same devices). The
+    then runs partitioned over the same devices); ``output``: for a program of several
+    outputs, the index of the one the block compares (its reproduction compares that
+    one, and cannot decide among several of the expected dtype and shape without
+    it). The
     facts reach the certification report's failure entry as data and the pytest
     output as a note. Skips (pytest outcomes) pass through untouched.
     """
@@ -183,7 +193,7 @@ def reproduction(call: str, *, program: str | None = None,
         if of(err) is None:  # the innermost block names the call
             repro = Reproduction(call, None if inputs is None else describe_inputs(inputs),
                                  program, _copies(inputs),
-                                 _comparison(err), sharding)
+                                 _comparison(err), sharding, output)
             setattr(err, ATTRIBUTE, repro)
             err.add_note(repro.note())
         raise

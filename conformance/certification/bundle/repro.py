@@ -29,6 +29,7 @@ why it has none.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 from importlib import resources
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import conformance
+from conformance.capi import partitioned
 from conformance.certification.bundle import local_paths
 
 DIR = "repro"
@@ -133,7 +135,8 @@ def script(record: dict[str, Any], doc: dict[str, Any]) -> str | None:
             "devices": devices, "sharding": sharding,
             "program": record.get("program_text"), "inputs": arrays.get("inputs"),
             "expected": arrays.get("expected"), "assertion": arrays.get("assertion"),
-            "options": arrays.get("options") or {}}
+            "options": arrays.get("options") or {},
+            "output_index": arrays.get("output_index")}
     if what == "lifetime":
         data["method"] = _LIFETIME.search(record["nodeid"]).group(1)
     data = local_paths.redact_tree(data)
@@ -170,9 +173,15 @@ def _template(name: str) -> str:
 
 
 def shared() -> str:
-    """The text of :data:`SHARED`, the checks every script imports from its folder."""
-    return _template(SHARED + ".tmpl").replace("@@SUITE@@",
-                                               f"pjrt-conformance {conformance.__version__}")
+    """The text of :data:`SHARED`, the checks every script imports from its folder: the
+    template with the functions of :data:`conformance.capi.partitioned.STANDALONE`
+    copied in (their source: one implementation of the partitioned C API run and of
+    the DeviceAssignmentProto encoder for the suite and the scripts)."""
+    code = "\n\n".join(inspect.getsource(getattr(partitioned, name)).rstrip()
+                       for name in partitioned.STANDALONE)
+    return (_template(SHARED + ".tmpl")
+            .replace("@@SUITE@@", f"pjrt-conformance {conformance.__version__}")
+            .replace("@@PARTITIONED@@", code))
 
 
 def _describe(doc: dict[str, Any]) -> str:
