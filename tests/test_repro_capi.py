@@ -182,3 +182,18 @@ def test_a_broken_numpy_import_is_exit_2_with_one_line(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert "AttributeError: _ARRAY_API not found" in done.stderr, done.stderr
+
+
+def test_a_jax_partitioned_failure_still_runs_on_jax(tmp_path):
+    """Without a C API plugin the partitioned program runs on jax's client, assembled by
+    the copied :func:`conformance.capi.partitioned.assemble`."""
+    x = np.arange(4, dtype=np.float32)
+    doc = {"platform": {"name": "cpu"}, "cpu_devices": 2, "environment": {"jax": "0.10.2"}}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    for expected, status in ((2 * x + 1, 0), (2 * x + 2, 1)):
+        record = _record(SHARDED, x, expected, PLACEMENT)
+        repro.write({"failures": [record], **doc}, tmp_path)
+        done = subprocess.run([sys.executable, "-I", str(tmp_path / "repro" / repro.file_name(
+            record["nodeid"]))], cwd="/", env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == status, done.stdout + done.stderr
+        assert "cpu client partitioned: num_partitions=2" in done.stdout, done.stdout
