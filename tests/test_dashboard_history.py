@@ -331,3 +331,39 @@ def test_regression_list_on_the_commit_axis(tmp_path):
     assert {(c.before_at, c.after_at) for c in planted} == {
         (runs[0].commit[:8], runs[-1].commit[:8])}
     assert all(c.factor == pytest.approx(4.0) for c in planted)
+
+
+def test_an_area_with_no_counted_test_is_n_a_not_a_crash(tmp_path):
+    """An area whose every test was skipped or not supported has no pass rate (None,
+    pass_rate.DEFINITION): the site renders, the area shows n/a, never a rise or fall."""
+    day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
+    older = bundles.Bundle("cpu", Path("a"), day, "x", {"skipped": (0, 0), "ok": (3, 4)},
+                           release="0.10.2")
+    newer = bundles.Bundle("cpu", Path("b"), day + datetime.timedelta(days=1), "x",
+                           {"skipped": (3, 4), "ok": (3, 4)}, release="0.11.2")
+    bare = bundles.Bundle("cpu", Path("c"), day + datetime.timedelta(days=2), "x",
+                          {"skipped": (0, 0)}, release="0.12.0")
+    changes = site.area_changes("cpu", [older, newer, bare])
+    assert [(a, b.release) for _, a, b, _ in changes] == [  # all areas 75% -> 75%
+        ("skipped", "0.10.2"), ("all areas", "0.11.2"), ("skipped", "0.11.2")]
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(FIXTURE)],
+                           bundles=({"cpu": [older, newer, bare]}, []), limits=None), out)
+    index = (out / "index.html").read_text()
+    section = index.split('id="conformance-changes"')[1].split('id="no-results"')[0]
+    assert section.count("n/a: none counted") == 3  # skipped 0.10.2, all areas + skipped 0.12.0
+    assert section.count('class="empty"') >= 4  # n/a pairs: neither up nor down
+    for page in ("conformance.html", "releases.html"):
+        assert "0/0 (n/a: none counted)" in (out / page).read_text(), page
+
+
+def test_conformance_page_states_the_one_pass_rate_definition(tmp_path):
+    from conformance.certification.compare import pass_rate
+    import html as html_mod
+
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(FIXTURE)], bundles=None, limits=None),
+               out)
+    page = html_mod.unescape((out / "conformance.html").read_text())
+    assert pass_rate.DEFINITION in page
+    assert "all results of the area" not in page
