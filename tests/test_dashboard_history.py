@@ -367,3 +367,44 @@ def test_conformance_page_states_the_one_pass_rate_definition(tmp_path):
     page = html_mod.unescape((out / "conformance.html").read_text())
     assert pass_rate.DEFINITION in page
     assert "all results of the area" not in page
+
+
+def test_the_run_of_a_release_is_the_newest_in_git_order_not_by_date(tmp_path):
+    """Two runs of one release: the git descendant stands for it even when asv's commit
+    date says otherwise (a rebased or cherry-picked commit); the date only as the stated
+    fallback."""
+    from conformance.dashboard import order
+
+    dst = tmp_path / "results"
+    shutil.copytree(FIXTURE, dst)
+    runs = sorted(dst.glob("fixture-host/*-existing-*.json"))
+    doc = json.loads(runs[0].read_text())
+    for path in runs:
+        path.unlink()
+    name = next(n for n, v in doc["results"].items() if v[0] and v[0][0] is not None)
+    parent, child = "a" * 40, "b" * 40
+    for commit, date, factor in ((parent, doc["date"] + 10_000, 1.0),
+                                 (child, doc["date"], 7.0)):  # the child dated earlier
+        d = json.loads(json.dumps(doc))
+        d.update(commit_hash=commit, date=date, requirements={"jax": "0.10.0",
+                                                              "jaxlib": "0.10.0"})
+        d["results"][name][0] = [None if v is None else v * factor
+                                 for v in d["results"][name][0]]
+        (dst / "fixture-host" / f"{commit[:8]}-virtualenv-0.10.0.json").write_text(
+            json.dumps(d))
+    loaded = asv_results.load(dst)
+    git = order.Ordering([parent, child], {parent: frozenset(), child: frozenset({parent})})
+
+    def shown(ordering):
+        chart = next(c for c in history.by_release([loaded], ordering)
+                     if c.benchmark.name == name)
+        return {note.split(",")[0] for pts in chart.series.values() for _, _, note, _ in pts}
+
+    assert shown(git) == {f"commit {child[:12]}"}
+    by_date = history.ordering_of([loaded], None)
+    assert by_date.fallback and shown(by_date) == shown(None) == {f"commit {parent[:12]}"}
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[loaded], bundles=None, limits=None), out)
+    import html as html_mod
+    page = html_mod.unescape((out / "releases.html").read_text())
+    assert f"Commit order: {by_date.fallback}" in page

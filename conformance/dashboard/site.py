@@ -159,7 +159,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     the relative links to asv's own site)."""
     ordering = history.ordering_of(inputs.results, inputs.repo)
     chart_list = history.build(inputs.results, ordering)
-    release_charts = history.by_release(inputs.results)
+    release_charts = history.by_release(inputs.results, ordering)
     ratios = [c for c in chart_list if c.is_ratio]
     release_ratios = [c for c in release_charts if c.is_ratio]
     changes = regressions.find(release_charts + chart_list, inputs.thresholds,
