@@ -53,19 +53,31 @@ start=$(date +%s)
 # track_ benchmarks write their samples under PJRT_BENCH_SAMPLES, and
 # benchmarks.intervals puts asv's 99% interval of them into the result files.
 samples=$(mktemp -d)
+stamp=$(mktemp)  # taken before the run: a result file newer than it is this run's
+trap 'rm -rf "$samples" "$stamp"' EXIT  # also when asv fails (set -e ends the script)
 export PJRT_BENCH_SAMPLES=$samples
 "$ASV" run --config asv.matrix.conf.json --machine "$MACHINE" --bench "${BENCH:-^bench_}" \
   --launch-method forkserver -a "rounds=${ROUNDS:-1}" "$@" "$COMMIT^!"
 echo "history: asv matrix run took $(( $(date +%s) - start )) s; results in benchmarks/results/"
-"${PYTHON:-python}" -m benchmarks.intervals "$samples" \
-  "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json
-rm -rf "$samples"
+# The result files this run wrote, not those of the commit's other environments left by
+# earlier (-E) runs: listed before benchmarks.intervals rewrites any file.
+written=()
+for f in "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json; do
+  if [ -f "$f" ] && [ "$f" -nt "$stamp" ]; then written+=("$f"); fi
+done
+if [ ${#written[@]} -gt 0 ]; then
+  "${PYTHON:-python}" -m benchmarks.intervals "$samples" "${written[@]}"
+else
+  echo "history: asv wrote no result file of $(printf %.8s "$COMMIT")" >&2
+fi
 # NOISE_RUN=K: this round is also repeat K of an A/A measurement of the commit, kept
 # where asv does not overwrite it (benchmarks/noise/<machine>/<commit8>-<env>-runK.json;
-# the dashboard's run-to-run noise is the spread of these repeats).
+# the dashboard's run-to-run noise is the spread of these repeats). Only the files this
+# run wrote: a stale file of another environment copied as a repeat would be a copy, not
+# a measurement.
 if [ -n "${NOISE_RUN:-}" ]; then
   mkdir -p "benchmarks/noise/$MACHINE"
-  for f in "benchmarks/results/$MACHINE/$(printf %.8s "$COMMIT")"-*.json; do
+  for f in "${written[@]}"; do
     cp "$f" "benchmarks/noise/$MACHINE/$(basename "${f%.json}")-run$NOISE_RUN.json"
   done
 fi

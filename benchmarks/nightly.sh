@@ -7,9 +7,10 @@
 #   benchmarks/nightly.sh --quick      every benchmark once (repeat=1, number=1,
 #                                      rounds=1, no warm-up), results stored
 #   benchmarks/nightly.sh --machine cpu-2core-epyc --store
-#                                      also copy the round's result file (and
-#                                      machine.json, benchmarks.json) into the
-#                                      committed history, benchmarks/results/
+#                                      also copy the round's result file (and its
+#                                      <commit8>-pip-freeze.txt, machine.json,
+#                                      benchmarks.json) into the committed
+#                                      history, benchmarks/results/
 #   benchmarks/nightly.sh --machine cpu-2core-epyc --repeat 2
 #                                      A/A: 2 rounds of the same commit, each kept as
 #                                      benchmarks/noise/<machine>/<commit8>-<env>-run<k>.json
@@ -75,27 +76,49 @@ one_round() {
                 --bench "^${module}\\." "${args[@]}" || failed+=("$module")
         done
     fi
-    "$PYTHON" -m benchmarks.intervals "$samples" ".asv/results/$machine/${commit:0:8}"-*.json
+    # nullglob: a round that wrote no result file (every module failed, or cut short)
+    # leaves the list empty; benchmarks.intervals then has nothing to do (and would exit
+    # 2 on its missing argument, which set -e turns into the end of the script, before
+    # the dashboard and the failure summary)
+    local results=(".asv/results/$machine/${commit:0:8}"-*.json)
+    if [ ${#results[@]} -eq 0 ]; then
+        echo "nightly: this round wrote no result file (no track_ interval to give)" >&2
+    else
+        "$PYTHON" -m benchmarks.intervals "$samples" "${results[@]}" \
+            || failed+=("benchmarks.intervals")
+    fi
     rm -rf "$samples"
 }
 for k in $(seq 1 "$repeat"); do
     start=$(date +%s)
     one_round
     echo "nightly: round $k of $repeat took $(( $(date +%s) - start )) s"
-    if [ -n "$store" ] && [ "$k" = 1 ]; then
+    results=(".asv/results/$machine/${commit:0:8}"-*.json)
+    if [ -n "$store" ] && [ "$k" = 1 ] && [ ${#results[@]} -eq 0 ]; then
+        echo "nightly: nothing stored (the round wrote no result file)" >&2
+    elif [ -n "$store" ] && [ "$k" = 1 ]; then
         mkdir -p "benchmarks/results/$machine"
-        cp ".asv/results/$machine/${commit:0:8}"-*.json "benchmarks/results/$machine/"
+        # the result file(s) and the environment's pip freeze beside them: the dashboard
+        # names an existing environment and its jax release from it
+        cp "${results[@]}" ".asv/results/$machine/${commit:0:8}-pip-freeze.txt" \
+            "benchmarks/results/$machine/"
         # a committed machine.json (history.sh writes every field) is kept as it is
-        [ -e "benchmarks/results/$machine/machine.json" ] \
-            || cp ".asv/results/$machine/machine.json" "benchmarks/results/$machine/"
-        cp .asv/results/benchmarks.json benchmarks/results/benchmarks.json
+        if [ ! -e "benchmarks/results/$machine/machine.json" ] \
+                && [ -e ".asv/results/$machine/machine.json" ]; then
+            cp ".asv/results/$machine/machine.json" "benchmarks/results/$machine/"
+        fi
+        if [ -e .asv/results/benchmarks.json ]; then
+            cp .asv/results/benchmarks.json benchmarks/results/benchmarks.json
+        fi
         echo "nightly: stored in benchmarks/results/$machine/"
     fi
     if [ -n "$noise" ]; then
         mkdir -p "benchmarks/noise/$machine"
-        [ -e "benchmarks/noise/$machine/machine.json" ] \
-            || cp ".asv/results/$machine/machine.json" "benchmarks/noise/$machine/"
-        for f in ".asv/results/$machine/${commit:0:8}"-*.json; do
+        if [ ! -e "benchmarks/noise/$machine/machine.json" ] \
+                && [ -e ".asv/results/$machine/machine.json" ]; then
+            cp ".asv/results/$machine/machine.json" "benchmarks/noise/$machine/"
+        fi
+        for f in "${results[@]}"; do
             base="$(basename "$f" .json)"
             n=1
             while [ -e "benchmarks/noise/$machine/$base-run$n.json" ]; do n=$((n + 1)); done

@@ -7,7 +7,8 @@ median) is narrow on a shared 2-core machine and one nightly round of every benc
 fits in 20 minutes: 2 rounds (two processes, so a bad process layout shows) of 10 to 15
 samples each (at most 8 seconds of samples per round once 10 are taken), each sample
 the mean of as many calls as fill ``sample_time`` seconds. 20 samples put the 99%
-interval of the median between the 6th and 15th smallest. ``python -m benchmarks.spread``
+interval of the median between the 4th and 17th smallest (asv's ``quantile_ci``, the
+binomial interval of ``stats_ci_99_a``/``stats_ci_99_b``). ``python -m benchmarks.spread``
 checks the ±5% rule on stored results; ``track_`` benchmarks take their own samples
 (:mod:`benchmarks.pairing`, :mod:`benchmarks.intervals`).
 """

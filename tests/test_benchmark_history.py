@@ -252,3 +252,73 @@ def test_the_spread_script_checks_the_five_percent_rule(tmp_path, monkeypatch, c
     assert "1 of 2 values" in capsys.readouterr().out
     assert spread.aa_spread([str(result), str(result)])[("bench_x.C.track_ratio_a_vs_b",
                                                           ("1",))] == 0.0
+
+
+HISTORY_SH = ROOT / "benchmarks" / "history.sh"
+_LOG_STUB = '#!/bin/sh\necho "$(basename "$0") $*" >> "$STUB_LOG"\n'
+
+
+def _history_sh(tmp_path, *, asv_rc=0, noise_run="", stale=()):
+    """benchmarks/history.sh in a throwaway git repository with asv and python replaced
+    by stubs that log their arguments; the asv stub writes one result file of HEAD
+    (environment ``fresh``) into benchmarks/results/box/ and exits ``asv_rc``. ``stale``:
+    environments whose result files of HEAD an earlier run left (old mtimes)."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or shutil.which("lscpu") is None:
+        pytest.skip("needs git and lscpu")
+    repo, stubs, tmp = tmp_path / "repo", tmp_path / "stubs", tmp_path / "tmp"
+    (repo / "benchmarks").mkdir(parents=True)
+    shutil.copy(HISTORY_SH, repo / "benchmarks" / "history.sh")
+    (repo / "asv.matrix.conf.json").write_text('{"pythons": []}')
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    commit8 = subprocess.run([*git, "rev-parse", "--short=8", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+    results = repo / "benchmarks" / "results" / "box"
+    results.mkdir(parents=True)
+    for env in stale:
+        old = results / f"{commit8}-{env}.json"
+        old.write_text("{}")
+        os.utime(old, (1_000_000_000, 1_000_000_000))
+    stubs.mkdir()
+    tmp.mkdir()
+    (stubs / "asv").write_text(_LOG_STUB + f'echo "{{}}" > "{results}/{commit8}-fresh.json"\n'
+                               f"exit {asv_rc}\n")
+    (stubs / "python").write_text(_LOG_STUB)
+    for stub in stubs.iterdir():
+        stub.chmod(0o755)
+    log = tmp_path / "log"
+    env = dict(os.environ, PATH=f"{stubs}:{os.environ['PATH']}", STUB_LOG=str(log),
+               PYTHON=str(stubs / "python"), ASV=str(stubs / "asv"), MACHINE="box",
+               HOME=str(tmp_path), TMPDIR=str(tmp), NOISE_RUN=noise_run)
+    proc = subprocess.run(["bash", str(repo / "benchmarks" / "history.sh")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    calls = [line.split() for line in log.read_text().splitlines()] if log.exists() else []
+    return proc, calls, repo, commit8, tmp
+
+
+def test_history_sh_noise_run_keeps_only_the_files_this_run_wrote(tmp_path):
+    """NOISE_RUN=K copies this asv run's result files only: a file of another environment
+    left by an earlier -E run is a copy, not a repeat; benchmarks.intervals is given the
+    same files."""
+    proc, calls, repo, commit8, _ = _history_sh(tmp_path, noise_run="2", stale=["older"])
+    assert proc.returncode == 0, proc.stderr
+    noise = sorted(p.name for p in (repo / "benchmarks" / "noise" / "box").iterdir())
+    assert noise == [f"{commit8}-fresh-run2.json"]
+    intervals = next(c for c in calls if c[1:3] == ["-m", "benchmarks.intervals"])
+    assert [Path(a).name for a in intervals[4:]] == [f"{commit8}-fresh.json"]
+
+
+def test_history_sh_removes_its_samples_folder_when_asv_fails(tmp_path):
+    proc, calls, _, _, tmp = _history_sh(tmp_path, asv_rc=3)
+    assert proc.returncode == 3
+    assert not any(c[1:3] == ["-m", "benchmarks.intervals"] for c in calls)
+    assert list(tmp.iterdir()) == []  # the samples folder (and the stamp) are gone
+    proc, _, _, _, tmp = _history_sh(tmp_path / "ok")
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp.iterdir()) == []

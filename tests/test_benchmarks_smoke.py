@@ -57,3 +57,22 @@ def test_asv_discovers_every_benchmark(tmp_path):
     proc = subprocess.run([asv, "check", "--python=same", "--config", str(ROOT / "asv.conf.json")],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_sampling_doc_states_asvs_interval_of_the_median():
+    """benchmarks/sampling.py says which order statistics bound the 99% interval of the
+    median of 20 samples: asv's own quantile_ci is the reference."""
+    import re
+
+    from benchmarks import sampling
+
+    try:
+        from asv_runner.statistics import quantile_ci
+    except ImportError:  # older asv
+        quantile_ci = pytest.importorskip("asv.statistics").quantile_ci
+    m = re.search(r"(\d+) samples put the 99%\s+interval of the median between the "
+                  r"(\d+)\w\w and (\d+)\w\w smallest", sampling.__doc__)
+    assert m, "sampling.py no longer states the interval"
+    n, low, high = map(int, m.groups())
+    _, (a, b) = quantile_ci(list(range(1, n + 1)), 0.5, 0.01)
+    assert (low, high) == (a, b)

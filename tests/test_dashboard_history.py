@@ -331,3 +331,80 @@ def test_regression_list_on_the_commit_axis(tmp_path):
     assert {(c.before_at, c.after_at) for c in planted} == {
         (runs[0].commit[:8], runs[-1].commit[:8])}
     assert all(c.factor == pytest.approx(4.0) for c in planted)
+
+
+def test_an_area_with_no_counted_test_is_n_a_not_a_crash(tmp_path):
+    """An area whose every test was skipped or not supported has no pass rate (None,
+    pass_rate.DEFINITION): the site renders, the area shows n/a, never a rise or fall."""
+    day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
+    older = bundles.Bundle("cpu", Path("a"), day, "x", {"skipped": (0, 0), "ok": (3, 4)},
+                           release="0.10.2")
+    newer = bundles.Bundle("cpu", Path("b"), day + datetime.timedelta(days=1), "x",
+                           {"skipped": (3, 4), "ok": (3, 4)}, release="0.11.2")
+    bare = bundles.Bundle("cpu", Path("c"), day + datetime.timedelta(days=2), "x",
+                          {"skipped": (0, 0)}, release="0.12.0")
+    changes = site.area_changes("cpu", [older, newer, bare])
+    assert [(a, b.release) for _, a, b, _ in changes] == [  # all areas 75% -> 75%
+        ("skipped", "0.10.2"), ("all areas", "0.11.2"), ("skipped", "0.11.2")]
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(FIXTURE)],
+                           bundles=({"cpu": [older, newer, bare]}, []), limits=None), out)
+    index = (out / "index.html").read_text()
+    section = index.split('id="conformance-changes"')[1].split('id="no-results"')[0]
+    assert section.count("n/a: none counted") == 3  # skipped 0.10.2, all areas + skipped 0.12.0
+    assert section.count('class="empty"') >= 4  # n/a pairs: neither up nor down
+    for page in ("conformance.html", "releases.html"):
+        assert "0/0 (n/a: none counted)" in (out / page).read_text(), page
+
+
+def test_conformance_page_states_the_one_pass_rate_definition(tmp_path):
+    from conformance.certification.compare import pass_rate
+    import html as html_mod
+
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[asv_results.load(FIXTURE)], bundles=None, limits=None),
+               out)
+    page = html_mod.unescape((out / "conformance.html").read_text())
+    assert pass_rate.DEFINITION in page
+    assert "all results of the area" not in page
+
+
+def test_the_run_of_a_release_is_the_newest_in_git_order_not_by_date(tmp_path):
+    """Two runs of one release: the git descendant stands for it even when asv's commit
+    date says otherwise (a rebased or cherry-picked commit); the date only as the stated
+    fallback."""
+    from conformance.dashboard import order
+
+    dst = tmp_path / "results"
+    shutil.copytree(FIXTURE, dst)
+    runs = sorted(dst.glob("fixture-host/*-existing-*.json"))
+    doc = json.loads(runs[0].read_text())
+    for path in runs:
+        path.unlink()
+    name = next(n for n, v in doc["results"].items() if v[0] and v[0][0] is not None)
+    parent, child = "a" * 40, "b" * 40
+    for commit, date, factor in ((parent, doc["date"] + 10_000, 1.0),
+                                 (child, doc["date"], 7.0)):  # the child dated earlier
+        d = json.loads(json.dumps(doc))
+        d.update(commit_hash=commit, date=date, requirements={"jax": "0.10.0",
+                                                              "jaxlib": "0.10.0"})
+        d["results"][name][0] = [None if v is None else v * factor
+                                 for v in d["results"][name][0]]
+        (dst / "fixture-host" / f"{commit[:8]}-virtualenv-0.10.0.json").write_text(
+            json.dumps(d))
+    loaded = asv_results.load(dst)
+    git = order.Ordering([parent, child], {parent: frozenset(), child: frozenset({parent})})
+
+    def shown(ordering):
+        chart = next(c for c in history.by_release([loaded], ordering)
+                     if c.benchmark.name == name)
+        return {note.split(",")[0] for pts in chart.series.values() for _, _, note, _ in pts}
+
+    assert shown(git) == {f"commit {child[:12]}"}
+    by_date = history.ordering_of([loaded], None)
+    assert by_date.fallback and shown(by_date) == shown(None) == {f"commit {parent[:12]}"}
+    out = tmp_path / "site"
+    site.write(site.Inputs(results=[loaded], bundles=None, limits=None), out)
+    import html as html_mod
+    page = html_mod.unescape((out / "releases.html").read_text())
+    assert f"Commit order: {by_date.fallback}" in page

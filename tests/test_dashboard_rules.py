@@ -219,3 +219,26 @@ def test_charts_have_at_most_8_series_and_a_fitted_y_axis():
     assert top < 200, top   # us: fitted to 100-107 us, not to the 80,000 us bound
     assert 'class="clipped"' in svg
     assert charts.y_range([5.0, 20.0]) == (0.0, 21.0) and charts.y_range([10.0, 20.0]) == (9.0, 21.0)
+
+
+def test_byte_identical_repeats_are_copies_and_noise_only_raises_the_bar(tmp_path):
+    """Two byte-identical repeat files (a stale result copied twice) are one
+    measurement: no spread of 0, hence no threshold of 0. A measured noise below asv's
+    threshold never lowers it; one above raises it."""
+    root = tmp_path / "noise"
+    for k in (1, 2):
+        _write_asv(root / "m" / f"{'c' * 8}-e-run{k}.json", "c" * 40, {NAME: {("1",): 1.0}})
+    data = noise.load(root)
+    assert data.of("m", NAME, ("1",)) is None and data.files == 1
+    assert len(data.copies) == 1 and "run2.json" in data.copies[0]
+    assert regressions.rule_for("m", NAME, ("1",), data, {".*": 0.05}) == \
+        regressions.Rule(0.05, "asv default", 0)
+    # a third, different repeat: a real spread of 2% from two measurements
+    _write_asv(root / "m" / f"{'c' * 8}-e-run3.json", "c" * 40, {NAME: {("1",): 1.02}})
+    data = noise.load(root)
+    got = data.of("m", NAME, ("1",))
+    assert got.runs == 2 and got.threshold == pytest.approx(2 * 0.02 / 1.01)
+    low = regressions.rule_for("m", NAME, ("1",), data, {".*": 0.05})
+    assert low.threshold == 0.05 and low.source == "asv default"   # 4% < 5%: asv's stays
+    high = regressions.rule_for("m", NAME, ("1",), data, {".*": 0.01})
+    assert high.threshold == pytest.approx(got.threshold) and high.source == "noise"

@@ -213,12 +213,20 @@ def build(dirs: Iterable[ResultsDir], ordering: order.Ordering | None = None) ->
     return out
 
 
-def by_release(dirs: Iterable[ResultsDir]) -> list[Chart]:
+def by_release(dirs: Iterable[ResultsDir], ordering: order.Ordering | None = None
+               ) -> list[Chart]:
     """Every release-axis chart of the runs in ``dirs`` that name their jaxlib
     (:attr:`Run.release`), sorted like :func:`build`; x = the releases of that chart,
-    oldest first. Of several runs of one release in a series the newest is kept; its
-    note names the commit and environment."""
+    oldest first. Of several runs of one release in a series the one of the newest
+    commit in ``ordering`` (git topological order; None: made with :func:`ordering_of`
+    without a repository, i.e. asv's commit date, said in its ``fallback``) is kept,
+    of one commit the one of the latest asv date; its note names the commit and
+    environment."""
     dirs = list(dirs)
+    ordering = ordering or ordering_of(dirs, None)
+
+    def newer(run: Run, than: tuple) -> bool:
+        return (ordering.position(run.commit), run.date) > (than[4], than[0])
     several = len({run.machine for d in dirs for run in d.runs}) > 1
     defs = _definitions(dirs)
     found: dict[tuple[str, str], dict[str, dict[str, tuple]]] = {}
@@ -230,16 +238,17 @@ def by_release(dirs: Iterable[ResultsDir]) -> list[Chart]:
                            + ([f"{ERA_PARAM} {era}"] if era is not None else ["all"]))
         origin.setdefault((name, fixed), {})[label] = (run.machine, combo)
         at = found.setdefault((name, fixed), {}).setdefault(label, {})
-        if run.release not in at or at[run.release][0] < run.date:
+        if run.release not in at or newer(run, at[run.release]):
             at[run.release] = (run.date, value,
-                               f"commit {run.commit[:12]}, {run.env}", ci)
+                               f"commit {run.commit[:12]}, {run.env}", ci,
+                               ordering.position(run.commit))
     out = []
     for (name, fixed), series in sorted(found.items()):
         releases = sorted({r for pts in series.values() for r in pts}, key=release_key)
         out.append(Chart(benchmark=defs[name], fixed=fixed, axis="release",
                          categories=releases, origin=origin[(name, fixed)],
                          series={label: [(r, v, note, ci)
-                                         for r, (_, v, note, ci) in pts.items()]
+                                         for r, (_, v, note, ci, _) in pts.items()]
                                  for label, pts in sorted(series.items())}))
     return out
 

@@ -12,16 +12,22 @@ The statistic: for each (machine, commit, env) group of at least two repeat file
 each benchmark + parameter combination, the *spread* of the repeat values =
 (max - min) / median, i.e. the largest relative change seen between two runs of the
 same code. A benchmark's noise is the largest spread over its groups on that machine
-(:class:`Noise`: with the number of repeat runs it came from). A change must exceed
-:attr:`Noise.threshold` = twice the spread to count (:mod:`.regressions`): a few
-repeats see less than the full range of run-to-run changes (with 5 repeats the spread
-is about 2.3 standard deviations, a change between two runs exceeds it about 1 time
-in 10; twice it, about 1 in 1000), and the pages say how many runs it came from.
+(:class:`Noise`: with the number of repeat runs it came from). A repeat file
+byte-identical to an earlier one of its group is a copy, not a measurement (a stale
+result copied again): it is left out (named in :attr:`NoiseData.copies`), so that
+copies never make a spread of 0. A change must exceed :attr:`Noise.threshold` = twice
+the spread to count, and never less than asv's ``regressions_thresholds`` value of
+that benchmark (:func:`.regressions.rule_for` takes the larger: noise can only raise
+the bar): a few repeats see less than the full range of run-to-run changes (with 5
+repeats the spread is about 2.3 standard deviations, a change between two runs exceeds
+it about 1 time in 10; twice it, about 1 in 1000), and the pages say how many runs it
+came from.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 import statistics
 from pathlib import Path
@@ -51,12 +57,15 @@ class Noise:
 @dataclasses.dataclass
 class NoiseData:
     """Every benchmark's noise: ``table[(machine, benchmark, combo)]``; ``files``: the
-    repeat files read; ``problems``: files skipped (one line each)."""
+    repeat files read (copies not counted); ``problems``: files skipped (one line
+    each); ``copies``: repeat files left out as byte-identical to an earlier repeat of
+    their group (one line each)."""
 
     root: Path | None
     table: dict[Key, Noise] = dataclasses.field(default_factory=dict)
     files: int = 0
     problems: list[str] = dataclasses.field(default_factory=list)
+    copies: list[str] = dataclasses.field(default_factory=list)
 
     def of(self, machine: str, name: str, combo: tuple[str, ...]) -> Noise | None:
         """The noise of ``name`` at ``combo`` on ``machine``, None when not measured."""
@@ -83,6 +92,7 @@ def load(root: Path | None) -> NoiseData:
     if root is None or not Path(root).is_dir():
         return data
     groups: dict[tuple[str, str, str], list[dict]] = {}
+    seen: dict[tuple[tuple[str, str, str], bytes], Path] = {}
     for path in sorted(Path(root).glob("*/*.json")):
         if path.name == "machine.json":
             continue
@@ -90,14 +100,24 @@ def load(root: Path | None) -> NoiseData:
         if not m:
             data.problems.append(f"{path}: not named <commit8>-<env>-run<k>.json")
             continue
+        group = (path.parent.name, m.group(1).lower(), m.group(2))
+        try:
+            digest = hashlib.sha256(path.read_bytes()).digest()
+        except OSError as err:
+            data.problems.append(f"{path}: {err}")
+            continue
+        if (group, digest) in seen:
+            data.copies.append(f"{path.name} is byte-identical to "
+                               f"{seen[(group, digest)].name}: a copy, not a repeat run")
+            continue
         try:
             run = read_run(path, path.parent.name)
         except MalformedInput as err:
             data.problems.append(str(err))
             continue
+        seen[(group, digest)] = path
         data.files += 1
-        groups.setdefault((path.parent.name, m.group(1).lower(), m.group(2)), []).append(
-            run.values)
+        groups.setdefault(group, []).append(run.values)
     found: dict[Key, list[tuple[float, int]]] = {}
     for (machine, _, _), runs in groups.items():
         if len(runs) < 2:

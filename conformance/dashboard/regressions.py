@@ -6,10 +6,11 @@ A change from ``before`` to ``after`` is a **regression** (or an improvement) on
     overlap (asv's pessimistic test), **and**
 (b) the change is larger than that benchmark's run-to-run noise: ``after > before *
     (1 + t)`` or ``after < before / (1 + t)`` (a factor, as ``asv compare`` counts),
-    where ``t`` is twice the noise measured from repeated runs of one commit
-    (:attr:`.noise.Noise.threshold`) when there is any for that machine + benchmark + parameters, else
-    the conservative default of asv's ``regressions_thresholds`` (``asv.conf.json``;
-    where several regexes match the largest applies; none: :data:`DEFAULT_THRESHOLD`).
+    where ``t`` is the larger of asv's ``regressions_thresholds`` value of the benchmark
+    (``asv.conf.json``; where several regexes match the largest applies; none:
+    :data:`DEFAULT_THRESHOLD`) and, when repeated runs of one commit measured that
+    machine + benchmark + parameters, twice their noise (:attr:`.noise.Noise.threshold`):
+    noise can only raise the bar, never lower it below asv's.
 
 A value without an interval (a single sample) is **never** a regression: its verdict is
 :data:`NOT_JUDGED` ("no interval: not judged"). Which way is worse comes from the unit
@@ -147,12 +148,15 @@ def threshold_for(name: str, table: Mapping[str, float]) -> float:
 
 def rule_for(machine: str, name: str, combo: tuple[str, ...], noise: NoiseData | None,
              table: Mapping[str, float]) -> Rule:
-    """The :class:`Rule` of one value: the measured noise when ``noise`` has it, else
-    asv's threshold of ``name`` in ``table``."""
+    """The :class:`Rule` of one value: asv's threshold of ``name`` in ``table``, raised
+    to the measured noise's threshold when ``noise`` has one that is larger (source
+    "noise"); a noise below asv's threshold never lowers it (source "asv default",
+    ``runs`` still the repeat runs measured)."""
+    default = threshold_for(name, table)
     measured = noise.of(machine, name, combo) if noise is not None else None
-    if measured is not None:
+    if measured is not None and measured.threshold > default:
         return Rule(measured.threshold, "noise", measured.runs)
-    return Rule(threshold_for(name, table), "asv default", 0)
+    return Rule(default, "asv default", measured.runs if measured is not None else 0)
 
 
 def disjoint(a: Interval | None, b: Interval | None) -> bool:

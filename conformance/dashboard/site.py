@@ -25,6 +25,7 @@ from typing import Any
 import jinja2
 
 from conformance.dashboard import bundles as bundles_mod
+from conformance.certification.compare import pass_rate
 from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts, history, last_run, regressions
 from conformance.dashboard.asv_results import ResultsDir
@@ -86,7 +87,8 @@ def _rate_chart(bundles: list[bundles_mod.Bundle], x_of: Any,
                 ) -> tuple[str, list[tuple[str, charts.Style]]]:
     """Pass rate (%) of ``bundles`` at ``x_of(bundle)``: all areas, then every area below
     100% in some bundle, worst first; ``categories``: a category x-axis in that order."""
-    series = [("all areas", [(x_of(b), b.rate(), b.path.name) for b in bundles])]
+    series = [("all areas", [(x_of(b), b.rate(), b.path.name) for b in bundles
+                             if b.rate() is not None])]  # None: no counted test (n/a)
     areas = sorted({a for b in bundles for a in b.areas})
     rates = {a: [r for r in (b.rate(a) for b in bundles) if r is not None] for a in areas}
     for area in _low_areas(rates):
@@ -123,7 +125,10 @@ def area_changes(backend: str, per_release: list[bundles_mod.Bundle]
                  ) -> list[tuple[str, str, bundles_mod.Bundle, bundles_mod.Bundle]]:
     """(backend, area, before, after) for every area whose pass rate differs between
     consecutive releases of ``per_release`` (an area absent from one side is left out);
-    "all areas" first, then areas by name."""
+    "all areas" first, then areas by name. An area with no counted test on one side
+    (every test skipped or not supported: its rate is None, "n/a") is listed only
+    when the other side has a rate -- the page shows it as n/a, never as a rise or a
+    fall; with no counted test on either side it is not a change."""
     out = []
     for before, after in zip(per_release, per_release[1:]):
         for area in [None, *sorted(set(before.areas) & set(after.areas))]:
@@ -154,7 +159,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
     the relative links to asv's own site)."""
     ordering = history.ordering_of(inputs.results, inputs.repo)
     chart_list = history.build(inputs.results, ordering)
-    release_charts = history.by_release(inputs.results)
+    release_charts = history.by_release(inputs.results, ordering)
     ratios = [c for c in chart_list if c.is_ratio]
     release_ratios = [c for c in release_charts if c.is_ratio]
     changes = regressions.find(release_charts + chart_list, inputs.thresholds,
@@ -224,7 +229,7 @@ def pages(inputs: Inputs, out_dir: Path | None = None) -> dict[str, str]:
                                                    **asv_machines)),
         "conformance.html": ("conformance.html.j2", dict(
             backends=backends, broken=broken, given=inputs.bundles is not None,
-            machines={}, sources=[])),
+            pass_rate_definition=pass_rate.DEFINITION, machines={}, sources=[])),
     }
     if inputs.limits:
         out["limits.html"] = ("limits.html.j2", dict(
