@@ -188,8 +188,7 @@ class Recorder:
         doc.update(sharding.section(config))
         doc["since_previous"] = since_previous.summary(Path(out), doc)
         try:
-            results_log.pack(Path(out))
-            state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
+            state.written = (doc, results_log.write_bundle(doc, Path(out)))
         except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,
             if not isinstance(err, OSError):     # finalize builds it later
                 err = OSError(errno.ENOMEM, "not enough memory to write the bundle")
