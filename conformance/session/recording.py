@@ -22,7 +22,6 @@ import pytest
 
 import conformance
 from conformance.certification.attribution import sources as attribution
-from conformance.certification.bundle import files as bundle
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
