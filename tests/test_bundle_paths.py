@@ -8,6 +8,7 @@ the scan itself must catch a planted path.
 
 import json
 import lzma
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,72 @@ def test_redact_keeps_package_and_repository_relative_paths():
     assert "fastatomstruct_xla_cpu/libpjrt_cpu.so" in text and "<redacted>" in text
     assert local_paths.redact(text) == text
     assert local_paths.offenders(text) == []
+
+
+# -- a results log kept plain (not packed) ----------------------------------------------
+
+def _log_with_a_corrupt_middle_line(folder: Path) -> bytes:
+    failed = {"$report_type": "TestReport", "nodeid": "conformance/test_x.py::test_y",
+              "location": ["conformance/test_x.py", 1, "test_y"], "keywords": {},
+              "outcome": "failed", "when": "call", "user_properties": [], "duration": 0.1,
+              "longrepr": 'File "/home/u/proj/conformance/test_x.py", line 3\nboom /opt/x',
+              "sections": [["Captured stderr call", "loaded /root/venv/lib/libx.so"]]}
+    clean = {"$report_type": "SessionStart", "pytest_version": "9"}
+    lines = [json.dumps(clean), json.dumps(failed),
+             '{"$report_type": "TestReport", "longrepr": "/home/u/secret.py cut \udcff',  # not UTF-8
+             json.dumps(clean)]
+    raw = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
+    (folder / "results.jsonl").write_bytes(raw)
+    return raw
+
+
+def test_a_log_that_cannot_be_packed_is_kept_without_local_paths(tmp_path, capsys):
+    """A corrupt line in the middle stops packing: the plain log stays in the bundle,
+    listed in its manifest, so it is rewritten line by line (the corrupt line's text
+    redacted too), every line kept in order, its mtime kept. It was kept as it was:
+    tracebacks and absolute paths in a bundle."""
+    from conformance.certification.results import runlog
+    from conformance.session import results_log
+
+    doc = json.loads((crafted(tmp_path / "c") / "report.json").read_text())
+    out = tmp_path / "run"
+    out.mkdir()
+    raw = _log_with_a_corrupt_middle_line(out)
+    assert local_paths.offenders(raw.decode("utf-8", "replace"))
+    os.utime(out / runlog.LOG, ns=(10**18, 10**18))
+    assert results_log.pack(out) is None
+    bundle.write(doc, out, extra=results_log.EXTRA)
+    assert "kept unpacked" in capsys.readouterr().err
+    assert not (out / runlog.PACKED).exists() and (out / runlog.LOG).is_file()
+    check = bundle.verify(out)
+    assert check.valid, check.problems
+    assert scan(out) == []
+    kept = (out / runlog.LOG).read_bytes()
+    assert (out / runlog.LOG).stat().st_mtime_ns == 10**18
+    lines, old = kept.split(b"\n"), raw.split(b"\n")
+    assert len(lines) == len(old) and lines[0] == old[0] and lines[3] == old[3]
+    assert lines[2] == b'{"$report_type": "TestReport", "longrepr": "<redacted> cut \xff'
+    failed = json.loads(lines[1])
+    assert failed["longrepr"].startswith('File "<redacted>", line 3')
+    assert results_log.read_reports(out / runlog.LOG, dropped := [])[0].nodeid.endswith(
+        "test_y") and dropped == [3]
+
+
+def test_a_log_neither_packed_nor_redacted_is_no_bundle(tmp_path, monkeypatch):
+    """When even the rewrite fails (no space for its copy), no bundle holds the log:
+    an OSError (exit 5 of run and finalize), the log as it was."""
+    from conformance.certification.results import runlog
+    from conformance.session import results_log
+
+    raw = _log_with_a_corrupt_middle_line(tmp_path)
+    real = runlog.os.replace
+
+    def full(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runlog.os, "replace", full)
+    with pytest.raises(runlog.NotRedacted, match="No space left"):
+        results_log.pack(tmp_path)
+    monkeypatch.setattr(runlog.os, "replace", real)
+    assert (tmp_path / runlog.LOG).read_bytes() == raw
+    assert sorted(p.name for p in tmp_path.iterdir()) == [runlog.LOG]   # no temp file

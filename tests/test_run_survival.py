@@ -281,3 +281,61 @@ def test_preflight_reports_a_backend_that_cannot_start_in_one_line():
     problem = preflight.check(backend.BackendSpec(platform="cpu", cpu_devices=1,
                                                   expect_platform="cuda"))
     assert problem is not None and "reports platform 'cpu'" in problem and "\n" not in problem
+
+
+_WAIVED = """
+import os, pathlib, time, pytest
+def test_a():
+    pass
+def test_b():
+    pytest.skip("not on this backend")
+def test_slow():
+    pathlib.Path(os.environ["PJRT_TEST_PID_FILE"]).write_text(str(os.getpid()))
+    time.sleep(300)
+"""
+
+
+def test_finalize_reads_the_runs_option_files_and_its_bundle_names_no_local_path(
+        pytester, monkeypatch, capsys):
+    """A run with --waivers and --known-failures files, killed, then finalized: exit 0,
+    the waiver applied, a bundle that verifies, and its run.json without a local path.
+    run.json was written redacted during the run, so finalize read '<redacted>' for
+    both files (exit 2, or exit 5 'free space' for the waivers file)."""
+    from conformance.certification.bundle import local_paths
+
+    files = pytester.path / "opts"
+    files.mkdir()
+    (files / "w.toml").write_text(
+        '[[waiver]]\ntest = "*test_b*"\nissue = "https://example.com/i/1"\n'
+        'expires = 2099-01-01\nreason = "skipped here"\n')
+    (files / "k.txt").write_text("*test_nothing* | * | https://example.com/i/2\n")
+    monkeypatch.setenv("PJRT_TEST_PID_FILE", str(pytester.path / "pid"))
+    pytester.makepyfile(test_slow=_WAIVED)
+    out = pytester.path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *_ARGS, f"--report-dir={out}",
+                             f"--waivers={files / 'w.toml'}",
+                             f"--known-failures={files / 'k.txt'}"],
+                            cwd=pytester.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: (pytester.path / "pid").exists() and _teardowns(out) == 2)
+        worker = int((pytester.path / "pid").read_text())
+        proc.kill()
+        proc.wait(60)
+    finally:
+        proc.kill()
+    assert _wait_for(lambda: not _alive(worker), 30)
+    during = (out / results_log.RUN_FILE).read_text()
+    assert cli.main(["finalize", str(out)]) == 0, capsys.readouterr().err
+    assert str(files / "w.toml") in during   # the run's working file: real paths
+    check = bundle.verify(out)
+    assert check.valid and check.verdict == "incomplete", check.problems
+    doc = json.loads((out / "report.json").read_text())
+    assert _statuses(doc) == {"test_a": "pass", "test_b": "waived"}
+    assert [w["test"] for w in doc["waivers"]] == ["*test_b*"]
+    run = (out / results_log.RUN_FILE).read_text()
+    assert local_paths.offenders(run) == [] and str(pytester.path) not in run
+    opts = json.loads(run)["options"]
+    assert opts["waivers"] == "<redacted>" and opts["known_failures"] == ["<redacted>"]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith("run")) == [
+        results_log.RUN_FILE]   # run.local.json removed once the bundle was written

@@ -164,3 +164,26 @@ def test_committed_signed_bundles_still_verify_with_their_key():
     for path in signed:
         check = bundle.verify(path, allowed_signers=ROOT / "reports" / "allowed_signers")
         assert check.valid and check.signature.state == "verified", (path, check.problems)
+
+
+def test_sealed_run_json_keeps_the_real_paths_for_finalize(tmp_path, monkeypatch):
+    """run.json is redacted only when the bundle is written (seal_run); until its manifest
+    is written, run.local.json, and in this process its memory, give finalize the real
+    paths of the run's option files; the mtime (finalize's end time) is kept."""
+    facts = {"options": {"waivers": "/home/u/w.toml", "known_failures": ["/tmp/k.txt"]},
+             "argv": ["x"]}
+    path = tmp_path / results_log.RUN_FILE
+    path.write_text(json.dumps(facts))
+    os.utime(path, ns=(10**18, 10**18))
+    monkeypatch.setattr(results_log, "_UNSEALED", {})
+    results_log.seal_run(tmp_path)
+    sealed = json.loads(path.read_text())
+    assert sealed["options"] == {"waivers": "<redacted>", "known_failures": ["<redacted>"]}
+    assert path.stat().st_mtime_ns == 10**18
+    assert results_log._run_facts(tmp_path) == facts            # run.local.json
+    (tmp_path / results_log.RUN_LOCAL).unlink()
+    assert results_log._run_facts(tmp_path) == facts            # this process sealed it
+    monkeypatch.setattr(results_log, "_UNSEALED", {})
+    assert results_log._run_facts(tmp_path) == sealed           # another process
+    results_log.seal_run(tmp_path)                              # nothing left to redact
+    assert not (tmp_path / results_log.RUN_LOCAL).exists()

@@ -22,7 +22,6 @@ import pytest
 
 import conformance
 from conformance.certification.attribution import sources as attribution
-from conformance.certification.bundle import files as bundle
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
@@ -188,8 +187,7 @@ class Recorder:
         doc.update(sharding.section(config))
         doc["since_previous"] = since_previous.summary(Path(out), doc)
         try:
-            results_log.pack(Path(out))
-            state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
+            state.written = (doc, results_log.write_bundle(doc, Path(out)))
         except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,
             if not isinstance(err, OSError):     # finalize builds it later
                 err = OSError(errno.ENOMEM, "not enough memory to write the bundle")

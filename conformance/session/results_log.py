@@ -10,7 +10,11 @@ start time, collected count and Hypothesis settings.
 If the controller dies before it writes the report (SIGKILL, OOM kill, a crash),
 :func:`finalize` (``pjrt-conformance finalize DIR``) builds the bundle from those two
 files: verdict ``incomplete``, every test that finished kept, a test in flight not
-counted. The manifest lists both files, so ``verify`` checks them too. When the bundle
+counted. The manifest lists both files, so ``verify`` checks them too. ``run.json``
+names the run's option files (``--waivers``, ``--known-failures``, ...) by their paths
+while the run goes on; when the bundle is written it is sealed: no absolute path of this
+machine (:func:`seal_run`; what it was stays in ``run.local.json`` until the manifest is
+written, so a bundle that could not be written is still finalized with those files). When the bundle
 is written (here and at the end of a run) the log is packed: slimmed and xz-compressed
 to ``results.jsonl.xz`` (:mod:`conformance.certification.results.runlog`, the one module that
 reads and writes the log file).
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -32,6 +37,12 @@ from conformance.certification.results import jsontext
 from conformance.certification.results import runlog
 
 LOG_FILE, RUN_FILE = runlog.LOG, "run.json"
+#: ``run.json`` as the run wrote it (real paths), kept while its bundle is written
+#: (:func:`seal_run`): never part of a bundle.
+RUN_LOCAL = "run.local.json"
+#: What :func:`seal_run` replaced in this process, by run directory (a cancel while the
+#: bundle is signed rebuilds it: :func:`incomplete_bundle`).
+_UNSEALED: dict[str, Any] = {}
 #: Files of the bundle beyond :data:`conformance.certification.bundle.files.FILES` (the log is
 #: packed once the bundle is written; a log that could not be packed stays plain).
 EXTRA = (LOG_FILE, runlog.PACKED, RUN_FILE)
@@ -47,10 +58,88 @@ def _out(config: pytest.Config) -> Path | None:
 
 
 def _write_run(out: Path, facts: dict[str, Any]) -> None:
-    """``run.json`` with no absolute path of this machine (it goes into the bundle)."""
+    """``run.json`` as the run keeps it: its option files by their real paths, which
+    :func:`finalize` reads again (:func:`seal_run` redacts it when the bundle is written)."""
+    (out / RUN_FILE).write_text(json.dumps(facts, indent=1) + "\n")
+
+
+def _replace(path: Path, text: str, mtime_ns: int) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename, its mtime set."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text)
+        os.utime(tmp, ns=(mtime_ns, mtime_ns))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def seal_run(out: Path) -> None:
+    """``run.json`` of the run directory ``out`` as its bundle holds it, just before the
+    bundle (its manifest) is written: no absolute path of this machine
+    (:func:`~conformance.certification.bundle.local_paths.redact_tree`). What it was is
+    kept for :func:`finalize` (a bundle that could not be written, a cancel while it was
+    written or signed) in ``run.local.json`` (:data:`RUN_LOCAL`, removed once the bundle
+    is written: :func:`write_bundle`) and in this process. Nothing to do without a
+    ``run.json`` or when it holds no local path. Raises OSError when it cannot be
+    written (``run.json`` is then as it was), ValueError for a malformed one."""
     from conformance.certification.bundle import local_paths
 
-    (out / RUN_FILE).write_text(json.dumps(local_paths.redact_tree(facts), indent=1) + "\n")
+    path = out / RUN_FILE
+    if not path.is_file():
+        return
+    text = file_limits.read_text(path, limit=file_limits.BUNDLE_FILE_LIMIT)
+    facts = jsontext.loads(text)
+    sealed = local_paths.redact_tree(facts)
+    if sealed == facts:
+        return
+    mtime = path.stat().st_mtime_ns
+    _UNSEALED[_key(out)] = facts
+    if not (out / RUN_LOCAL).is_file():
+        _replace(out / RUN_LOCAL, text, mtime)
+    _replace(path, json.dumps(sealed, indent=1) + "\n", mtime)
+
+
+def _key(out: Path) -> str:
+    return os.path.realpath(out)
+
+
+def _run_facts(out: Path) -> Any:
+    """The facts of ``run.json`` of ``out`` as the run wrote them: ``run.local.json``
+    when a bundle write sealed ``run.json`` (:func:`seal_run`), else what this process
+    sealed, else ``run.json``. Raises OSError, ValueError like reading it."""
+    local = out / RUN_LOCAL
+    if local.is_file():
+        return jsontext.loads(file_limits.read_text(local,
+                                                    limit=file_limits.BUNDLE_FILE_LIMIT))
+    facts = jsontext.loads(file_limits.read_text(   # no FIFO or device, 256 MiB
+        out / RUN_FILE, limit=file_limits.BUNDLE_FILE_LIMIT))
+    unsealed = _UNSEALED.get(_key(out))
+    if unsealed is not None:
+        from conformance.certification.bundle import local_paths
+
+        if local_paths.redact_tree(unsealed) == facts:   # the one this process sealed
+            return unsealed
+    return facts
+
+
+def write_bundle(doc: dict[str, Any], out: Path, skip: tuple[int, ...] = ()) -> Path:
+    """Write the bundle of the run directory ``out`` (:func:`bundle.write
+    <conformance.certification.bundle.files.write>` of ``doc``, the run's files listed
+    too): its results log packed (:func:`pack`; ``skip``: dropped lines) and its
+    ``run.json`` sealed (:func:`seal_run`) first, ``run.local.json`` removed once the
+    manifest is written. Returns report.json's path; OSError or MemoryError when it
+    cannot be written."""
+    from conformance.certification.bundle import files as bundle
+
+    pack(out, skip)
+    try:
+        seal_run(out)
+    except ValueError as err:   # malformed: a reader's problem, not a local path's
+        print(f"pjrt-conformance: {out / RUN_FILE} kept as it is: {err}", file=sys.stderr)
+    path = bundle.write(doc, out, extra=EXTRA)
+    (out / RUN_LOCAL).unlink(missing_ok=True)
+    return path
 
 
 def start(config: pytest.Config) -> None:
@@ -98,7 +187,7 @@ def discard_unstarted(out: Path, *, remove_dir: bool = False) -> bool:
     except (OSError, ValueError):
         return False
     removed = False
-    for path in (run, log):
+    for path in (run, log, out / RUN_LOCAL):
         if path.is_file():
             path.unlink()
             removed = True
@@ -157,10 +246,14 @@ def pack(out: Path, skip: tuple[int, ...] = ()) -> Path | None:
     """Pack the results log of the run directory ``out`` before its bundle is written
     (:func:`conformance.certification.results.runlog.pack`, streamed; ``skip``: numbers of
     dropped lines); return the packed path, or None when there is no plain log or it
-    could not be packed (no space, no memory: it then stays, plain, in the bundle: a
-    bundle is never lost to packing)."""
+    could not be packed (no space, no memory, a corrupt line: it then stays, plain, in
+    the bundle, rewritten with no local path (:func:`runlog.redact_plain`): a bundle is
+    never lost to packing). Raises :class:`runlog.NotRedacted` (an OSError) when the
+    log could not even be rewritten: no bundle may hold it as it is."""
     try:
         return runlog.pack(out, skip)
+    except runlog.NotRedacted:
+        raise
     except (OSError, ValueError) as err:
         print(f"pjrt-conformance: {out / LOG_FILE} kept unpacked: {err}", file=sys.stderr)
     except MemoryError:
@@ -239,8 +332,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
         raise ValueError(f"{out}: already holds a report bundle; check it with "
                          f"'pjrt-conformance verify {out}'")
     try:
-        facts = jsontext.loads(file_limits.read_text(   # no FIFO or device, 256 MiB
-            out / RUN_FILE, limit=file_limits.BUNDLE_FILE_LIMIT))
+        facts = _run_facts(out)
         opts = facts["options"]
         platform_info = platform_of(facts)
         # No log: the run died before its first phase report (nothing finished).
@@ -252,7 +344,11 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
                          f"({_one_line(err)})") from None
     spec = backend.BackendSpec(platform=opts["platform"], cpu_devices=opts["cpu_devices"])
     state = SessionState(_Saved(opts), spec)  # type: ignore[arg-type]
-    state.configure_certification()
+    try:   # the option files of the run (run.json names them), read again
+        state.configure_certification()
+    except (OSError, ValueError) as err:   # a file gone since: not a full disk
+        raise ValueError(f"{out}: cannot read the run's option files again "
+                         f"({_one_line(err)})") from None
     for rep in reports:
         state.collector.add(rep)
     lost = _without_call(reports) if dropped else set()
@@ -287,8 +383,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
             doc["results"], collected=doc["summary"]["collected"], profile=state.profile,
             declared=list(state.declared), device_count=platform_info["local_device_count"],
             errors=doc["report_errors"], interrupted=why)
-    pack(out, tuple(dropped))
-    path = bundle.write(doc, out, extra=EXTRA)
+    path = write_bundle(doc, out, tuple(dropped))
     doc["dropped_lines"] = dropped
     return doc, path
 

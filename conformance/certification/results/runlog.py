@@ -17,6 +17,7 @@ the decompressed bytes, so the manifest and its signature stay valid.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import lzma
@@ -172,16 +173,70 @@ def pack(directory: Path | str, skip: Iterable[int] = ()) -> Path | None:
     Streamed: one line in memory at a time, never the whole log. ``skip``: numbers of
     lines left out (bad lines that ``finalize`` dropped). Raises ValueError for another
     log line that is not JSON (except a cut-off last line), OSError when the packed log
-    cannot be written, MemoryError when no xz preset finds memory (the plain log is then
-    kept)."""
+    cannot be written, MemoryError when no xz preset finds memory; whatever it raises,
+    the plain log is kept, rewritten by :func:`redact_plain` (:class:`NotRedacted` when
+    even that failed)."""
     plain = Path(directory) / LOG
     if not plain.is_file():
         return None
     mtime = plain.stat().st_mtime_ns
     skip = frozenset(skip)
-    packed = _stream_xz(lambda: _slim_lines(plain, skip), Path(directory) / PACKED, mtime)
+    try:
+        packed = _stream_xz(lambda: _slim_lines(plain, skip), Path(directory) / PACKED, mtime)
+    except (OSError, ValueError, MemoryError):
+        redact_plain(directory)   # kept plain: still no absolute path of this machine
+        raise
     plain.unlink()
     return packed
+
+
+class NotRedacted(OSError):
+    """The plain log could neither be packed nor rewritten without local paths
+    (:func:`redact_plain`): it must not go into a bundle as it is."""
+
+
+def redact_plain(directory: Path | str) -> Path | None:
+    """Rewrite the plain log of ``directory`` (one that could not be packed and stays in
+    the bundle) line by line with no absolute path of this machine: a JSON line through
+    :func:`~conformance.certification.bundle.local_paths.redact_tree` (kept byte for byte
+    when that changes nothing), any other line (corrupt, cut off) through
+    :func:`~conformance.certification.bundle.local_paths.redact` of its text; every line
+    kept, in order, and the log's mtime. Streamed, through a temporary file and a rename.
+    Returns its path, None when there is no plain log; raises :class:`NotRedacted` when
+    it cannot be rewritten (no space, no memory: the plain log is then as it was)."""
+    plain = Path(directory) / LOG
+    if not plain.is_file():
+        return None
+    tmp = plain.with_name(plain.name + ".tmp")
+    try:
+        mtime = plain.stat().st_mtime_ns
+        with open(plain, "rb") as src, open(tmp, "wb") as dst:
+            for line in src:
+                dst.write(_redacted_line(line))
+        os.utime(tmp, ns=(mtime, mtime))
+        os.replace(tmp, plain)
+    except (OSError, MemoryError) as err:
+        why = getattr(err, "strerror", None) or str(err) or type(err).__name__
+        raise NotRedacted(getattr(err, "errno", None) or errno.ENOMEM,
+                          f"{plain}: neither packed nor rewritten without local paths "
+                          f"({why})") from err
+    finally:
+        tmp.unlink(missing_ok=True)
+    return plain
+
+
+def _redacted_line(line: bytes) -> bytes:
+    """One line of a plain log (its ``\\n`` kept) with no local absolute path."""
+    from conformance.certification.bundle import local_paths
+
+    body, end = (line[:-1], b"\n") if line.endswith(b"\n") else (line, b"")
+    try:
+        record = _parse(body)
+    except (ValueError, RecursionError):   # corrupt: redacted as text, bytes kept
+        text = body.decode("utf-8", "surrogateescape")
+        return local_paths.redact(text).encode("utf-8", "surrogateescape") + end
+    redacted = local_paths.redact_tree(record)
+    return line if redacted == record else json.dumps(redacted).encode("utf-8") + end
 
 
 def _slim_lines(plain: Path, skip: frozenset[int]) -> Iterable[bytes]:
