@@ -173,7 +173,7 @@ def test_block_index_matches_jax():
     ``devices_indices_map`` over 8 CPU devices in a shuffled 2x4 mesh)."""
     import numpy as np
 
-    from conformance.capi import partitioned
+    from conformance.helpers import partitioned
 
     proc = subprocess.run([sys.executable, "-c", _JAX_BLOCKS], capture_output=True,
                           text=True, timeout=120, env={**os.environ, "JAX_PLATFORMS": "cpu"})

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from conformance.capi import partitioned
+from conformance.helpers import partitioned
 from conformance.certification.bundle import repro
 from conformance.helpers import assertions
 from conformance.helpers.reproduction import encode_array, of, reproduction
@@ -186,7 +186,7 @@ def test_a_broken_numpy_import_is_exit_2_with_one_line(tmp_path):
 
 def test_a_jax_partitioned_failure_still_runs_on_jax(tmp_path):
     """Without a C API plugin the partitioned program runs on jax's client, assembled by
-    the copied :func:`conformance.capi.partitioned.assemble`."""
+    the copied :func:`conformance.helpers.partitioned.assemble`."""
     x = np.arange(4, dtype=np.float32)
     doc = {"platform": {"name": "cpu"}, "cpu_devices": 2, "environment": {"jax": "0.10.2"}}
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.capi import partitioned
+from conformance.helpers import partitioned
 from conformance.certification.attribution import sources as attribution
 from conformance.certification.bundle import local_paths, repro
 from conformance.processes import runner

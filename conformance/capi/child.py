@@ -13,7 +13,7 @@ Checks (``plan["check"]``):
   back and judge it with the assertion helper that rejected the framework's result
   (same helper, same options, same expected array). A program recorded with its
   placement (``arrays.sharding``) runs partitioned instead, as the test ran it
-  (:mod:`conformance.capi.partitioned`); one of several partitions
+  (:mod:`conformance.helpers.partitioned`); one of several partitions
   (``mhlo.num_partitions`` > 1) without it is ``declined``: never run on one device;
 - ``transfer``: host -> device -> host round trip of every recorded input on every
   device, bit for bit;
@@ -34,7 +34,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from conformance.capi import partitioned
+from conformance.helpers import partitioned
 from conformance.helpers import assertions
 from conformance.helpers import reproduction
 
@@ -145,7 +145,7 @@ def _judge(out: np.ndarray, arrays: dict, call: str) -> tuple[str, str]:
 
 def _check_partitioned(client: Any, pypjrt: Any, plan: dict) -> tuple[str, str]:
     """The program over its recorded mesh, all partitions at once
-    (:mod:`conformance.capi.partitioned`); ``undecided`` when the plugin's client lacks
+    (:mod:`conformance.helpers.partitioned`); ``undecided`` when the plugin's client lacks
     a recorded device or an input does not divide by its spec."""
     arrays, sharding = plan["arrays"], plan["arrays"]["sharding"]
     inputs = [reproduction.decode_array(x) for x in arrays["inputs"]]

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import conformance
-from conformance.capi import partitioned
+from conformance.helpers import partitioned
 from conformance.certification.bundle import local_paths
 
 DIR = "repro"
@@ -174,7 +174,7 @@ def _template(name: str) -> str:
 
 def shared() -> str:
     """The text of :data:`SHARED`, the checks every script imports from its folder: the
-    template with the functions of :data:`conformance.capi.partitioned.STANDALONE`
+    template with the functions of :data:`conformance.helpers.partitioned.STANDALONE`
     copied in (their source: one implementation of the partitioned C API run and of
     the DeviceAssignmentProto encoder for the suite and the scripts)."""
     code = "\n\n".join(inspect.getsource(getattr(partitioned, name)).rstrip()
