@@ -23,6 +23,7 @@ import pytest
 import conformance
 from conformance.certification.attribution import sources as attribution
 from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import local_paths
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
@@ -186,7 +187,9 @@ class Recorder:
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
         doc.update(sharding.section(config))
-        doc["since_previous"] = since_previous.summary(Path(out), doc)
+        # compared as its bundle will hold it (paths redacted, library_locator): the form
+        # of the bundles on disk it is compared with
+        doc["since_previous"] = since_previous.summary(Path(out), local_paths.for_bundle(doc))
         try:
             results_log.pack(Path(out))
             state.written = (doc, bundle.write(doc, Path(out), extra=results_log.EXTRA))
