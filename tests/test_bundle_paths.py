@@ -139,9 +139,9 @@ def test_a_log_that_cannot_be_packed_is_kept_without_local_paths(tmp_path, capsy
     assert (out / runlog.LOG).stat().st_mtime_ns == 10**18
     lines, old = kept.split(b"\n"), raw.split(b"\n")
     assert len(lines) == len(old) and lines[0] == old[0] and lines[3] == old[3]
-    assert lines[2] == b'{"$report_type": "TestReport", "longrepr": "<redacted> cut \xff'
+    assert lines[2] == b'{"$report_type": "TestReport", "longrepr": "<redacted>/secret.py cut \xff'
     failed = json.loads(lines[1])
-    assert failed["longrepr"].startswith('File "<redacted>", line 3')
+    assert failed["longrepr"].startswith('File "<redacted>/test_x.py", line 3')
     assert results_log.read_reports(out / runlog.LOG, dropped := [])[0].nodeid.endswith(
         "test_y") and dropped == [3]
 
@@ -164,3 +164,64 @@ def test_a_log_neither_packed_nor_redacted_is_no_bundle(tmp_path, monkeypatch):
     monkeypatch.setattr(runlog.os, "replace", real)
     assert (tmp_path / runlog.LOG).read_bytes() == raw
     assert sorted(p.name for p in tmp_path.iterdir()) == [runlog.LOG]   # no temp file
+
+
+# -- redact's edge cases (review of the path redaction) ------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def test_a_site_packages_path_with_a_space_becomes_its_package_path():
+    text = 'File "/Users/John Smith/venv/lib/python3.11/site-packages/jax/_src/array.py"'
+    assert local_paths.redact(text) == 'File "jax/_src/array.py"'
+    assert local_paths.redact("/home/John Smith/venv/bin/python x") == "<redacted> x"
+
+
+def test_the_repository_prefix_is_replaced_at_a_path_boundary_only():
+    repo = local_paths._repository()
+    assert local_paths.redact(f"/data{repo}x") == f"/data{repo}x"   # not "/datax"
+    assert local_paths.redact(f"at {repo}conformance/x.py:3") == "at conformance/x.py:3"
+
+
+def test_a_redacted_file_keeps_its_name_and_node_ids_are_never_rewritten():
+    assert local_paths.redact("known: upstream bug 1 (/tmp/pytest-0/t0/known.txt:1)") == \
+        "known: upstream bug 1 (<redacted>/known.txt:1)"
+    assert local_paths.redact("/home/john.smith") == "<redacted>"   # a user's name: never
+    command = "pytest conformance/test_x.py::test_y[/tmp] --deselect /tmp/a/t.py::t[/home/x]"
+    assert local_paths.redact(command) == \
+        "pytest conformance/test_x.py::test_y[/tmp] --deselect <redacted>/t.py::t[/home/x]"
+    doc = {"results": [{"nodeid": "conformance/t.py::a[/work/x]", "message": "/work/x/y"}],
+           "failures": [{"nodeid": "/tmp/odd", "test_id": "t.py::a[/opt/z]"}]}
+    assert local_paths.redact_tree(doc) == {
+        "results": [{"nodeid": "conformance/t.py::a[/work/x]", "message": "<redacted>"}],
+        "failures": [{"nodeid": "/tmp/odd", "test_id": "t.py::a[/opt/z]"}]}
+    assert local_paths.offenders(command.replace("/tmp/a/", "")) == []
+
+
+_LOCAL_ROOTS = ("/work/", "/tmp/", "/root/", "/home/", "/opt/")
+_NAME = st.text(st.sampled_from("abcXY019._-~ "), min_size=1, max_size=8).filter(
+    lambda n: n.strip() == n and n not in (".", "..") and n.count(" ") <= 1)
+_SPACED = st.text(st.sampled_from("abcX19._- "), min_size=1, max_size=12).filter(
+    lambda n: n.strip() == n and n not in (".", ".."))   # many spaces: before site-packages
+_ROOT = st.sampled_from([r.rstrip("/") for r in _LOCAL_ROOTS] + ["/Users", "/mnt"])
+_PATHS = st.one_of(
+    st.builds(lambda root, dirs, name: "/".join([root] + dirs + [name]),
+              _ROOT, st.lists(_NAME, max_size=4), _NAME),
+    st.builds(lambda root, dirs, name: "/".join([root] + dirs + ["lib", "site-packages",
+                                                                  name]),
+              _ROOT, st.lists(_SPACED, max_size=4), _NAME))
+_TEXTS = st.lists(st.tuples(st.sampled_from(
+    [" ", "\n", '"', "'", ":", ", ", " (", ")", "=", "file://", " x ", "<redacted> ", ">",
+     "at ", "--opt=", "\t"]), _PATHS), min_size=1, max_size=4).map(
+    lambda parts: "".join(a + b for a, b in parts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_TEXTS)
+def test_redact_is_idempotent_and_leaves_no_local_root(text):
+    once = local_paths.redact(text)
+    assert local_paths.redact(once) == once
+    assert local_paths.offenders(once) == []
+    assert not any(r in once for r in _LOCAL_ROOTS), once
+    assert "site-packages" not in once

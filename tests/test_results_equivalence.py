@@ -121,7 +121,7 @@ def test_same_report_with_and_without_xdist(pytester):
 
     failures = {f["nodeid"].split("::")[1]: f for f in doc["failures"]}
     known = failures["test_known_bug"]
-    assert known["known_failure"] == "known: upstream bug 1 (<redacted>:1)"  # no local path in a bundle
+    assert known["known_failure"] == "known: upstream bug 1 (<redacted>/known.txt:1)"  # no local path in a bundle
     drawn = failures["test_drawn_wrong[cpu:0]"]
     assert drawn["program_text"].startswith("module @jit_neg_drawn")
     assert "stablehlo.negate" in drawn["program_text"]

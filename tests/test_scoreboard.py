@@ -226,3 +226,34 @@ def test_bundles_under_archive_are_ignored(reports):
     assert not any(b.folder.startswith("archive/") for b in docsgen.bundles(reports))
     assert scoreboard.archived(reports / "archive" / "1" / "report.json", reports)
     assert not scoreboard.archived(reports / "cpu" / "1" / "report.json", reports)
+
+
+def _loaded(library):
+    return {"platform": {"name": "cpu", "loaded": {"library_path": library,
+                                                   "library_sha256": "0" * 64}}}
+
+
+@pytest.mark.parametrize("library,key", [
+    ("/v/lib/python3.11/site-packages/xla_plugins/xla_cpu_pjrt/libpjrt_c_api.so",
+     "cpu / xla-cpu-pjrt"),
+    ("/v/lib/python3.11/site-packages/fastatomstruct_xla_cpu/libpjrt_cpu.so",
+     "cpu / fastatomstruct-xla-cpu"),
+    (LIB, "cpu / lammps-jax-pjrt-cpu"),
+    ("/work/build/pluginA/libA.so", "cpu / libA"),
+    ("/work/build/pluginB/libB.so", "cpu / libB"),
+])
+def test_a_report_in_memory_and_its_bundle_have_one_backend_key(library, key):
+    from conformance.certification.bundle import local_paths
+    doc = _loaded(library)
+    on_disk = local_paths.for_bundle(doc)
+    assert scoreboard.backend_key(doc) == scoreboard.backend_key(on_disk) == key
+    # a bundle that states the package without its locator keys the same
+    del on_disk["platform"]["loaded"]["library_locator"]
+    assert scoreboard.backend_key(on_disk) == key
+
+
+def test_two_local_plugins_outside_site_packages_are_two_backends(tmp_path):
+    _bundle(tmp_path, "a", "1", library="/work/build/pluginA/libA.so")
+    _bundle(tmp_path, "b", "1", library="/work/build/pluginB/libB.so")
+    assert sorted(r.backend for r in scoreboard.collect(tmp_path)) == ["cpu / libA",
+                                                                      "cpu / libB"]

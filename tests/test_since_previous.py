@@ -124,3 +124,49 @@ def test_new_failures_count_only_tests_of_both_runs_and_the_changes_in_kind_are_
     assert any("1 new failure(s)" in ln and "50 of them failing" in ln for ln in lines)
     same = copy.deepcopy(old)
     assert since_previous.unlike(same, old, {"added": [], "removed": []}) == []
+
+
+NESTED = "/v/lib/python3.11/site-packages/xla_plugins/xla_cpu_pjrt/libpjrt_c_api.so"
+
+
+def test_a_report_in_memory_finds_the_bundle_of_its_nested_package_plugin(tmp_path):
+    from conformance.certification.bundle import local_paths
+
+    def plugin(doc):
+        doc["platform"]["loaded"] = {"how": "PJRT C API plugin", "library_path": NESTED,
+                                     "library_sha256": "0" * 64}
+        doc["started_utc"] = "2026-11-21T00:00:00+00:00"
+        doc["command"] = "cli.py run -- --deselect /work/x/conformance/t.py::a[/tmp]"
+    old = crafted(tmp_path / "cpu", "old")
+    rewrite(old, plugin, render=True)
+    new = tmp_path / "cpu" / "new"
+    doc = json.loads((crafted(tmp_path / "cpu", "new") / "report.json").read_text())
+    plugin(doc)
+    doc["started_utc"] = "2026-11-22T00:00:00+00:00"
+    doc["platform"]["loaded"]["library_sha256"] = "1" * 64
+    assert since_previous.kind(doc) == since_previous.kind(local_paths.for_bundle(doc))
+    summary = since_previous.summary(new, local_paths.for_bundle(doc))
+    assert summary["bundle"] == "old"
+    assert any("the plugin library changed: sha256 000000000000 -> 111111111111" in s
+               for s in summary["unlike"])
+    assert since_previous.previous(new, doc)[0] == old   # in memory too
+
+
+@pytest.mark.parametrize("extra", [
+    "-kfoo", "-xk foo", "conformance/test_a.py", "conformance/test_a.py::t[1]", "--lf",
+    "-x", "--exitfirst", "--maxfail=2", "--maxfail 2", "--ignore conformance/b",
+    "--ignore=conformance/b", "--deselect=conformance/t.py::a", "--sw",
+])
+def test_each_selecting_argument_makes_another_selection(extra):
+    base = {"cpu_devices": 2, "command": "cli.py run -n 0 --output /tmp/o --platform cpu --"}
+    other = {**base, "command": f"{base['command']} {extra}"}
+    assert since_previous.selection(other) != since_previous.selection(base), extra
+    assert since_previous.selection(base) == (("--cpu-devices", "2"),)
+
+
+def test_the_attached_and_separate_forms_select_alike():
+    s = since_previous.selection
+    assert s({"command": "run -- -kfoo"}) == s({"command": "run -- -k foo"}) == \
+        s({"command": "run -- -k=foo"})
+    assert s({"command": "run -- --deselect /work/wt/conformance/t.py::a[/tmp]"}) == \
+        s({"command": "run -- --deselect <redacted>/t.py::a[/tmp]"})

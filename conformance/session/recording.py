@@ -22,6 +22,7 @@ import pytest
 
 import conformance
 from conformance.certification.attribution import sources as attribution
+from conformance.certification.bundle import local_paths
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
@@ -185,7 +186,9 @@ class Recorder:
                            interrupted=interrupted)
         doc.update(coverage.section(self.coverage, self.declined))
         doc.update(sharding.section(config))
-        doc["since_previous"] = since_previous.summary(Path(out), doc)
+        # compared as its bundle will hold it (paths redacted, library_locator): the form
+        # of the bundles on disk it is compared with
+        doc["since_previous"] = since_previous.summary(Path(out), local_paths.for_bundle(doc))
         try:
             state.written = (doc, results_log.write_bundle(doc, Path(out)))
         except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,

@@ -20,6 +20,7 @@ results log's records, ``run.json``); :func:`offenders` finds what is left.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -31,8 +32,25 @@ from typing import Any
 ROOTS = ("work", "tmp", "root", "home", "opt", "Users", "mnt", "scratch", "private", "var")
 REDACTED = "<redacted>"
 _CHAR = r"[^\s'\"`,;:()\[\]{}<>|=*?]"
-_PACKAGES = re.compile(rf"(?<![\w.~-])/{_CHAR}*?/(?:site|dist)-packages/")
-_LOCAL = re.compile(rf"(?<![\w.~>-])/(?:{'|'.join(ROOTS)})(?:/{_CHAR}*)?(?![\w])")
+#: A run of spaces inside a path component (``/Users/John Smith/venv``): spaces followed
+#: by one more word and the path's next ``/`` (never the start of another path). A folder
+#: name of three or more words (``/tmp/a b c/x``) keeps its tail: text after a path is
+#: never taken for it (``/tmp/x is missing``).
+_SPACE = r"[ \t]+(?=[^\s/'\"`,;:()\[\]{}<>|=*?]+/)"
+_PATH = rf"(?:{_CHAR}|{_SPACE})"
+#: A path up to an installed package's folder, spaces included anywhere within the line
+#: (never before another ``/``: ``/tmp/x and /venv/site-packages/a.py``).
+_PACKAGE_PATH = rf"(?:{_CHAR}|[ \t]+(?![ \t/]))"
+#: A path starts here: not inside a word or another path, nor right after ``<redacted>``
+#: (what :func:`redact` left: ``<redacted>/known.txt`` stays as it is).
+_BEFORE = rf"(?<![\w.~-])(?<!{re.escape(REDACTED)})"
+_PACKAGES = re.compile(rf"{_BEFORE}/{_PACKAGE_PATH}*/(?:site|dist)-packages/")  # to the last
+_LOCAL = re.compile(rf"{_BEFORE}/(?:{'|'.join(ROOTS)})(?:/{_PATH}*)?(?![\w])")
+#: The parameters of a pytest node id (``test_x.py::test_y[/tmp]``): a test id, never a
+#: path of this machine, so never rewritten.
+_NODE_PARAMS = re.compile(r"(?<=::)[A-Za-z_]\w*\[[^\]\n]*\]")
+#: Keys of a JSON document whose string values are pytest node ids (never rewritten).
+NODE_ID_KEYS = ("nodeid", "test_id")
 #: What :func:`offenders` reports: a local root or an installed package's folder.
 FOUND = re.compile(rf"(?<![\w.~>-])/(?:{'|'.join(ROOTS)})/|site-packages|dist-packages")
 
@@ -52,25 +70,64 @@ def _prefixes() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+def _keep_name(path: str, after: str) -> str:
+    """``<redacted>`` for the local ``path``, followed by ``/NAME`` when the path goes on
+    past ``after`` (its root or prefix) to a file name with an extension (``known.txt``):
+    the file's name says what it was, not where or whose. Under ``/home`` and ``/Users``
+    the first folder is a user's name, never kept (``/home/john.smith``)."""
+    rest = path[len(after):].strip("/")
+    name = rest.rpartition("/")[2]
+    owner = after in ("/home", "/Users")
+    if "." in name.strip(".") and " " not in name and ("/" in rest or not owner):
+        return f"{REDACTED}/{name}"
+    return REDACTED
+
+
+def _outside_node_ids(text: str, rewrite: Any) -> str:
+    """``rewrite(part)`` of every part of ``text`` that is not a pytest node id's
+    parameters (:data:`_NODE_PARAMS`)."""
+    out, last = [], 0
+    for m in _NODE_PARAMS.finditer(text):
+        out += [rewrite(text[last:m.start()]), m.group(0)]
+        last = m.end()
+    return "".join(out + [rewrite(text[last:])])
+
+
+@functools.lru_cache(maxsize=8)
+def _patterns(prefixes: tuple[str, ...]) -> tuple[re.Pattern, list[tuple[str, re.Pattern]]]:
+    """The compiled patterns of the repository's checkout (anchored at a path boundary:
+    ``/data/work/main/x`` is not in a checkout at ``/work/main``) and of ``prefixes``."""
+    repo = _repository()
+    checkout = "|".join(re.escape(p) for p in dict.fromkeys((repo, os.path.realpath(repo) + "/")))
+    return re.compile(rf"{_BEFORE}(?:{checkout})"), [
+        (p, re.compile(rf"{_BEFORE}{re.escape(p)}(?:/{_PATH}*)?(?![\w])")) for p in prefixes]
+
+
+def _redact(text: str) -> str:
+    text = _PACKAGES.sub("", text)
+    checkout, prefixes = _patterns(tuple(_prefixes()))
+    text = checkout.sub("", text)
+    for prefix, pattern in prefixes:
+        text = pattern.sub(lambda m, p=prefix: _keep_name(m.group(0), p), text)
+    return _LOCAL.sub(lambda m: _keep_name(m.group(0), "/" + m.group(0)[1:].split("/")[0]),
+                      text)
+
+
 def redact(text: Any) -> Any:
     """``text`` with every local absolute path rewritten (see the module doc); what is
-    not a str is returned as it is. Idempotent: ``redact(redact(t)) == redact(t)``."""
+    not a str is returned as it is. A pytest node id's parameters (``test_y[/tmp]``) are
+    kept as they are. Idempotent: ``redact(redact(t)) == redact(t)``."""
     if not isinstance(text, str) or "/" not in text:
         return text
-    text = _PACKAGES.sub("", text)
-    repo = _repository()
-    text = text.replace(repo, "").replace(os.path.realpath(repo) + "/", "")
-    for prefix in _prefixes():
-        text = re.sub(rf"(?<![\w.~>-]){re.escape(prefix)}(?:/{_CHAR}*)?(?![\w])",
-                      REDACTED, text)
-    return _LOCAL.sub(REDACTED, text)
+    return _outside_node_ids(text, _redact)
 
 
 def redact_tree(value: Any) -> Any:
     """A copy of the JSON value ``value`` with :func:`redact` applied to every string
-    (dict keys included)."""
+    (dict keys included), except the node ids under :data:`NODE_ID_KEYS`."""
     if isinstance(value, dict):
-        return {redact(k): redact_tree(v) for k, v in value.items()}
+        return {redact(k): v if k in NODE_ID_KEYS and isinstance(v, str) else redact_tree(v)
+                for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_tree(v) for v in value]
     return redact(value)
@@ -105,7 +162,8 @@ def describe_library(path: str | None) -> str | None:
 def offenders(text: str) -> list[str]:
     """The local paths left in ``text``: each line (cut at 160 characters) holding
     one of :data:`FOUND`."""
-    return [line.strip()[:160] for line in text.splitlines() if FOUND.search(line)]
+    return [line.strip()[:160] for line in text.splitlines()
+            if FOUND.search(_NODE_PARAMS.sub("", line))]
 
 
 def for_bundle(doc: dict[str, Any]) -> dict[str, Any]:

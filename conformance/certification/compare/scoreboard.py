@@ -3,8 +3,11 @@
 ``pjrt-conformance scoreboard REPORTS_DIR [--markdown FILE] [--html FILE]``.
 
 Backends are keyed by the report header's platform name and the plugin library it
-loaded: ``<platform> / <folder of the library, '_' as '-'>`` (by convention the plugin's
-package, e.g. ``cpu / lammps-jax-pjrt-cpu``), or ``<platform> / built-in`` when no
+loaded (:func:`backend_key`): ``<platform> / <plugin, '_' as '-'>``, the plugin being the
+last component of the installed package holding the library (its folder, by convention
+the plugin's package, e.g. ``cpu / lammps-jax-pjrt-cpu``; ``cpu / xla-cpu-pjrt`` for
+``xla_plugins.xla_cpu_pjrt``) or, for a library outside an installed package, its file
+name up to the first dot (``cpu / libmyaccel-pjrt``), or ``<platform> / built-in`` when no
 plugin library was loaded. Only the newest bundle (``started_utc``) of each key is shown,
 an intact one before any that is not (a bundle dated in the future is not intact, so it
 never passes for the newest; see :func:`collect`).
@@ -37,6 +40,7 @@ from typing import Any
 import jinja2
 import packaging.version
 
+from conformance.certification.bundle import local_paths
 from conformance.certification.verdict import decide as verdict
 from conformance.certification.results import attempt
 from conformance.certification.attribution import sources as attribution
@@ -105,15 +109,39 @@ class Row:
 
 
 def backend_key(doc: dict[str, Any]) -> str:
-    """``<platform> / <plugin folder>`` or ``<platform> / built-in`` (see module doc); the
-    folder is ``loaded.library_locator.package`` when the report records one."""
+    """``<platform> / <plugin>`` or ``<platform> / built-in`` (see module doc): the same
+    key for a report still in memory (an absolute ``library_path``) and for its bundle
+    (:func:`conformance.certification.bundle.local_paths.for_bundle`: ``library_locator``)."""
     platform = doc.get("platform") or {}
     loaded = platform.get("loaded") or {}
-    library, locator = loaded.get("library_path"), loaded.get("library_locator") or {}
-    folder = locator.get("package") if isinstance(locator, dict) else None
-    plugin = (folder or Path(library).parent.name).replace("_", "-") if library else \
-        "built-in"
-    return f"{platform.get('name', '?')} / {plugin}"
+    return f"{platform.get('name', '?')} / {plugin_name(loaded)}"
+
+
+def plugin_name(loaded: dict[str, Any]) -> str:
+    """The plugin of ``loaded`` (a report's ``platform.loaded``), ``_`` as ``-``: the last
+    component of the package holding its library (``xla_plugins.xla_cpu_pjrt``:
+    ``xla-cpu-pjrt``, the library's folder as earlier scoreboards named it), else the
+    library file's name up to its first dot (``/work/build/libA.so``: ``libA``: a
+    library outside an installed package is only ``<redacted>/libA.so`` in a bundle);
+    ``built-in`` when no plugin library was loaded."""
+    library = loaded.get("library_path")
+    if not library:
+        return "built-in"
+    library = str(library)
+    locator = loaded.get("library_locator")
+    if not isinstance(locator, dict):
+        locator = {}
+        if library.startswith("package "):   # "package NAME, FILE" without its locator
+            package, _, file = library[len("package "):].partition(", ")
+            locator = {"package": package, "file": file}
+        else:
+            locator = local_paths.library_locator(library) or {}
+    if locator.get("package"):
+        name = str(locator["package"]).rpartition(".")[2]
+    else:
+        name = str(locator.get("file") or library).replace("\\", "/").rpartition("/")[2]
+        name = name.split(".")[0] or name
+    return name.replace("_", "-")
 
 
 def _verdict(doc: dict[str, Any]) -> str:
