@@ -106,7 +106,9 @@ def test_the_overview_opens_with_the_answer(regressed):
     box = page[page.index('<section id="last-run"'):page.index("</section>")]
     assert page.index('id="last-run"') < page.index('id="site-contents"')
     if regressed:
-        assert "Last run regressed: 1 regression (0 confirmed, 1 new)" in box
+        # one point: a change to confirm (amber), not a called regression (red)
+        assert "Last run: no confirmed regression; 1 new change to confirm" in box
+        assert 'class="headline watch"' in page
         assert "2.00\u00d7 slower" in box
     else:
         assert "Last run: no regression" in box and "slower" not in box

@@ -114,7 +114,7 @@ def test_a_2x_slowdown_confirmed_by_the_next_commit_is_reported(tmp_path):
     runs = [_run(c1, 1, *_measure(rng, 1.0)), _run(c2, 2, *_measure(rng, 2.0)),
             _run(c3, 3, *_measure(rng, 2.0))]
     h = last_run.headline([_dir(runs)], T, noisy)
-    assert h.regressed and len(h.confirmed) == 40
+    assert h.regressed and len(h.confirmed) == 40 and h.called   # red: a second point
     assert all(s.since.commit == c1 and s.until.commit == c2 for s in h.confirmed)
     assert all(s.text.endswith("slower") and s.size > 1.8 for s in h.confirmed)
     # the whole-history list: confirmed by c3
@@ -128,6 +128,7 @@ def test_a_2x_slowdown_confirmed_by_the_next_commit_is_reported(tmp_path):
     # the last commit alone is new, not confirmed
     hn = last_run.headline([_dir(runs[:2])], T, noisy)
     assert len(hn.regressions) == 40 and not hn.confirmed
+    assert not hn.called and len(hn.to_confirm) == 40   # amber until the next commit
 
 
 def test_a_throughput_gain_is_an_improvement():
@@ -186,7 +187,7 @@ def test_commits_are_ordered_by_git_topology_not_date(tmp_path):
     assert chart.categories == [c[:8] for c in hashes]
     pages = site.pages(site.Inputs(results=[d], bundles=None, limits=None, repo=repo))
     assert ", ".join(c[:8] for c in hashes) in pages["commits.html"]
-    assert "Last run regressed: 1 regression" in pages["index.html"]
+    assert "Last run: no confirmed regression; 1 new change to confirm" in pages["index.html"]
     # by date the order would be reversed: the check can fail
     by_date = history.ordering_of([d], None)
     assert by_date.sequence == hashes[::-1] and by_date.fallback

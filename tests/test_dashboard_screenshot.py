@@ -80,11 +80,18 @@ def test_a_chart_without_points_fails_the_pixel_check(tmp_path, monkeypatch):
     assert _count(img, charts.PALETTE[0]) == 0 and _count(img, charts.PALETTE[1]) == 0
 
 
+#: The headline's border colour per state: a called regression (confirmed by a second
+#: point), a change to confirm (the last run's own step), nothing changed.
+BORDER = {"regressed": "#c5221f", "watch": "#b06000", "clean": "#188038"}
+
+
 def _box_pixels(tmp_path, inputs, name):
-    """Pixels of the regressed (red) and clean (green) headline borders on the first
-    screen (1280x800, no scrolling) of the overview."""
+    """(headline state, {state: pixels of its border colour}) on the first screen
+    (1280x800, no scrolling) of the overview."""
     out = tmp_path / name
     site.write(inputs, out)
+    page = (out / "index.html").read_text()
+    state = page.split('<section id="last-run" class="headline ', 1)[1].split('"', 1)[0]
     png = tmp_path / f"{name}.png"
     proc = subprocess.run([CHROMIUM, *OFFLINE, f"--user-data-dir={tmp_path / 'profile'}",
                            "--window-size=1280,800", f"--screenshot={png}",
@@ -93,27 +100,27 @@ def _box_pixels(tmp_path, inputs, name):
     assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
     img = Image.open(png).convert("RGB")
     assert img.size == (1280, 800)
-    return _count(img, "#c5221f", tol=10), _count(img, "#188038", tol=10)
+    return state, {s: _count(img, c, tol=10) for s, c in BORDER.items()}
 
 
 def test_the_first_screen_answers_did_the_last_run_regress(tmp_path):
-    """At 1280x800, without scrolling: the committed history's last run (jax 0.10.2 at
-    commit 5b3b0338 against the same environment at 0c617246 on cpu-2core-xeon: ratios
-    beyond the threshold and outside both 99% intervals, on a shared 2-core machine)
-    regressed, so the red box is on the first screen; runs that did not change show the
-    green one instead."""
+    """At 1280x800, without scrolling: the committed history's last run is answered in
+    the colour of its state (red: a regression a second point confirmed; amber: a change
+    of the last run alone, to confirm; green: none), and only in that colour; runs that
+    did not change show the green box."""
     committed = Path(__file__).resolve().parent.parent / "benchmarks" / "results"
-    red, green = _box_pixels(tmp_path, site.Inputs(results=[asv_results.load(committed)],
-                                                    bundles=None, limits=None), "regressed")
-    assert red > 2000 and green < 50, (red, green)
+    state, px = _box_pixels(tmp_path, site.Inputs(results=[asv_results.load(committed)],
+                                                  bundles=None, limits=None), "committed")
+    assert px[state] > 2000 and all(n < 50 for s, n in px.items() if s != state), (state, px)
     # the same runs, every one with the oldest run's values: nothing changed, green
     results = asv_results.load(committed)
     first = min(results.runs, key=lambda r: r.ran_at)
     results.runs = [dataclasses.replace(r, values=first.values, ci=first.ci)
                     for r in results.runs]
-    red, green = _box_pixels(tmp_path, site.Inputs(results=[results], bundles=None,
-                                                   limits=None), "clean")
-    assert green > 2000 and red < 50, (red, green)
+    state, px = _box_pixels(tmp_path, site.Inputs(results=[results], bundles=None,
+                                                  limits=None), "clean")
+    assert state == "clean" and px["clean"] > 2000 and px["regressed"] < 50 and \
+        px["watch"] < 50, px
 
 
 _MEASURE = """<script>

@@ -83,7 +83,19 @@ class Headline:
 
     @property
     def regressed(self) -> bool:
+        """Any regression, confirmed or new."""
         return bool(self.regressions)
+
+    @property
+    def called(self) -> bool:
+        """A regression is *called* (the red headline) only when a second point confirms
+        it: a new step of the last run alone is a change to confirm (amber)."""
+        return bool(self.confirmed)
+
+    @property
+    def to_confirm(self) -> list[Step]:
+        """The last run's own steps: the next commit confirms or drops them."""
+        return [s for s in self.regressions if not s.confirmed]
 
     @property
     def confirmed(self) -> list[Step]:
