@@ -225,3 +225,12 @@ def test_redact_is_idempotent_and_leaves_no_local_root(text):
     assert local_paths.offenders(once) == []
     assert not any(r in once for r in _LOCAL_ROOTS), once
     assert "site-packages" not in once
+
+
+def test_a_traceback_cut_inside_an_installed_packages_path_is_redacted():
+    """A traceback kept to its last characters can start inside a path: the 0.8.0 bundle
+    of 2026-11-28 held ``3.11/site-packages/jax/_src/array.py``."""
+    cut = '3.11/site-packages/jax/_src/array.py", line 659, in _value'
+    assert local_paths.redact(cut) == 'jax/_src/array.py", line 659, in _value'
+    assert local_paths.offenders(local_paths.redact(cut)) == []
+    assert local_paths.redact("lib/python3.11/dist-packages/a.py") == "a.py"
