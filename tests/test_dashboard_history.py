@@ -91,16 +91,23 @@ def _with_intervals(loaded: asv_results.ResultsDir) -> asv_results.ResultsDir:
     return loaded
 
 
-def _released(tmp_path: Path, factors: dict[str, float]) -> asv_results.ResultsDir:
-    """The fixture's first run as three releases (0.9.0, 0.10.0, 0.12.0.1: string order
-    would differ), with +-1% intervals; the two newer releases' value of each benchmark
-    in ``factors`` is multiplied by its factor (a step the next release confirms)."""
+def _fixture_first_run(tmp_path: Path) -> tuple[Path, dict]:
+    """A copy of the fixture's results with its runs removed, and the first run's
+    document (to write runs of one's own from)."""
     dst = tmp_path / "results"
     shutil.copytree(FIXTURE, dst)
     runs = sorted(dst.glob("fixture-host/*-existing-*.json"))
     doc = json.loads(runs[0].read_text())
     for path in runs:
         path.unlink()
+    return dst, doc
+
+
+def _released(tmp_path: Path, factors: dict[str, float]) -> asv_results.ResultsDir:
+    """The fixture's first run as three releases (0.9.0, 0.10.0, 0.12.0.1: string order
+    would differ), with +-1% intervals; the two newer releases' value of each benchmark
+    in ``factors`` is multiplied by its factor (a step the next release confirms)."""
+    dst, doc = _fixture_first_run(tmp_path)
     for i, release in enumerate(["0.12.0.1", "0.9.0", "0.10.0"]):
         d = json.loads(json.dumps(doc))
         d["requirements"] = {"jax": release, "jaxlib": release}
@@ -375,12 +382,7 @@ def test_the_run_of_a_release_is_the_newest_in_git_order_not_by_date(tmp_path):
     fallback."""
     from conformance.dashboard import order
 
-    dst = tmp_path / "results"
-    shutil.copytree(FIXTURE, dst)
-    runs = sorted(dst.glob("fixture-host/*-existing-*.json"))
-    doc = json.loads(runs[0].read_text())
-    for path in runs:
-        path.unlink()
+    dst, doc = _fixture_first_run(tmp_path)
     name = next(n for n, v in doc["results"].items() if v[0] and v[0][0] is not None)
     parent, child = "a" * 40, "b" * 40
     for commit, date, factor in ((parent, doc["date"] + 10_000, 1.0),
