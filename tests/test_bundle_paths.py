@@ -36,7 +36,13 @@ def scan(folder: Path) -> list[str]:
 
 
 def _bundles():
-    return sorted(p.parent for p in REPORTS.rglob(bundle.MANIFEST))
+    """Every committed bundle (git-tracked; every one on disk outside a checkout): README
+    command 1's new bundle in a clone is the user's, checked by the fresh-bundle test."""
+    from conformance import docsgen
+
+    tracked = docsgen.committed_folders(REPORTS.parent)
+    return sorted(p.parent for p in REPORTS.rglob(bundle.MANIFEST)
+                  if tracked is None or p.parent.relative_to(REPORTS).as_posix() in tracked)
 
 
 @pytest.mark.parametrize("folder", _bundles(), ids=lambda p: str(p.relative_to(REPORTS)))
@@ -234,3 +240,11 @@ def test_a_traceback_cut_inside_an_installed_packages_path_is_redacted():
     assert local_paths.redact(cut) == 'jax/_src/array.py", line 659, in _value'
     assert local_paths.offenders(local_paths.redact(cut)) == []
     assert local_paths.redact("lib/python3.11/dist-packages/a.py") == "a.py"
+
+
+def test_a_relative_path_into_an_installed_package_is_redacted():
+    """pytest prints a file under its rootdir relatively: a `pip install .` venv inside the
+    checkout gave `.venv/lib/python3.11/site-packages/conformance/x.py` in CI's bundle."""
+    text = 'x\n.venv/lib/python3.11/site-packages/conformance/test_x.py:142: in f\n'
+    assert local_paths.redact(text) == "x\nconformance/test_x.py:142: in f\n"
+    assert local_paths.redact('at "venv/lib/site-packages/a.py"') == 'at "a.py"'

@@ -51,23 +51,28 @@ def test_the_check_fails_on_a_stale_copy(tmp_path):
     assert stale != html   # a changed verdict is a different page
 
 
-def _shown_bundles() -> list[Path]:
+def _shown_bundles(tmp_path: Path) -> list[Path]:
     """The bundles the committed scoreboard shows (``pjrt-conformance scoreboard
-    reports/`` picks them: the newest per backend and jaxlib release, archive/ ignored)."""
+    reports/`` on the tracked tree: the newest per backend and jaxlib release, archive/
+    ignored), as paths in this checkout. README command 1's new bundle in a clone is not
+    committed: it is neither shown nor judged here."""
     from conformance.certification.compare import scoreboard
 
-    _tracked_reports()   # skips outside a git checkout
-    return [Path(r.source) for r in scoreboard.collect(ROOT / "reports")
+    for rel in _tracked_reports():   # skips outside a git checkout
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, tmp_path / rel)
+    return [ROOT / Path(r.source).relative_to(tmp_path)
+            for r in scoreboard.collect(tmp_path / "reports")
             if (Path(r.source) / "report.json").is_file()]
 
 
-def test_every_bundle_on_the_scoreboard_is_on_the_default_profile():
+def test_every_bundle_on_the_scoreboard_is_on_the_default_profile(tmp_path):
     import json
 
     from conformance.certification.verdict import profiles
 
     off = []
-    for path in _shown_bundles():
+    for path in _shown_bundles(tmp_path):
         prof = json.loads((path / "report.json").read_text()).get("profile") or {}
         if prof.get("name") != profiles.DEFAULT_PROFILE:
             off.append(f"{path.relative_to(ROOT)}: profile {prof.get('name') or 'none'}")
@@ -76,11 +81,11 @@ def test_every_bundle_on_the_scoreboard_is_on_the_default_profile():
                      f"reports/archive/): {off}")
 
 
-def test_every_bundle_on_the_scoreboard_verifies_against_the_allowed_signers():
+def test_every_bundle_on_the_scoreboard_verifies_against_the_allowed_signers(tmp_path):
     if shutil.which("ssh-keygen") is None:
         pytest.skip("ssh-keygen is not installed: signatures cannot be checked")
     bad = []
-    for path in _shown_bundles():
+    for path in _shown_bundles(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "conformance.cli", "verify", str(path),
                                "--allowed-signers", str(ROOT / "reports" / "allowed_signers")],
                               capture_output=True, text=True, timeout=600)

@@ -45,9 +45,12 @@ _PACKAGE_PATH = rf"(?:{_CHAR}|[ \t]+(?![ \t/]))"
 #: (what :func:`redact` left: ``<redacted>/known.txt`` stays as it is).
 _BEFORE = rf"(?<![\w.~-])(?<!{re.escape(REDACTED)})"
 _PACKAGES = re.compile(rf"{_BEFORE}/{_PACKAGE_PATH}*/(?:site|dist)-packages/")  # to the last
-#: The same path cut at the start of a text: a traceback kept to its last characters
-#: (``records.TRACEBACK_CHARS``) can begin inside one (``3.11/site-packages/jax/...``).
-_PACKAGES_CUT = re.compile(rf"\A{_CHAR}*/(?:site|dist)-packages/")
+#: The same path relative, or cut: pytest prints a file under its rootdir relatively
+#: (``.venv/lib/python3.11/site-packages/conformance/x.py``), and a traceback kept to its
+#: last characters (``records.TRACEBACK_CHARS``) can begin inside one
+#: (``3.11/site-packages/jax/...``): a word of path characters, at the start of the text
+#: or of a line, or after a blank, quote or bracket, up to an installed package's folder.
+_PACKAGES_CUT = re.compile(rf"(?:\A|(?<=[\s\"'(\[=]))(?!/){_CHAR}*/(?:site|dist)-packages/")
 _LOCAL = re.compile(rf"{_BEFORE}/(?:{'|'.join(ROOTS)})(?:/{_PATH}*)?(?![\w])")
 #: The parameters of a pytest node id (``test_x.py::test_y[/tmp]``): a test id, never a
 #: path of this machine, so never rewritten.
@@ -107,7 +110,7 @@ def _patterns(prefixes: tuple[str, ...]) -> tuple[re.Pattern, list[tuple[str, re
 
 
 def _redact(text: str) -> str:
-    text = _PACKAGES.sub("", _PACKAGES_CUT.sub("", text))
+    text = _PACKAGES_CUT.sub("", _PACKAGES.sub("", text))
     checkout, prefixes = _patterns(tuple(_prefixes()))
     text = checkout.sub("", text)
     for prefix, pattern in prefixes:
