@@ -336,6 +336,6 @@ def test_finalize_reads_the_runs_option_files_and_its_bundle_names_no_local_path
     run = (out / results_log.RUN_FILE).read_text()
     assert local_paths.offenders(run) == [] and str(pytester.path) not in run
     opts = json.loads(run)["options"]
-    assert opts["waivers"] == "<redacted>" and opts["known_failures"] == ["<redacted>"]
+    assert opts["waivers"] == "<redacted>/w.toml" and opts["known_failures"] == ["<redacted>/k.txt"]
     assert sorted(p.name for p in out.iterdir() if p.name.startswith("run")) == [
         results_log.RUN_FILE]   # run.local.json removed once the bundle was written

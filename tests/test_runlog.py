@@ -178,7 +178,7 @@ def test_sealed_run_json_keeps_the_real_paths_for_finalize(tmp_path, monkeypatch
     monkeypatch.setattr(results_log, "_UNSEALED", {})
     results_log.seal_run(tmp_path)
     sealed = json.loads(path.read_text())
-    assert sealed["options"] == {"waivers": "<redacted>", "known_failures": ["<redacted>"]}
+    assert sealed["options"] == {"waivers": "<redacted>/w.toml", "known_failures": ["<redacted>/k.txt"]}
     assert path.stat().st_mtime_ns == 10**18
     assert results_log._run_facts(tmp_path) == facts            # run.local.json
     (tmp_path / results_log.RUN_LOCAL).unlink()
