@@ -79,12 +79,20 @@ def test_bad_records_are_refused_naming_the_argument():
 
 def test_ci_check_fails_on_a_committed_bundle_with_an_uncataloged_failure():
     """``.ci/pytest_outcome.py`` exits 1 naming the tests on a bundle whose results log
-    holds failures outside the catalog (the CUDA bundle of 2026-11-24: int4/uint4 pad),
-    0 on the CPU bundle of the same day, and 2 on a directory without a results log."""
-    bad = ROOT / "reports" / "cuda" / "20261124T192131Z"
-    good = ROOT / "reports" / "cpu" / "20261124T192944Z"
+    holds failures outside the catalog (the committed xla-cpu-pjrt plugin bundle: the
+    catalog's XLA CPU entries are cataloged for jaxlib's built-in client, not for a plugin
+    library), 0 on the committed CPU bundle of jax 0.10.2, and 2 on a directory without a
+    results log."""
+    def committed(folder: str, jax: str | None = None) -> Path:
+        for report in sorted((ROOT / "reports" / folder).glob("*/report.json")):
+            if jax is None or json.loads(report.read_text())["environment"]["jax"] == jax:
+                return report.parent
+        raise AssertionError(f"no committed bundle under reports/{folder}")
+
+    bad = committed("xla-cpu-pjrt")
+    good = committed("cpu", "0.10.2")
     expected_bad = unexpected_in_bundle(bad)
-    assert expected_bad, "the CUDA bundle no longer holds an uncataloged failure"
+    assert expected_bad, "the plugin bundle no longer holds an uncataloged failure"
     proc = subprocess.run([sys.executable, str(CHECK), str(bad)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
