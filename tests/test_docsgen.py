@@ -8,6 +8,7 @@ import pytest
 
 import conformance
 from conformance import docsgen
+from conformance.certification.verdict import profiles
 from tests import report_docs
 
 ROOT = Path(conformance.__file__).resolve().parents[1]
@@ -26,6 +27,7 @@ def test_committed_docs_match_the_committed_bundles():
 def _project(tmp_path, body="old numbers\n"):
     doc = report_docs.doc()
     doc["requested_platform"] = doc["platform"]["name"] = "cpu"
+    doc["profile"] = dict(doc.get("profile") or {"tests": 1}, name=profiles.DEFAULT_PROFILE)
     bundle = tmp_path / "reports" / "cpu" / "20990101T000000Z"
     bundle.mkdir(parents=True)
     (bundle / "report.json").write_text(json.dumps(doc))
@@ -52,6 +54,17 @@ def test_stale_sections_are_found_and_regenerated(tmp_path, capsys):
                     f"{doc['areas']['copy_semantics']['crash']} | 0 | 0 | 0 |"]
     table = (tmp_path / "reports" / "README.md").read_text()
     assert "`cpu/20990101T000000Z/`" in table and "/work/wt" not in table
+
+
+def test_a_bundle_on_an_older_profile_is_never_named(tmp_path):
+    """The README's numbers come only from a bundle on the default profile."""
+    doc = _project(tmp_path)
+    doc["profile"]["name"] = "v1"
+    (tmp_path / "reports" / "cpu" / "20990101T000000Z" / "report.json").write_text(
+        json.dumps(doc))
+    assert docsgen.main(["--root", str(tmp_path)]) == 0
+    readme = (tmp_path / "README.md").read_text()
+    assert "No CPU bundle on the default profile" in readme and "20990101T000000Z" not in readme
 
 
 def _git(root, *args):
