@@ -61,7 +61,7 @@ def test_command_1s_new_bundle_does_not_make_the_committed_docs_stale(tmp_path, 
     assert docsgen.stale(clone) == [], "HEAD's generated docs are stale already"
     # The README's CPU bundle (the newest of the newest jaxlib release), so that a copy
     # with a newer stamp takes its place when it is counted.
-    shown = re.search(r"`reports/(cpu/\w+)/`", docsgen.cpu_section(
+    shown = re.search(r"`reports/(cpu/[\w.]+)/`", docsgen.cpu_section(
         docsgen.bundles(clone / "reports", committed)))
     assert shown, "HEAD commits no CPU bundle: nothing to copy"
 
