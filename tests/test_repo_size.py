@@ -18,10 +18,11 @@ TREE_MAX_BYTES = 25 * MB
 #: packed, junit.xml stored as junit.xml.xz and the reproductions' shared checks written
 #: once (``pjrt-conformance rerender``). A bundle grows with its failures (each keeps its
 #: message, traceback tail and arrays): jax 0.10-0.12 CPU bundles (2,943 results, 38
-#: failures) are ~1.9 MB, the jax 0.8.0 CPU bundle (2,894 results, 73 failures) 2.48 MB.
+#: failures) are ~1.9 MB, the jax 0.8.0 CPU bundle (2,894 results, 73 failures) 2.48 MB,
+#: the xla-cpu-pjrt plugin bundle of 2026-11-28 (2,894 results, 97 failures) 3.07 MB.
 #: The tree budget above is the one that binds; this one catches a bundle that stores
 #: what it should not (an unpacked log or junit.xml, whole arrays).
-BUNDLE_MAX_BYTES = 3 * MB
+BUNDLE_MAX_BYTES = 3.5 * MB
 
 
 def over_budget(sizes: dict[str, int]) -> list[str]:
