@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                         default=Path("benchmarks/results/benchmarks.json"))
     args = parser.parse_args(argv)
     try:
-        benchmarks = asv_results.load(args.benchmarks.parent).benchmarks
+        benchmarks = asv_results.read_benchmarks(args.benchmarks)
         runs = [asv_results.read_run(path, path.parent.name, benchmarks)
                 for path in (args.a, args.b)]
     except (OSError, ValueError, errors.UsageError, errors.MalformedInput) as err:

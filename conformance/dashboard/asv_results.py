@@ -226,6 +226,20 @@ def read_run(path: Path, machine: str, benchmarks: dict[str, Benchmark] | None =
     return _run(path, machine, benchmarks)
 
 
+def read_benchmarks(index: Path) -> dict[str, Benchmark]:
+    """The benchmarks of asv's ``benchmarks.json`` at ``index``, by name. Raises
+    UsageError when the file is missing, MalformedInput when it is malformed."""
+    index = Path(index)
+    if not index.is_file():
+        raise UsageError(f"{index.parent}: no benchmarks.json (not an asv results "
+                         "directory, or asv run has not stored results yet)")
+    doc = _read_json(index)
+    if not isinstance(doc, dict):
+        raise MalformedInput(f"{index}: expected a JSON object")
+    return {name: _benchmark(name, entry, index) for name, entry in doc.items()
+            if name != "version"}
+
+
 def load(root: Path) -> ResultsDir:
     """Every run under the asv results directory ``root`` (see the module doc).
 
@@ -234,15 +248,7 @@ def load(root: Path) -> ResultsDir:
     root = Path(root)
     if not root.is_dir():
         raise UsageError(f"{root}: no such asv results directory")
-    index = root / "benchmarks.json"
-    if not index.is_file():
-        raise UsageError(f"{root}: no benchmarks.json (not an asv results directory, or "
-                         "asv run has not stored results yet)")
-    doc = _read_json(index)
-    if not isinstance(doc, dict):
-        raise MalformedInput(f"{index}: expected a JSON object")
-    benchmarks = {name: _benchmark(name, entry, index) for name, entry in doc.items()
-                  if name != "version"}
+    benchmarks = read_benchmarks(root / "benchmarks.json")
     machines: dict[str, dict[str, Any]] = {}
     runs: list[Run] = []
     problems: list[str] = []
