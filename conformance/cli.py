@@ -68,6 +68,7 @@ from typing import Any
 import pytest
 
 from conformance import cli_bundles, cli_multihost
+from conformance import path_limits
 from conformance.dashboard import command as dashboard_command
 from conformance.certification.catalog import catalog_bisect
 from conformance.certification.bundle import signing
@@ -160,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
                          epilog=RUN_EPILOG)
     options.add_to(run.add_argument)
     run.set_defaults(reference_differential="auto")
-    run.add_argument("--output", type=Path, default=None,
+    run.add_argument("--output", type=path_limits.argument, default=None,
                      help="report directory (default: reports/<platform>/<UTC timestamp>/)")
     run.add_argument("--force", action="store_true",
                      help="replace an earlier bundle in --output (default: refuse a "
@@ -174,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the scheduled random-seed job: a fresh Hypothesis seed (printed and "
                           "recorded in the report) and the 'nightly' profile unless "
                           "--hypothesis-profile is given after '--'")
-    run.add_argument("--sign-key", type=Path, default=None,
+    run.add_argument("--sign-key", type=path_limits.argument, default=None,
                      help="OpenSSH private key: sign the bundle's manifest (see 'sign')")
     cli_multihost.add_arguments(run)
     run.add_argument("pytest_args", nargs=argparse.REMAINDER,
@@ -184,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     catalog_bisect.add_parser(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", type=Path, help="write the profile of the collected tests")
+    group.add_argument("--write", type=path_limits.argument, help="write the profile of the collected tests")
     group.add_argument("--check", help="compare a shipped profile with the collected tests")
     return parser
 

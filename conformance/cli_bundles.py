@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from conformance import cli_shards
+from conformance import path_limits
 from conformance.certification.bundle import files as bundle
 from conformance.certification.compare import diff
 from conformance.certification.bundle import reportfile
@@ -42,11 +43,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     to ``sub``."""
     doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
     ver = sub.add_parser("verify", help="check a report bundle and print its verdict", **doc)
-    ver.add_argument("bundle", type=Path, metavar="DIR")
+    ver.add_argument("bundle", type=path_limits.argument, metavar="DIR")
     trust = ver.add_mutually_exclusive_group()
-    trust.add_argument("--key", type=Path, metavar="PUBKEY",
+    trust.add_argument("--key", type=path_limits.argument, metavar="PUBKEY",
                        help="OpenSSH public key that must have signed the manifest")
-    trust.add_argument("--allowed-signers", type=Path, metavar="FILE",
+    trust.add_argument("--allowed-signers", type=path_limits.argument, metavar="FILE",
                        help="ssh-keygen allowed_signers file of trusted signers")
     ver.add_argument("--identity", metavar="NAME", help="principal of --allowed-signers that must have "
                      "signed (default: any principal listed for the signing key)")
@@ -55,17 +56,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           "makes the bundle invalid (exit 3) instead of a note")
     dif = sub.add_parser("diff", help="compare two report bundles (exit 1 on regressions)",
                          **doc)
-    dif.add_argument("old", type=Path, metavar="OLD", help="bundle directory or report.json")
-    dif.add_argument("new", type=Path, metavar="NEW", help="bundle directory or report.json")
+    dif.add_argument("old", type=path_limits.argument, metavar="OLD", help="bundle directory or report.json")
+    dif.add_argument("new", type=path_limits.argument, metavar="NEW", help="bundle directory or report.json")
     sig = sub.add_parser("sign", help="sign a bundle's manifest with an OpenSSH key", **doc)
-    sig.add_argument("bundle", type=Path, metavar="DIR")
-    sig.add_argument("--key", type=Path, required=True, metavar="PRIVKEY",
+    sig.add_argument("bundle", type=path_limits.argument, metavar="DIR")
+    sig.add_argument("--key", type=path_limits.argument, required=True, metavar="PRIVKEY",
                      help="OpenSSH private key (or a public key whose private half is in "
                           "ssh-agent)")
     rer = sub.add_parser("rerender", help="rebuild bundles from their own records: "
                          "attribution decided again, every file rendered again", **doc)
-    rer.add_argument("bundles", type=Path, nargs="+", metavar="DIR")
-    rer.add_argument("--key", type=Path, metavar="PRIVKEY",
+    rer.add_argument("bundles", type=path_limits.argument, nargs="+", metavar="DIR")
+    rer.add_argument("--key", type=path_limits.argument, metavar="PRIVKEY",
                      help="OpenSSH private key to sign the rebuilt manifests with "
                           "(without it, the bundles are left unsigned)")
     rer.add_argument("--keep-log", action="store_true",
@@ -73,13 +74,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           "pack it as runs do now)")
 
     board = sub.add_parser("scoreboard", help="one table of the newest bundle of every backend")
-    board.add_argument("reports_dir", type=Path)
-    board.add_argument("--markdown", type=Path, help="insert the table between the "
+    board.add_argument("reports_dir", type=path_limits.argument)
+    board.add_argument("--markdown", type=path_limits.argument, help="insert the table between the "
                        "scoreboard markers of this file (default: print it)")
-    board.add_argument("--html", type=Path, help="write a self-contained HTML page here")
+    board.add_argument("--html", type=path_limits.argument, help="write a self-contained HTML page here")
     fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
                                           "killed before it wrote its report")
-    fin.add_argument("bundle", type=Path)
+    fin.add_argument("bundle", type=path_limits.argument)
     cli_shards.add_parsers(sub)
 
 def _usage(command: str, message: object) -> int:

@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from conformance.certification.bundle import merge as merging
+from conformance import path_limits
 from conformance.certification.results import runlog
 from conformance.certification.bundle import shards
 from conformance.certification.bundle import signing
@@ -42,17 +43,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     doc = {"description": __doc__, "formatter_class": argparse.RawDescriptionHelpFormatter}
     mrg = sub.add_parser("merge", help="merge the bundles of --shard runs into one bundle",
                          **doc)
-    mrg.add_argument("parts", type=Path, nargs="+", metavar="PART",
+    mrg.add_argument("parts", type=path_limits.argument, nargs="+", metavar="PART",
                      help="bundle directories of pjrt-conformance run --shard I/N")
-    mrg.add_argument("--output", type=Path, required=True, help="merged bundle directory")
+    mrg.add_argument("--output", type=path_limits.argument, required=True, help="merged bundle directory")
     mrg.add_argument("--force", action="store_true",
                      help="replace an earlier bundle in --output")
-    mrg.add_argument("--sign-key", type=Path, default=None,
+    mrg.add_argument("--sign-key", type=path_limits.argument, default=None,
                      help="OpenSSH private key: sign the merged bundle's manifest")
     dur = sub.add_parser("durations", help="per-test durations for --shard from a run's "
                                            "results.jsonl", **doc)
-    dur.add_argument("log", type=Path, metavar="RESULTS_JSONL")
-    dur.add_argument("--output", type=Path, default=None,
+    dur.add_argument("log", type=path_limits.argument, metavar="RESULTS_JSONL")
+    dur.add_argument("--output", type=path_limits.argument, default=None,
                      help="file to write (default: print the JSON)")
 
 

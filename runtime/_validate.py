@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+import reprlib
 from typing import Any
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 4, 6, 6, 4
+_SHORT.maxstring, _SHORT.maxother = 60, 60
+
+
 def describe(value: Any) -> str:
-    """Short description of a value for error messages."""
+    """Short description of a value for error messages: at most 80 characters, nesting
+    shown 4 levels deep (``[[[[...]]]]``), so a value nested 100,000 deep or a
+    ``__repr__`` that fails is described, never a RecursionError."""
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None and not isinstance(value, type):
         return f"{type(value).__name__}(shape={tuple(shape)}, dtype={dtype})"
-    text = repr(value)
+    try:
+        text = _SHORT.repr(value)
+    except Exception:   # noqa: BLE001 -- a broken or too deep __repr__ of the user's object
+        text = f"<{type(value).__name__} object (its repr failed)>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -48,7 +48,7 @@ def _run(capsys, *args):
     (["--plugin-library", "/x/libother.so", "--plugin-options", '{"a": {"b": 1}}'],
      "a={'b': 1} is not a string, a bool, an int, a float or a list of ints"),
     (["--plugin-library", "/x/libother.so", "--plugin-options", "[8]"],
-     "--plugin-options: '[8]' is neither a JSON object nor a readable file"),
+     "--plugin-options: expected a JSON object, got list"),
 ])
 def test_bad_run_options_are_one_line_usage_errors(capsys, tmp_path, args, fragment):
     rc, err = _run(capsys, "--output", str(tmp_path / "out"), *args)

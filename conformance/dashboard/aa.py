@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from conformance.dashboard import asv_results, direction, errors, regressions
+from conformance import path_limits
 
 
 def check(a: asv_results.Run, b: asv_results.Run, table: dict[str, float],
@@ -53,10 +54,10 @@ def check(a: asv_results.Run, b: asv_results.Run, table: dict[str, float],
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m conformance.dashboard.aa",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("a", type=Path)
-    parser.add_argument("b", type=Path)
-    parser.add_argument("--asv-config", type=Path, default=Path("asv.conf.json"))
-    parser.add_argument("--benchmarks", type=Path,
+    parser.add_argument("a", type=path_limits.argument)
+    parser.add_argument("b", type=path_limits.argument)
+    parser.add_argument("--asv-config", type=path_limits.argument, default=Path("asv.conf.json"))
+    parser.add_argument("--benchmarks", type=path_limits.argument,
                         default=Path("benchmarks/results/benchmarks.json"))
     args = parser.parse_args(argv)
     try:

@@ -33,6 +33,7 @@ from conformance.certification.bundle import entries
 from conformance.dashboard import asv_results, bundles, limits, noise, regressions, site
 from conformance.dashboard.errors import MalformedInput, UsageError
 from conformance.option_error import OptionError
+from conformance import path_limits
 
 EXIT_OK, EXIT_USAGE, EXIT_MALFORMED = 0, 2, 3
 DEFAULT_RESULTS = (Path(".asv/results"), Path(".asv/matrix-results"),
@@ -50,29 +51,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                                          "dashboard (static HTML + SVG)",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--asv-results", type=Path, action="append", metavar="DIR",
+    p.add_argument("--asv-results", type=path_limits.argument, action="append", metavar="DIR",
                    help="an asv results directory (repeatable; default: those of "
                         f"{', '.join(map(str, DEFAULT_RESULTS))} that exist)")
-    p.add_argument("--bundles", type=Path, action="append", metavar="REPORTS_DIR",
+    p.add_argument("--bundles", type=path_limits.argument, action="append", metavar="REPORTS_DIR",
                    help="a folder of conformance bundles (repeatable; a bundle found "
                         "twice is shown once; default: those of "
                         f"{', '.join(map(str, DEFAULT_BUNDLES))} that exist)")
-    p.add_argument("--limits", type=Path, metavar="DIR",
+    p.add_argument("--limits", type=path_limits.argument, metavar="DIR",
                    help=f"folder of device-limits JSON files (default: {DEFAULT_LIMITS} "
                         "when it exists)")
-    p.add_argument("--asv-config", type=Path, metavar="FILE",
+    p.add_argument("--asv-config", type=path_limits.argument, metavar="FILE",
                    help="asv config whose regressions_thresholds set the regression "
                         f"list (default: {DEFAULT_CONFIG} when it exists, else 5%%)")
-    p.add_argument("--asv-html", type=Path, action="append", metavar="DIR",
+    p.add_argument("--asv-html", type=path_limits.argument, action="append", metavar="DIR",
                    help="asv's published site to link to (repeatable; default: those of "
                         f"{', '.join(map(str, DEFAULT_HTML))} that exist)")
-    p.add_argument("--noise", type=Path, metavar="DIR",
+    p.add_argument("--noise", type=path_limits.argument, metavar="DIR",
                    help="repeated asv runs of one commit, <machine>/<commit8>-<env>-run<k>"
                         f".json (default: {DEFAULT_NOISE} when it exists)")
-    p.add_argument("--repo", type=Path, metavar="DIR",
+    p.add_argument("--repo", type=path_limits.argument, metavar="DIR",
                    help="the git repository of the results' commits (default: the asv "
                         "config's folder, else the current one)")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+    p.add_argument("--out", type=path_limits.argument, required=True, metavar="DIR",
                    help="where the site goes (index.html and the other pages)")
 
 

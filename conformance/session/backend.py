@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from conformance import file_limits
+from conformance.option_error import shown
 from conformance.certification.results import jsontext
 from conformance.programs.lowering import confine_jax_to_cpu
 from conformance.session import pjrt_plugin_info as plugin_info
@@ -35,13 +36,13 @@ def load_plugin_options(value: str | None) -> dict[str, Any] | None:
     if value is None or value == "":
         return None
     text = value
-    if not value.lstrip().startswith("{"):
+    if not value.lstrip().startswith(("{", "[")):   # else inline JSON (a list is refused)
         try:   # a regular file within its cap: never a FIFO or /dev/zero
             text = file_limits.read_text(value, what="--plugin-options",
                                          limit=file_limits.PLUGIN_OPTIONS_LIMIT)
         except OSError as err:
-            raise ValueError(f"--plugin-options: {value!r} is neither a JSON object nor a "
-                             f"readable file ({err.strerror or err})") from err
+            raise ValueError(f"--plugin-options: {shown(value)!r} is neither a JSON object "
+                             f"nor a readable file ({err.strerror or err})") from err
     try:
         options = jsontext.loads(text)   # nesting or a number too long: a JSONDecodeError
     except json.JSONDecodeError as err:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance import file_limits
+from conformance import file_limits, path_limits
 from conformance.session.validate import OptionError
 
 #: Options whose value is a file (or, for ``--defects``, a directory of .toml files) when
@@ -38,6 +38,8 @@ FILE_OPTIONS = ("plugin_options", "declare_file", "waivers", "known_failures", "
 #: from a name by it (``--profile x.json``, a ``--known-failures`` ``.toml`` catalog).
 _SUFFIX = {"plugin_options": ".json", "declare_file": ".txt", "waivers": ".toml",
            "profile": ".json", "shard_durations": ".json", "defects": ".toml"}
+#: How an inline ``--plugin-options`` value starts (JSON text, not a file name).
+INLINE_JSON = ("{", "[")
 _copies: list[Path] = []   # the private folder of this process's copies, once made
 
 
@@ -127,14 +129,17 @@ def read_once_args(args: Iterable[str]) -> list[str]:
 
 def check(getoption: Callable[[str], Any]) -> None:
     """Check every file named by the :data:`FILE_OPTIONS` (``getoption(dest)`` gives an
-    option's value: ``config.getoption`` or ``lambda d: getattr(ns, d)``)."""
+    option's value: ``config.getoption`` or ``lambda d: getattr(ns, d)``): its path
+    (:func:`conformance.path_limits.check`: a name over 255 bytes is a one-line
+    OptionError, never an ENAMETOOLONG traceback), then its kind, size and text."""
     for dest in FILE_OPTIONS:
         value = getoption(dest)
         values = value if isinstance(value, (list, tuple)) else [value]
         for v in values:
             if not isinstance(v, str) or not v or (
-                    dest == "plugin_options" and v.lstrip().startswith("{")):
+                    dest == "plugin_options" and v.lstrip().startswith(INLINE_JSON)):
                 continue
+            path_limits.check(v, "--" + dest.replace("_", "-"))
             for path in _files(v):
                 text_file("--" + dest.replace("_", "-"), path)
 

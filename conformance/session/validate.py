@@ -44,7 +44,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from conformance.option_error import OptionError  # below every layer: processes raise it too
+from conformance import path_limits
+from conformance.option_error import OptionError, shown  # below every layer: processes raise it too
 
 #: Free bytes the report directory's file system must have (a CPU bundle with its
 #: results.jsonl is about 15 MB while the run writes it).
@@ -83,8 +84,8 @@ def platform_name(value: Any) -> str:
     ``reports/<platform>/`` of the default ``--output``: never a path); OptionError else."""
     text = str(value)
     if not PLATFORM_NAME.fullmatch(text):
-        shown = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise OptionError(f"--platform={shown[:100]}: accepted: a platform name of 1 to 64 "
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise OptionError(f"--platform={text[:100]}: accepted: a platform name of 1 to 64 "
                           "letters, digits, '_' and '-' starting with a letter or digit (no "
                           "path: it names the folder reports/<platform>/)")
     return text
@@ -244,8 +245,8 @@ def output_dir(path: Path | str, *, option: str = "--output", force: bool = Fals
     try:
         str(out).encode("utf-8")
     except UnicodeEncodeError:
-        shown = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        raise OptionError(f"{option}={shown}: the path is not UTF-8 text; give a path of "
+        text = str(out).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise OptionError(f"{option}={shown(text)}: the path is not UTF-8 text; give a path of "
                           "UTF-8 characters") from None
     if force and out.is_symlink():
         raise OptionError(f"{option}={out}: is a symbolic link (to {os.readlink(out)}); "
@@ -282,10 +283,10 @@ def _check_claimed(out: Path, option: str, force: bool, min_free_bytes: int,
     try:
         present, foreign = _foreign(own)
         if present and (not force or foreign):
-            shown = foreign if force else present
+            listed = foreign if force else present
             raise OptionError(
-                f"{option}={out}: directory is not empty ({', '.join(shown[:4])}"
-                f"{', ...' if len(shown) > 4 else ''}); give an empty or new directory"
+                f"{option}={out}: directory is not empty ({', '.join(listed[:4])}"
+                f"{', ...' if len(listed) > 4 else ''}); give an empty or new directory"
                 + ("" if foreign else ", or --force to replace the earlier bundle")
                 + ("; --force removes only the regular files of an earlier bundle and "
                    "never follows a link" if force else ""))
@@ -374,6 +375,7 @@ def parsed_plugin_options(text: str | None, library: str | None) -> dict[str, An
                           "as $(python -c 'import pkg; print(pkg.library_path())') printed "
                           "nothing: is the plugin's package installed in this environment?)")
 
+    path_limits.check(library, "--plugin-library")
     try:
         parsed = backend.load_plugin_options(text)
     except ValueError as err:
@@ -397,15 +399,16 @@ def plugin_options(options: dict[str, Any] | None, library: str | None) -> None:
     known = KNOWN_PLUGINS.get(os.path.basename(library))
     for name, value in options.items():
         if not _named_value_ok(value):
-            raise OptionError(f"--plugin-options: {name}={value!r} is not {_NAMED_VALUE_TYPES}")
+            raise OptionError(f"--plugin-options: {shown(name)}={shown(repr(value))} is not "
+                              f"{_NAMED_VALUE_TYPES}")
         if known is None:
             continue
         if name not in known:
-            raise OptionError(f"--plugin-options: unknown create option {name!r} of "
+            raise OptionError(f"--plugin-options: unknown create option {shown(name)!r} of "
                               f"{os.path.basename(library)}; accepted: {', '.join(known)}")
         kind, low, high = known[name]
         if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
-            raise OptionError(f"--plugin-options: {name}={value!r}; accepted: an int from "
+            raise OptionError(f"--plugin-options: {name}={shown(repr(value))}; accepted: an int from "
                               f"{low} to {high}")
 
 
