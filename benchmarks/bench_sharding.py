@@ -13,7 +13,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from benchmarks import backend, pairing
 from benchmarks.sampling import repeat, rounds, sample_time, warmup_time  # noqa: F401 (asv)
-from conformance.programs.lowering import shaped_array
+from runtime._compat import shaped_array
 from runtime import xla_client as xc
 
 NBYTES = 16 << 20
