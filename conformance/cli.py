@@ -212,6 +212,7 @@ class _Written:
     write_error: str | None = None   # the run's files could not be written (a full disk)
     cancelled_by: str | None = None   # what cancelled the session (lifetime.cancelled_by)
     config: pytest.Config | None = None
+    usage_error: str | None = None   # found once the tests were collected (--shard)
 
     @property
     def signals(self) -> list[str]:
@@ -229,6 +230,7 @@ class _Written:
         if state is not None:
             self.write_error = state.write_error
         self.cancelled_by = lifetime.cancelled_by(config)
+        self.usage_error = sharding.usage_error(config)
 
 
 def _validate(ns: argparse.Namespace, output: Path | None) -> None:
@@ -355,6 +357,9 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
     if doc is None:   # nothing to keep: the same command may run again
         results_log.discard_unstarted(output, remove_dir=not existed)
         validate.release(output, remove_made=True)   # and the folders made for it
+    if doc is None and written.usage_error:
+        print(f"pjrt-conformance: {written.usage_error}", file=sys.stderr)
+        return EXIT_USAGE
     if rc in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERNAL_ERROR) or doc is None:
         print(f"pjrt-conformance: no report written (exit {EXIT_USAGE}: the run could not "
               "start); see the messages above", file=sys.stderr)

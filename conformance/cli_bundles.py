@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from conformance import cli_shards
@@ -33,6 +34,7 @@ from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
 from conformance.session import results_log
+from conformance.session import validate
 
 EXIT_OK, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID = 0, 1, 2, 3
 EXIT_WRITE_FAILED = 5   # finalize: the bundle could not be written (space, memory)
@@ -142,7 +144,22 @@ def diff_bundles(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _locked(command: str, path: Path, action: Callable[[], int]) -> int:
+    """``action()`` while this process holds the claim of the directory ``path``
+    (:func:`conformance.session.validate.claimed`); exit 2 with one line when a run or
+    another command is writing into it."""
+    try:
+        with validate.claimed(path, command=command):
+            return action()
+    except validate.DirectoryBusy as err:
+        return _usage(command, err)
+
+
 def sign(ns: argparse.Namespace) -> int:
+    return _locked("sign", ns.bundle, lambda: _sign(ns))
+
+
+def _sign(ns: argparse.Namespace) -> int:
     if not ns.bundle.is_dir():
         return _usage("sign", f"{ns.bundle} is not a bundle directory")
     problems = [p for p in bundle.verify(ns.bundle).problems   # an old signature is replaced
@@ -159,6 +176,10 @@ def sign(ns: argparse.Namespace) -> int:
 
 
 def finalize_run(ns: argparse.Namespace) -> int:
+    return _locked("finalize", ns.bundle, lambda: _finalize(ns))
+
+
+def _finalize(ns: argparse.Namespace) -> int:
     try:
         doc, path = results_log.finalize(ns.bundle, why="the run was killed before it "
                                                          "wrote its report")
@@ -189,7 +210,10 @@ def rerender_command(ns: argparse.Namespace) -> int:
     status = EXIT_OK
     for path in ns.bundles:
         try:
-            doc = rerender.rerender(path, key=ns.key, keep_log=ns.keep_log)
+            with validate.claimed(path, command="rerender"):
+                doc = rerender.rerender(path, key=ns.key, keep_log=ns.keep_log)
+        except validate.DirectoryBusy as err:
+            return _usage("rerender", err)
         except rerender.RerenderError as err:
             print(f"pjrt-conformance rerender: {err}", file=sys.stderr)
             status = EXIT_INVALID

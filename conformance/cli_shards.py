@@ -76,12 +76,13 @@ def _merge(ns: argparse.Namespace) -> int:
         merging.check_output(ns.output, ns.parts)
         docs = merging.load_parts(ns.parts)   # checked before --output is touched
         merging.check(docs)
-        if ns.force:
-            merging.clear_earlier(ns.output)
-        validate.output_dir(ns.output, option="--output", force=ns.force)
-        command = shlex.join(["pjrt-conformance", "merge", *map(str, ns.parts), "--output",
-                              str(ns.output)])
-        doc, path = merging.merge(ns.parts, docs, ns.output, command)
+        with validate.claimed(ns.output, command="merge"):   # never while a run writes it
+            if ns.force:
+                merging.clear_earlier(ns.output)
+            validate.output_dir(ns.output, option="--output", force=ns.force)
+            command = shlex.join(["pjrt-conformance", "merge", *map(str, ns.parts),
+                                  "--output", str(ns.output)])
+            doc, path = merging.merge(ns.parts, docs, ns.output, command)
     except merging.MergeError as err:
         return _fail("merge", err, err.exit_code)
     except validate.OptionError as err:

@@ -150,3 +150,104 @@ def test_describe_survives_a_broken_repr():
             raise RuntimeError("no")
 
     assert "Broken" in _validate.describe(Broken())   # never the RuntimeError
+
+
+# -- case 1: finalize (and rerender, sign, merge) over a run that is still going ------------
+
+@pytest.fixture
+def live_run(tmp_path):
+    """A run directory whose lock another process holds, as a live ``run`` does: its
+    ``run.json`` and a results log of one line."""
+    out = tmp_path / "LK"
+    out.mkdir()
+    (out / "run.json").write_text("{}\n")
+    (out / "results.jsonl").write_text('{"pytest_version": "8"}\n')
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time\n"
+         f"fd = os.open({str(out)!r}, os.O_RDONLY | os.O_DIRECTORY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    yield out
+    holder.kill()
+    holder.wait()
+
+
+@pytest.mark.parametrize("command", [["finalize", "{d}"], ["rerender", "{d}"],
+                                     ["sign", "{d}", "--key", "{k}"],
+                                     ["merge", "{p}", "{p}", "--output", "{d}", "--force"]])
+def test_commands_refuse_a_directory_a_live_run_holds(live_run, capsys, tmp_path, command):
+    """``finalize`` packed and removed the log of a run still writing it (1 line of 24
+    results kept, and verify said intact)."""
+    key = tmp_path / "key"
+    key.write_text("not a key\n")
+    part = tmp_path / "part"
+    part.mkdir()
+    args = [a.format(d=live_run, k=key, p=part) for a in command]
+    before = sorted((p.name, p.read_bytes()) for p in live_run.iterdir())
+    rc, err = _main(args, capsys)
+    assert sorted((p.name, p.read_bytes()) for p in live_run.iterdir()) == before
+    if command[0] == "merge":   # the parts are refused first (not bundles): nothing touched
+        assert rc in (2, 3) and "Traceback" not in err, err
+        return
+    _clean_usage_error(rc, err, "still writing into it")
+
+
+# -- case 2: writes through links into a bundle ---------------------------------------------
+
+def _bundle(tmp_path):
+    bundle = tmp_path / "B"
+    bundle.mkdir()
+    (bundle / "MANIFEST.sha256").write_text("")
+    (bundle / "report.html").write_text("original")
+    (bundle / "run.json").write_text("{}")
+    return bundle
+
+
+@pytest.mark.parametrize("command", [["scoreboard", "{r}", "--html", "{link}"],
+                                     ["scoreboard", "{r}", "--markdown", "{link}"],
+                                     ["durations", "{log}", "--output", "{link}"]])
+def test_no_command_writes_through_a_link_into_a_bundle(tmp_path, capsys, command):
+    bundle = _bundle(tmp_path)
+    link = tmp_path / "x.html"
+    link.symlink_to(bundle / ("run.json" if command[0] == "durations" else "report.html"))
+    log = tmp_path / "results.jsonl"
+    log.write_text("")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    args = [a.format(r=reports, link=link, log=log) for a in command]
+    rc, err = _main(args, capsys)
+    assert rc == 2 and "is inside the report bundle" in err and "Traceback" not in err, err
+    assert (bundle / "report.html").read_text() == "original"
+    assert (bundle / "run.json").read_text() == "{}"
+
+
+# -- case 3: --shard with more shards than tests ------------------------------------------
+
+def test_a_shard_count_far_too_large_is_refused_at_once(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, err = _main(["run", "--output", "o", "--shard", "1/100000000"], capsys)
+    _clean_usage_error(rc, err, "at most 1000 shards")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_more_shards_than_selected_tests_is_a_usage_error(tmp_path):
+    """Found by the workers once they collected: one line, exit 2, no bundle."""
+    rc, text = _cli("run", "--cpu-devices", "1", "--profile", "none", "--output", "sh",
+                    "--shard", "5/10", "--", "-k", "test_client and platform_strings",
+                    cwd=tmp_path)
+    _clean_usage_error(rc, text, "10 shards of 1 selected test(s)")
+    assert not (tmp_path / "sh").exists()
+
+
+# -- case 9: --force over a killed run -----------------------------------------------------
+
+def test_force_keeps_the_log_of_a_run_that_wrote_no_bundle(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "killed"
+    out.mkdir()
+    (out / "run.json").write_text("{}\n")
+    (out / "results.jsonl").write_text("{}\n" * 24)
+    rc, err = _main(["run", "--output", str(out), "--force"], capsys)
+    _clean_usage_error(rc, err, "pjrt-conformance finalize", "results.jsonl")
+    assert (out / "results.jsonl").read_text() == "{}\n" * 24

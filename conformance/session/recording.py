@@ -153,6 +153,8 @@ class Recorder:
         out = config.getoption("report_dir")
         if not out:
             return
+        if sharding.usage_error(config) is not None:   # a usage error: no report
+            return
         interrupted = None
         if exitstatus == pytest.ExitCode.INTERRUPTED:
             interrupted = f"cancelled by {lifetime.cancelled_by(config)}"

@@ -25,6 +25,8 @@ from conformance.session import validate
 
 _KEY = pytest.StashKey[dict[str, Any]]()
 _OUTPUT = "pjrt_shard"
+_ERROR = pytest.StashKey[str]()   # a --shard usage error found after collection
+_ERROR_OUTPUT = "pjrt_shard_error"
 
 
 def check_options(shard: str | None, durations: str | None) -> tuple[
@@ -64,6 +66,18 @@ class ShardPlugin:
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
         ids = [package_nodeid(i.nodeid, str(i.path)) for i in items]
+        try:
+            shards.check_count(self.spec, len(ids))
+        except ValueError as err:
+            if not hasattr(config, "workerinput"):
+                raise pytest.UsageError(str(err)) from None
+            # A pytest-xdist worker: a UsageError here is the controller's INTERNALERROR.
+            # Nothing runs; the controller gets the error (pytest_testnodedown) and the
+            # run ends as a usage error with no report (:func:`usage_error`).
+            config.hook.pytest_deselected(items=list(items))
+            items[:] = []
+            config.stash[_ERROR] = str(err)
+            return
         groups = shards.plan(ids, self.spec.count, shards.load_durations(self.durations_file))
         group = groups[self.spec.index - 1]
         keep = set(group.ids)
@@ -78,12 +92,25 @@ class ShardPlugin:
         worker = getattr(session.config, "workeroutput", None)
         if worker is not None and _KEY in session.config.stash:
             worker[_OUTPUT] = session.config.stash[_KEY]
+        if worker is not None and _ERROR in session.config.stash:
+            worker[_ERROR_OUTPUT] = session.config.stash[_ERROR]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         found = getattr(node, "workeroutput", {}).get(_OUTPUT)
         if found is not None:
             node.config.stash[_KEY] = found
+        problem = getattr(node, "workeroutput", {}).get(_ERROR_OUTPUT)
+        if problem is not None:
+            node.config.stash[_ERROR] = problem
+
+
+def usage_error(config: pytest.Config) -> str | None:
+    """The ``--shard`` usage error a pytest-xdist worker found once it collected (more
+    shards than tests: :func:`conformance.certification.bundle.shards.check_count`), or
+    None. The recording writes no report for such a run, and ``pjrt-conformance run``
+    prints it and exits 2."""
+    return config.stash.get(_ERROR, None)
 
 
 def section(config: pytest.Config) -> dict[str, Any]:

@@ -6,7 +6,8 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 
 - :func:`output_dir`: the report directory has a UTF-8 path, is absent or empty (an earlier bundle is
   replaced only with ``force``: its regular files, unlinked by name, never through a
-  symbolic link), not a file, not inside a report bundle, writable, with at least
+  symbolic link; never the results log of a run that wrote no bundle, which ``finalize``
+  can still keep), not a file, not inside a report bundle, writable, with at least
   :data:`MIN_FREE_BYTES` free on its file system; it is claimed by an exclusive lock
   that this process holds until the run ends (a second run into it is refused), and the
   folders made for a run that is refused are removed again (:func:`release`);
@@ -34,6 +35,7 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import math
@@ -42,6 +44,7 @@ import re
 import shutil
 import stat
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 from conformance import path_limits
@@ -192,13 +195,46 @@ def _claim(out: Path, option: str, made: list[Path]) -> int | None:
     except OSError as err:
         os.close(fd)
         if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise OptionError(f"{option}={out}: another pjrt-conformance process is writing "
-                              f"into this directory; give another {option} (or wait until "
-                              "it ends)") from None
+            raise DirectoryBusy(f"{option}={out}: another pjrt-conformance process is writing "
+                                f"into this directory; give another {option} (or wait until "
+                                "it ends)") from None
         raise OptionError(f"{option}={out}: cannot lock it ({err.strerror or err}); give "
                           "a directory on a local file system") from None
     _HELD[(info.st_dev, info.st_ino)] = (fd, out, made)
     return fd
+
+
+class DirectoryBusy(OptionError):
+    """The directory is claimed by another process (a run still going, or another
+    command rewriting the bundle)."""
+
+
+@contextlib.contextmanager
+def claimed(path: Path | str, *, command: str) -> Iterator[Path]:
+    """Hold the claim :func:`output_dir` takes (the directory's exclusive ``flock``) on the
+    existing run or bundle directory ``path`` while ``command`` (``finalize``,
+    ``rerender``, ``sign``, ``merge``) rewrites it, so that it never packs the log of a run
+    that is still writing it, nor two commands rewrite one bundle at once. A ``path``
+    that is not a directory passes (the command says what is wrong with it). Raises
+    :class:`DirectoryBusy`: ``DIR: a pjrt-conformance run (or command) is still writing
+    into it; wait until it ends`` (``finalize`` is for a run that was killed)."""
+    out = Path(path)
+    if not out.is_dir() or out.is_symlink():
+        yield out
+        return
+    try:
+        fd = _claim(out, command, [])
+    except DirectoryBusy:
+        raise DirectoryBusy(f"{out}: a pjrt-conformance run (or another command) is still "
+                            f"writing into it; wait until it ends ({command} "
+                            + ("is for a run that was killed" if command == "finalize" else
+                               "rewrites a bundle only when nothing else writes it")
+                            + ")") from None
+    try:
+        yield out
+    finally:
+        if fd is not None:
+            release(out)
 
 
 def holds(path: Path | str) -> bool:
@@ -282,6 +318,12 @@ def _check_claimed(out: Path, option: str, force: bool, min_free_bytes: int,
     own = fd if fd is not None else os.open(out, os.O_RDONLY | os.O_DIRECTORY)
     try:
         present, foreign = _foreign(own)
+        if force and "results.jsonl" in present and "MANIFEST.sha256" not in present:
+            raise OptionError(
+                f"{option}={out}: holds the results log of a run that did not write its "
+                "bundle (results.jsonl, no MANIFEST.sha256: killed, or still going); "
+                f"--force would delete its results: run 'pjrt-conformance finalize {out}' "
+                "to keep them as an incomplete bundle, or remove the directory yourself")
         if present and (not force or foreign):
             listed = foreign if force else present
             raise OptionError(

@@ -124,8 +124,11 @@ def enclosing_bundle(path: Path | str, *, itself: bool = True) -> Path | None:
 def refuse_inside_bundle(path: Path | str, option: str, *, is_dir: bool) -> None:
     """Raise OptionError when the output ``path`` of ``option`` lies in a report bundle
     (or a run's directory): a file ``path`` (``is_dir`` False) in one, or a directory
-    ``path`` that is one or lies in one. No command writes into a bundle it did not make."""
-    where = Path(path) if is_dir else Path(os.path.abspath(path)).parent
+    ``path`` that is one or lies in one, every symbolic link resolved first (a link to
+    a bundle's report.html is that file). No command writes into a bundle it did not
+    make."""
+    real = Path(os.path.realpath(path))   # a link (x.html -> B/report.html) is its target
+    where = real if is_dir else real.parent
     bundle = enclosing_bundle(where)
     if bundle is not None:
         raise OptionError(f"{option}={path}: is inside the report bundle {bundle} (it holds "

@@ -51,6 +51,20 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+#: The most shards ``--shard I/N`` may ask for (N); a shard count above the number of
+#: tests collected is refused too, once they are known (:func:`check_count`).
+MAX_SHARDS = 1000
+
+
+def check_count(shard: Shard, collected: int) -> None:
+    """Raise ValueError (one line, naming ``--shard``) when ``shard`` splits ``collected``
+    tests into more shards than there are tests: some shards would hold none."""
+    if shard.count > collected:
+        raise ValueError(f"--shard {shard.index}/{shard.count}: {shard.count} shards of "
+                         f"{collected} selected test(s); N must be at most the number of "
+                         "tests")
+
+
 def parse(text: str) -> Shard:
     """``'2/3'`` -> ``Shard(2, 3)``. Raises ValueError (one line, naming ``--shard``)
     unless ``text`` is ``I/N`` with integers ``1 <= I <= N``."""
@@ -60,6 +74,9 @@ def parse(text: str) -> Shard:
     index, count = int(m.group(1)), int(m.group(2))
     if count < 1:
         raise ValueError(f"--shard {text!r}: the number of shards N must be at least 1")
+    if count > MAX_SHARDS:   # 100000000 groups took minutes to plan, with nothing printed
+        raise ValueError(f"--shard {text!r}: at most {MAX_SHARDS} shards (the suite has a "
+                         "few thousand tests; each shard should hold some)")
     if not 1 <= index <= count:
         raise ValueError(f"--shard {text!r}: the shard index I must be in 1..{count}")
     return Shard(index, count)
