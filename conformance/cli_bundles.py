@@ -93,7 +93,11 @@ def _usage(command: str, message: object) -> int:
 def verify(ns: argparse.Namespace) -> int:
     if ns.identity is not None and ns.allowed_signers is None:
         return _usage("verify", "--identity needs --allowed-signers")
-    if not (ns.bundle / "report.json").exists() and runlog.locate(ns.bundle) is not None:
+    try:
+        killed = not (ns.bundle / "report.json").exists() and runlog.locate(ns.bundle) is not None
+    except ValueError:   # a log that is not a regular file: verify below says so
+        killed = False
+    if killed:
         print(f"{ns.bundle}: no report.json, but the results of a run that was killed; "
               f"build its incomplete bundle with: pjrt-conformance finalize {ns.bundle}")
     try:
@@ -193,9 +197,10 @@ def _finalize(ns: argparse.Namespace) -> int:
         return EXIT_WRITE_FAILED
     if doc.get("dropped_lines"):
         lines = doc["dropped_lines"]
-        print(f"{ns.bundle}: dropped {len(lines)} corrupt line(s) of its results log (line "
-              f"{', '.join(map(str, lines))}): not JSON test reports; every other result "
-              "kept (noted in the report's 'Report errors')")
+        print(f"{ns.bundle}: dropped {len(lines)} corrupt or cut-off line(s) of its results "
+              f"log (line {', '.join(map(str, lines[:20]))}{', ...' if len(lines) > 20 else ''}"
+              "): not JSON test reports; every other result kept (noted in the report's "
+              "'Report errors')")
     print(f"{ns.bundle}: verdict {doc['verdict'].upper()}: {doc['summary']['reported']} "
           f"finished result(s) of {doc['summary']['collected']} collected; check it with: "
           f"pjrt-conformance verify {ns.bundle}")

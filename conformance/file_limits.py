@@ -255,11 +255,13 @@ def decompress_xz(data: bytes, *, limit: int = DECOMPRESSED_LIMIT,
     return b"".join(parts)
 
 
-def read_xz(path: Path | str, *, limit: int = DECOMPRESSED_LIMIT,
+def read_xz(path: Path | str, *, limit: int | None = None,
             packed_limit: int = BUNDLE_FILE_LIMIT) -> bytes:
     """The unpacked bytes of the xz file ``path`` (:func:`read_bytes` within
-    ``packed_limit``, then :func:`decompress_xz` within ``limit``)."""
-    return decompress_xz(read_bytes(path, limit=packed_limit), limit=limit, what=str(path))
+    ``packed_limit``, then :func:`decompress_xz` within ``limit``; None: the
+    :data:`DECOMPRESSED_LIMIT` of the moment)."""
+    return decompress_xz(read_bytes(path, limit=packed_limit),
+                         limit=DECOMPRESSED_LIMIT if limit is None else limit, what=str(path))
 
 
 class TomlTooDeep(tomllib.TOMLDecodeError):

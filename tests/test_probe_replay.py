@@ -6,6 +6,7 @@ lost results intact. Cases that need a real run of the suite select a few tests.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -251,3 +252,115 @@ def test_force_keeps_the_log_of_a_run_that_wrote_no_bundle(tmp_path, capsys, mon
     rc, err = _main(["run", "--output", str(out), "--force"], capsys)
     _clean_usage_error(rc, err, "pjrt-conformance finalize", "results.jsonl")
     assert (out / "results.jsonl").read_text() == "{}\n" * 24
+
+
+# -- cases 7, 10 and 16: finalize and verify read the results log as it is -------------------
+
+@pytest.fixture(scope="module")
+def small_bundle(tmp_path_factory):
+    """A bundle of a real run of 2 tests (profile none), made once for these cases."""
+    where = tmp_path_factory.mktemp("small")
+    rc, text = _cli("run", "--cpu-devices", "1", "--profile", "none", "--output", "b",
+                    "--", "-k", "test_client and platform_strings", cwd=where)
+    assert rc in (0, 1) and (where / "b" / "MANIFEST.sha256").is_file(), text[-3000:]
+    return where / "b"
+
+
+def _copy(bundle, tmp_path):
+    import shutil
+
+    target = tmp_path / "copy"
+    shutil.copytree(bundle, target)
+    return target
+
+
+def test_finalize_refuses_a_results_log_that_is_a_fifo(small_bundle, tmp_path, capsys):
+    """A FIFO results.jsonl made a 0-result bundle holding the FIFO (exit 0)."""
+    import os
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "run.json").write_bytes((small_bundle / "run.json").read_bytes())
+    os.mkfifo(out / "results.jsonl")
+    rc, err = _main(["finalize", str(out)], capsys)
+    _clean_usage_error(rc, err, "results.jsonl: is not a regular file")
+    assert sorted(p.name for p in out.iterdir()) == ["results.jsonl", "run.json"]
+
+
+def test_a_cut_off_last_line_is_named(tmp_path):
+    from conformance.session import results_log
+
+    log = tmp_path / "results.jsonl"
+    log.write_text('{"pytest_version": "8"}\n{"$report_type": "TestRep')   # cut off
+    dropped: list[int] = []
+    assert results_log.read_reports(log, dropped) == []
+    assert dropped == [2]
+    assert "dropped 1 corrupt or cut-off line(s) (line 2)" in \
+        results_log.dropped_note(log, dropped)
+    assert results_log.read_reports(log) == []   # without a list: skipped, as before
+
+
+def _rehash(bundle):
+    """The manifest of ``bundle`` re-hashed, as a forger would (every digest recomputed)."""
+    import hashlib
+    import lzma
+
+    lines = []
+    for line in (bundle / "MANIFEST.sha256").read_text().splitlines():
+        _, _, name = line.partition("  ")
+        path = bundle / name
+        data = path.read_bytes() if path.is_file() else \
+            lzma.decompress((bundle / (name + ".xz")).read_bytes())
+        lines.append(f"{hashlib.sha256(data).hexdigest()}  {name}")
+    (bundle / "MANIFEST.sha256").write_text("\n".join(lines) + "\n")
+
+
+def test_verify_finds_a_log_that_lost_results(small_bundle, tmp_path):
+    """``finalize`` over a live run packed a log of 1 line for 24 results; with the
+    manifest re-hashed, verify said intact."""
+    import lzma
+
+    from conformance.certification.bundle import files as bundle_files
+    from conformance.certification.results import runlog
+
+    copy = _copy(small_bundle, tmp_path)
+    assert not [p for p in bundle_files.verify(copy).problems]   # intact as written
+    lines = runlog.read_lines(copy / runlog.PACKED)
+    (copy / runlog.PACKED).write_bytes(lzma.compress((lines[0] + "\n").encode()))
+    _rehash(copy)
+    n = len(json.loads((copy / "report.json").read_text())["results"])
+    problems = bundle_files.verify(copy).problems
+    assert any(f"holds no test report of {n} of the {n} results" in p for p in problems), \
+        problems
+
+
+def test_verify_stops_at_the_cap_of_a_log_that_unpacks_too_far(small_bundle, tmp_path,
+                                                               monkeypatch):
+    """A log that unpacked to 2 GB verified intact (hashed, never capped); the cap is
+    lowered here so that the bomb is small."""
+    import lzma
+
+    from conformance import file_limits
+    from conformance.certification.bundle import files as bundle_files
+    from conformance.certification.results import runlog
+
+    copy = _copy(small_bundle, tmp_path)
+    text = runlog.read_lines(copy / runlog.PACKED)
+    (copy / runlog.PACKED).write_bytes(lzma.compress(
+        ("\n".join(text) + "\n").encode() + b" " * (3 << 20)))
+    _rehash(copy)
+    monkeypatch.setattr(file_limits, "DECOMPRESSED_LIMIT", 2 << 20)
+    problems = bundle_files.verify(copy).problems
+    assert any("past the cap" in p or "unpacks to more than" in p for p in problems), problems
+
+
+def test_since_previous_never_compares_another_selection():
+    """A sibling bundle made with another -k or --cpu-devices was compared with (its
+    selection differs: never the previous bundle; tests/test_since_previous.py runs it)."""
+    from conformance.certification.compare import since_previous
+
+    base = {"cpu_devices": 2, "command": "cli.py run --output /o -- -k a"}
+    assert since_previous.selection(base) != since_previous.selection(
+        {**base, "command": "cli.py run --output /o -- -k b"})
+    assert since_previous.selection(base) != since_previous.selection(
+        {**base, "cpu_devices": 4})

@@ -217,7 +217,10 @@ def test_an_old_byte_for_byte_log_is_packed(tmp_path, capsys):
               "location": ["conformance/test_x.py", 1, "t"], "when": "call",
               "outcome": "passed", "longrepr": None, "duration": 0.5, "keywords": {"t": 1},
               "user_properties": [], "sections": [["Captured stdout", "x" * 1000]]}
-    (path / runlog.LOG).write_text(json.dumps(record) + "\n")
+    others = [{**record, "nodeid": r["nodeid"], "sections": [],
+               "location": [r["nodeid"].split("::")[0], 1, "t"]}
+              for r in json.loads((path / "report.json").read_text())["results"]]
+    (path / runlog.LOG).write_text("".join(json.dumps(r) + "\n" for r in [record, *others]))
     names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
                    if p.is_file() and p.name != bundle.MANIFEST)
     (path / bundle.MANIFEST).write_text("".join(f"{bundle.sha256_file(path / n)}  {n}\n"
@@ -226,7 +229,7 @@ def test_an_old_byte_for_byte_log_is_packed(tmp_path, capsys):
     assert bundle.verify(path).problems == []
     assert main(capsys, "rerender", path).returncode == 0
     assert f"  {runlog.PACKED}\n" in (path / bundle.MANIFEST).read_text()
-    (back,) = runlog.records(path / runlog.PACKED)
+    back = runlog.records(path / runlog.PACKED)[0]
     assert back["duration"] == 0.5 and back["keywords"] == {} and "sections" not in back
     assert bundle.verify(path).problems == []
 

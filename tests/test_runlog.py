@@ -121,7 +121,10 @@ def _with_plain_log(tmp_path):
     """A crafted bundle whose manifest lists a plain results.jsonl (as bundles did before
     packing)."""
     path = crafted(tmp_path)
-    (path / runlog.LOG).write_text(json.dumps(_report("t.py::a")) + "\n")
+    results = json.loads((path / "report.json").read_text())["results"]
+    (path / runlog.LOG).write_text("".join(   # a report of each result (verify checks)
+        json.dumps({**_report(r["nodeid"]), "location": [r["nodeid"].split("::")[0], 1, "t"]})
+        + "\n" for r in results))
     with open(path / bundle.MANIFEST, "a") as manifest:
         manifest.write(f"{bundle.sha256_file(path / runlog.LOG)}  {runlog.LOG}\n")
     assert bundle.verify(path).valid

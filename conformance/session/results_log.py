@@ -267,8 +267,8 @@ def dropped_note(log: Path, lines: list[int], lost: list[str] = ()) -> str:
     test report): their phases are missing, and the tests in ``lost`` (set up, torn down,
     no call report) have no result."""
     shown = ", ".join(map(str, lines[:20])) + (", ..." if len(lines) > 20 else "")
-    text = (f"{log.name}: dropped {len(lines)} corrupt line(s) (line {shown}): not a JSON "
-            "test report; the phases they held are missing")
+    text = (f"{log.name}: dropped {len(lines)} corrupt or cut-off line(s) (line {shown}): "
+            "not a JSON test report; the phases they held are missing")
     if lost:
         text += (f"; {len(lost)} test(s) without their call report counted as not "
                  f"finished: {', '.join(lost[:5])}{', ...' if len(lost) > 5 else ''}")

@@ -30,6 +30,7 @@ from conformance.certification.verdict import profiles
 from conformance.certification.bundle import provenance
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
+from conformance.certification.bundle import log_check
 from conformance.certification.bundle import signing
 from conformance.certification.rendering import report_html
 from conformance.certification.rendering import report_md
@@ -303,6 +304,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     prof, profile_problems = _check_profile(doc)
     problems += profile_problems + _check_dates(doc) + _check_counts(doc, prof)
     problems += attribution_check.problems(doc)
+    problems += log_check.problems(path, doc)   # the log holds every result
     problems += rendering_check.problems(path, doc)
     if doc.get("merge"):     # a merged bundle: its parts, re-checked (merge_check)
         problems += merge_check.verify_embedded(path, doc)

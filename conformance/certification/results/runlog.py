@@ -52,11 +52,15 @@ _CHUNK = 1 << 20
 
 def locate(directory: Path | str) -> Path | None:
     """The results log of the run directory or bundle ``directory``: the plain log when
-    present (a run in progress or killed), else the packed one, else None."""
+    present (a run in progress or killed), else the packed one, else None. Raises
+    ValueError when one of them is there but not a regular file (a FIFO would block its
+    reader, a link may lead anywhere)."""
     for name in (LOG, PACKED):
         path = Path(directory) / name
-        if path.is_file():
+        if path.is_file() and not path.is_symlink():
             return path
+        if os.path.lexists(path):   # a FIFO, a link, a directory: never opened
+            raise ValueError(f"{path}: is not a regular file; a results log is one")
     return None
 
 
@@ -124,7 +128,9 @@ def numbered(path: Path | str, dropped: list[int] | None = None) -> list[tuple[i
         try:
             found.append((n, _parse(line)))
         except ValueError as err:
-            if n == len(lines):
+            if n == len(lines):   # cut off by a kill or a full disk: skipped, and named
+                if dropped is not None:   # to whoever keeps a list of what was dropped
+                    dropped.append(n)
                 break
             if dropped is None:
                 raise ValueError(f"{path} line {n}: not JSON ({err})") from None
@@ -345,9 +351,15 @@ def listed_sha256(directory: Path | str, name: str) -> str | None:
     packed = Path(directory) / (name + ".xz")
     if name not in STORABLE or not packed.is_file():
         return None
+    size = 0
     try:
-        with lzma.open(packed, "rb") as f:   # streamed: a decompression bomb costs time only
+        with lzma.open(packed, "rb") as f:   # streamed, and stopped at the cap
             for chunk in iter(lambda: f.read(_CHUNK), b""):
+                size += len(chunk)
+                if size > file_limits.DECOMPRESSED_LIMIT:
+                    raise ValueError(f"{packed.name} unpacks to more than "
+                                     f"{file_limits.size_text(file_limits.DECOMPRESSED_LIMIT)}"
+                                     ", past the cap of a results log")
                 digest.update(chunk)
     except (lzma.LZMAError, EOFError) as err:
         raise ValueError(f"{packed.name} is not a valid xz file ({err})") from None
