@@ -60,6 +60,7 @@ if cli_cancel.wanted(__name__, sys.argv):   # before the imports below: a cancel
 import argparse
 import datetime
 import errno
+import os
 import secrets
 import tempfile
 from pathlib import Path
@@ -190,9 +191,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def cache_dir() -> Path:
+    """Where a run keeps the working folders of the tools it runs (Hypothesis' example
+    database and caches): ``$XDG_CACHE_HOME/pjrt-conformance`` (``~/.cache/...``), never
+    the current directory, which a run leaves as it was."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pjrt-conformance"
+
+
+def keep_tool_folders_out_of_cwd() -> None:
+    """Hypothesis' ``.hypothesis/`` goes to :func:`cache_dir` (``HYPOTHESIS_STORAGE_DIRECTORY``
+    for the pytest-xdist workers, which read it at import, and this process's setting),
+    unless the user set it; pytest-benchmark is not loaded (``-p no:benchmark`` in
+    :func:`pytest_args`), so no ``.benchmarks/`` appears either."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    folder = cache_dir() / "hypothesis"
+    os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(folder)
+    import hypothesis.configuration
+
+    hypothesis.configuration.set_hypothesis_home_dir(str(folder))
+
+
 def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
     args = invocation.suite_selection() + [
-        f"--report-dir={output}", f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-q"]
+        f"--report-dir={output}", f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider",
+        "-p", "no:benchmark", "-q"]
     args += options.as_pytest_args(ns) + _RERUN
     args += ["-n", "1" if str(ns.workers) == "0" else str(ns.workers)]
     extra = list(ns.pytest_args)
@@ -213,6 +237,7 @@ class _Written:
     cancelled_by: str | None = None   # what cancelled the session (lifetime.cancelled_by)
     config: pytest.Config | None = None
     usage_error: str | None = None   # found once the tests were collected (--shard)
+    start_error: str | None = None   # run.json could not be written (a full disk)
 
     @property
     def signals(self) -> list[str]:
@@ -231,6 +256,7 @@ class _Written:
             self.write_error = state.write_error
         self.cancelled_by = lifetime.cancelled_by(config)
         self.usage_error = sharding.usage_error(config)
+        self.start_error = disk_full.start_failure(config)
 
 
 def _validate(ns: argparse.Namespace, output: Path | None) -> None:
@@ -262,6 +288,7 @@ def run(ns: argparse.Namespace) -> int:
         print("pjrt-conformance: --random-seed and --hypothesis-seed exclude each other",
               file=sys.stderr)
         return EXIT_USAGE
+    keep_tool_folders_out_of_cwd()   # the run's processes inherit it
     if cli_multihost.wanted(ns):   # its processes handle their signals (docs/cluster.md)
         if cli_cancel.release() is not None:
             return _cancelled(ns, output, existed)
@@ -346,6 +373,11 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
     cli_cancel.arm()
     doc = written.doc
+    if doc is None and written.start_error:   # a full disk before any test: nothing kept
+        results_log.discard_unstarted(output, remove_dir=not existed)
+        validate.release(output, remove_made=True)
+        print(f"pjrt-conformance: {written.start_error}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     if doc is None and written.write_error:   # a full disk: the results log is kept
         print(f"pjrt-conformance: no report written: {written.write_error}", file=sys.stderr)
         return EXIT_WRITE_FAILED

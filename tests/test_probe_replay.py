@@ -364,3 +364,94 @@ def test_since_previous_never_compares_another_selection():
         {**base, "command": "cli.py run --output /o -- -k b"})
     assert since_previous.selection(base) != since_previous.selection(
         {**base, "cpu_devices": 4})
+
+
+# -- case 13: a timed-out test's duration ------------------------------------------------
+
+def test_a_timed_out_test_keeps_the_seconds_it_ran():
+    """Timed-out tests got duration_s 0.0003 (their teardown's); they ran 2.8-4.3 s."""
+    from types import SimpleNamespace
+
+    from conformance.certification.results.records import Collector
+
+    def report(when, seconds, status):
+        return SimpleNamespace(nodeid="conformance/test_x.py::t", location=None, when=when,
+                               duration=seconds, outcome="failed" if status != "pass"
+                               else "passed", longrepr="Timeout", user_properties=[
+                                   ("pjrt_outcome", {"status": status})])
+
+    collector = Collector()
+    for when, seconds, status in (("setup", 0.01, "pass"), ("call", 3.5, "timeout"),
+                                  ("teardown", 0.0003, "timeout")):
+        collector.add(report(when, seconds, status))
+    (result,) = collector.results.values()
+    assert result.status == "timeout" and result.duration_s == pytest.approx(3.5103), \
+        result.duration_s
+
+
+# -- case 14: nothing written outside --output ------------------------------------------------
+
+def test_a_run_writes_nothing_in_the_current_directory_but_its_output(tmp_path):
+    """``run`` created ``.hypothesis/`` and ``.benchmarks/`` in the current directory."""
+    import os
+
+    cache = tmp_path / "cache"
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"}
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--cpu-devices",
+                           "1", "--profile", "none", "--output", "o", "--", "-k",
+                           "test_client and platform_strings", "--hypothesis-profile=dev"],
+                          cwd=work, capture_output=True, text=True, timeout=300,
+                          env={**env, "XDG_CACHE_HOME": str(cache)})
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert sorted(p.name for p in work.iterdir()) == ["o"]
+    assert (cache / "pjrt-conformance" / "hypothesis").is_dir()
+
+
+# -- case 6: a full disk as the run begins ---------------------------------------------------
+
+FULL_AT_START = """
+import errno, os
+from conformance.session import results_log
+
+
+def _no_space(out, facts):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out / "run.json"))
+
+
+results_log._write_run = _no_space
+"""
+
+
+def test_a_full_disk_when_run_json_is_written_is_exit_5(tmp_path):
+    """An INTERNALERROR traceback and exit 2, where the README says 5."""
+    import os
+
+    (tmp_path / "full_at_start.py").write_text(FULL_AT_START)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "run", "--cpu-devices",
+                           "1", "--profile", "none", "--output", "o", "--", "-k",
+                           "test_client and platform_strings", "-p", "full_at_start"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode == 5, text[-3000:]
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
+    assert "cannot write run.json" in text and "No space left on device" in text, text[-3000:]
+    assert not (tmp_path / "o").exists()
+
+
+# -- case 15: the console script under a memory limit ----------------------------------------
+
+@pytest.mark.parametrize("limit_kb", [380_000, 400_000, 420_000])
+def test_the_command_under_a_memory_limit_is_one_line(tmp_path, limit_kb):
+    """``ulimit -v 380000-420000``: finalize died with a MemoryError or ImportError
+    traceback and exit 1 (verify's "intact but not certified")."""
+    proc = subprocess.run(["bash", "-c", f"ulimit -v {limit_kb}; exec \"$0\" -m "
+                           "conformance.launch finalize missing", sys.executable],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    text = proc.stdout + proc.stderr
+    assert "Traceback" not in text, text[-3000:]
+    # 5: not enough memory to start; 2: enough memory after all (no such run)
+    assert (proc.returncode, "not enough memory" in text) in ((5, True), (2, False)), text

@@ -74,6 +74,26 @@ class Guard:
         lifetime.stop(self.config, f"a full disk ({err.strerror})")
 
 
+#: A failed write of ``run.json`` as the run began (before any test): its one line.
+START_FAILED = pytest.StashKey[str]()
+
+
+def start_failed(config: pytest.Config, out: Path | str, err: OSError) -> str:
+    """Note that ``run.json`` of ``out`` could not be written as the run began (``err``),
+    and return the line for a :class:`pytest.UsageError`: nothing ran, so nothing is
+    kept; ``pjrt-conformance run`` exits :data:`EXIT_WRITE_FAILED` with it
+    (:func:`start_failure`)."""
+    line = (f"{out}: cannot write run.json as the run begins ({err.strerror or err}); no "
+            "test ran: free space and run the same command again")
+    config.stash[START_FAILED] = line
+    return line
+
+
+def start_failure(config: pytest.Config) -> str | None:
+    """The line of :func:`start_failed`, or None."""
+    return config.stash.get(START_FAILED, None)
+
+
 def write_failed(config: pytest.Config, out: Path, err: OSError) -> str:
     """Note that the bundle of ``out`` could not be written (``err``); remove its
     unfinished manifest (finalize refuses a directory with one); return the line."""

@@ -172,8 +172,14 @@ def _configure_suite(config: pytest.Config) -> None:
             raise pytest.UsageError(problem if problem.startswith("--") else
                                     f"--platform={spec.platform}: {problem}")
     if merging:   # every check passed: from here on the run is one to finalize
-        results_log.start(config)
-        results_log.note_platform(config, state.platform_info)
+        from conformance.session import disk_full
+
+        try:
+            results_log.start(config)
+            results_log.note_platform(config, state.platform_info)
+        except OSError as err:   # a full disk before the first test: exit 5, not a traceback
+            raise pytest.UsageError(disk_full.start_failed(
+                config, config.getoption("report_dir"), err)) from None
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
     if merging:

@@ -140,6 +140,10 @@ class Collector:
         #: timeout that pytest-rerunfailures did not recognize, as inside Hypothesis'
         #: FlakyFailure): a re-run that passes leaves it ``timeout``, never ``flaky``.
         self.timed_out: dict[str, dict[str, Any]] = {}
+        #: Test id -> seconds of every phase report of it so far (setup, call, teardown,
+        #: a failed run before its re-run): a result's ``duration_s`` is the time the
+        #: test took, never that of its last phase (a timeout's teardown took 0.0003 s).
+        self.seconds: dict[str, float] = {}
 
     def finished_results(self) -> list[Result]:
         """The results of tests that ran to their end (a run cut short leaves others)."""
@@ -155,6 +159,11 @@ class Collector:
         nodeid = package_nodeid(report.nodeid, report.location[0] if report.location else None)
         if report.when == "teardown" or status == "crash":
             self.finished.add(nodeid)
+        self.seconds[nodeid] = self.seconds.get(nodeid, 0.0) + max(
+            0.0, float(getattr(report, "duration", 0.0) or 0.0))
+        prev_seen = self.results.get(nodeid)
+        if prev_seen is not None:   # the time grows even when this phase changes nothing
+            prev_seen.duration_s = round(self.seconds[nodeid], 4)
         if report.outcome == "rerun":  # failed; pytest-rerunfailures runs it again
             self.rerun.setdefault(nodeid, f"failed, then passed on its re-run: "
                                           f"{outcome.get('message') or _message(report)}")
@@ -187,7 +196,7 @@ class Collector:
                         tier=props.get(TIER_PROPERTY, prev.tier if prev else "core"),
                         capability=props.get(CAPABILITY_PROPERTY,
                                              prev.capability if prev else None),
-                        duration_s=round(report.duration, 4),
+                        duration_s=round(self.seconds[nodeid], 4),
                         processes=props.get(PROCESSES_PROPERTY,
                                             prev.processes if prev is not None else None))
         if status == "flaky":

@@ -1,0 +1,48 @@
+"""The ``pjrt-conformance`` console script: the CLI, started so that a process short of
+memory ends in one line, never an import traceback.
+
+Under ``ulimit -v`` of about 400 MB, importing the CLI (pytest, numpy, jax) failed with a
+MemoryError, or an ImportError from a shared library that could not be mapped, and a
+traceback with exit 1, which ``verify`` documents as "intact but not certified".
+:func:`main` imports :mod:`conformance.cli` itself and turns such a failure into one line
+and exit :data:`EXIT_NO_MEMORY` (5, the exit of a run or finalize that found no memory).
+This module imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: Exit status when the command could not start for want of memory (as ``run`` and
+#: ``finalize`` exit when no memory is left to write a bundle).
+EXIT_NO_MEMORY = 5
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Import and run :func:`conformance.cli.main`; exit 5 with one line when the import
+    runs out of memory (a MemoryError, or an ImportError whose cause is one: ``failed to
+    map segment``, ``cannot allocate memory``)."""
+    try:
+        from conformance import cli
+    except MemoryError:
+        return _no_memory("MemoryError")
+    except ImportError as err:
+        text = str(err)
+        if not any(s in text.lower() for s in ("memory", "failed to map segment",
+                                                 "cannot allocate")):
+            raise
+        return _no_memory(f"ImportError: {' '.join(text.split())[:200]}")
+    return cli.main(argv)
+
+
+def _no_memory(what: str) -> int:
+    try:
+        print(f"pjrt-conformance: not enough memory to start ({what}); raise the process's "
+              "memory limit (ulimit -v) and run the command again", file=sys.stderr)
+    except MemoryError:
+        pass
+    return EXIT_NO_MEMORY
+
+
+if __name__ == "__main__":
+    sys.exit(main())
