@@ -105,7 +105,9 @@ def test_redact_keeps_package_and_repository_relative_paths():
 
 # -- a results log kept plain (not packed) ----------------------------------------------
 
-def _log_with_a_corrupt_middle_line(folder: Path) -> bytes:
+def _log_with_a_corrupt_middle_line(folder: Path, nodeids: tuple[str, ...] = ()) -> bytes:
+    """A log whose third line is not UTF-8 (and holds local paths), then a test report
+    of each of ``nodeids`` (the results of the report it goes with: verify checks)."""
     failed = {"$report_type": "TestReport", "nodeid": "conformance/test_x.py::test_y",
               "location": ["conformance/test_x.py", 1, "test_y"], "keywords": {},
               "outcome": "failed", "when": "call", "user_properties": [], "duration": 0.1,
@@ -115,6 +117,9 @@ def _log_with_a_corrupt_middle_line(folder: Path) -> bytes:
     lines = [json.dumps(clean), json.dumps(failed),
              '{"$report_type": "TestReport", "longrepr": "/home/u/secret.py cut \udcff',  # not UTF-8
              json.dumps(clean)]
+    lines += [json.dumps({**failed, "nodeid": n, "outcome": "passed", "longrepr": None,
+                          "sections": [], "location": [n.split("::")[0], 1, "t"]})
+              for n in nodeids]
     raw = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
     (folder / "results.jsonl").write_bytes(raw)
     return raw
@@ -131,7 +136,7 @@ def test_a_log_that_cannot_be_packed_is_kept_without_local_paths(tmp_path, capsy
     doc = json.loads((crafted(tmp_path / "c") / "report.json").read_text())
     out = tmp_path / "run"
     out.mkdir()
-    raw = _log_with_a_corrupt_middle_line(out)
+    raw = _log_with_a_corrupt_middle_line(out, tuple(r["nodeid"] for r in doc["results"]))
     assert local_paths.offenders(raw.decode("utf-8", "replace"))
     os.utime(out / runlog.LOG, ns=(10**18, 10**18))
     assert results_log.pack(out) is None

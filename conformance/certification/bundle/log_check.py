@@ -6,8 +6,8 @@ The manifest proves that the log is the file the run wrote, not that it holds th
 results, and ``verify`` called the bundle intact. :func:`problems` reads the log (plain
 or packed, within :mod:`conformance.file_limits`' caps: a log that unpacks past
 :data:`~conformance.file_limits.DECOMPRESSED_LIMIT` is a problem, never 2 GB in memory),
-requires every line but a cut-off last one to be JSON, and names the results of
-report.json that have no test report in it. A bundle without a log (``rerender``
+and names the results of report.json that have no test report in it (a corrupt line
+is passed over, as ``finalize`` passes it over: its test then has none). A bundle without a log (``rerender``
 without ``--keep-log``) has nothing to check here.
 """
 
@@ -23,10 +23,12 @@ _SHOWN = 3
 
 
 def logged_nodeids(log: Path) -> set[str]:
-    """Package-relative ids of the tests with a test report in the log file ``log``.
-    Raises OSError (unreadable), ValueError (a corrupt line, corrupt xz, past a cap)."""
+    """Package-relative ids of the tests with a test report in the log file ``log``; a
+    corrupt line is passed over (a log that could not be packed for one stays plain in
+    its bundle, by design). Raises OSError (unreadable), ValueError (corrupt xz, past a
+    cap)."""
     found = set()
-    for _, record in runlog.numbered(log):
+    for _, record in runlog.numbered(log, dropped=[]):
         if isinstance(record, dict) and record.get("$report_type") == "TestReport" \
                 and isinstance(record.get("nodeid"), str):
             location = record.get("location")
