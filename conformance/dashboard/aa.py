@@ -1,7 +1,7 @@
 """The A/A check: two runs of ONE commit, judged by the dashboard's own rule.
 
     python -m conformance.dashboard.aa RESULT_A.json RESULT_B.json [--asv-config FILE]
-        [--benchmarks benchmarks/results/benchmarks.json]
+        [--benchmarks benchmarks/results/benchmarks.json] [--noise benchmarks/noise]
 
 Each value of run B is judged against the same value of run A with
 :func:`conformance.dashboard.regressions.judge`: the benchmark's asv threshold
@@ -10,6 +10,9 @@ stored 99% intervals, the direction from the unit. Nothing changed between the r
 every regression or improvement it reports is noise the rule let through: the rule is
 honest on this machine when both counts are 0. It also counts what the intervals alone
 (no threshold) would have flagged, which is what the threshold is there to stop.
+With ``--noise DIR`` the thresholds are the dashboard's (asv's, raised to twice the
+run-to-run spread of the A/A repeats in DIR), the spread computed *without* run B: B is
+a fresh rerun judged by the noise seen before it, never by itself.
 
 Prints one line of counts per verdict and the flagged values; exit 0 when no value is a
 regression or an improvement, 1 when some are, 2 on a usage error (a file missing or not
@@ -22,15 +25,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from conformance.dashboard import asv_results, direction, errors, regressions
+from conformance.dashboard import asv_results, direction, errors, noise, regressions
 from conformance import path_limits
 
 
 def check(a: asv_results.Run, b: asv_results.Run, table: dict[str, float],
-          benchmarks: dict[str, asv_results.Benchmark]) -> dict[str, list[str]]:
+          benchmarks: dict[str, asv_results.Benchmark],
+          noise_data: noise.NoiseData | None = None) -> dict[str, list[str]]:
     """{verdict: ["name(params): before -> after", ...]} of every value in both runs,
-    by :func:`regressions.judge`, plus ``"intervals alone"``: the values whose intervals
-    are disjoint whatever their size."""
+    by :func:`regressions.judge` with the dashboard's threshold of each value
+    (:func:`regressions.rule_for`: asv's, raised to twice the run-to-run spread of
+    ``noise_data`` where that is larger), plus ``"intervals alone"``: the values whose
+    intervals are disjoint whatever their size."""
     out: dict[str, list[str]] = {}
     for name, combos in sorted(b.values.items()):
         bench = benchmarks.get(name)
@@ -42,8 +48,8 @@ def check(a: asv_results.Run, b: asv_results.Run, table: dict[str, float],
                 continue
             before = a.values[name][combo]
             ci_a, ci_b = a.ci.get(name, {}).get(combo), b.ci.get(name, {}).get(combo)
-            verdict = regressions.judge(before, after, ci_a, ci_b,
-                                        regressions.threshold_for(name, table), better)
+            rule = regressions.rule_for(b.machine, name, combo, noise_data, table)
+            verdict = regressions.judge(before, after, ci_a, ci_b, rule.threshold, better)
             label = f"{name}({', '.join(combo)}): {before:.4g} -> {after:.4g}"
             out.setdefault(verdict, []).append(label)
             if ci_a is not None and ci_b is not None and regressions.disjoint(ci_a, ci_b):
@@ -59,6 +65,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--asv-config", type=path_limits.argument, default=Path("asv.conf.json"))
     parser.add_argument("--benchmarks", type=path_limits.argument,
                         default=Path("benchmarks/results/benchmarks.json"))
+    parser.add_argument("--noise", type=path_limits.argument, default=None, metavar="DIR",
+                        help="A/A repeats (benchmarks/noise): judge with the dashboard's "
+                             "noise thresholds, computed without run B (held out)")
     args = parser.parse_args(argv)
     try:
         benchmarks = asv_results.read_benchmarks(args.benchmarks)
@@ -68,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"aa: {str(err)[:200]}", file=sys.stderr)
         return 2
     table = regressions.thresholds(args.asv_config if args.asv_config.is_file() else None)
-    found = check(runs[0], runs[1], table, benchmarks)
+    noise_data = noise.load(args.noise, exclude=(args.b,)) if args.noise else None
+    if noise_data is not None:
+        print(f"noise: {noise_data.files} repeat run(s) of {args.noise}, {args.b.name} held "
+              f"out; {len(noise_data.table)} values with a measured spread")
+    found = check(runs[0], runs[1], table, benchmarks, noise_data)
     for verdict in sorted(found):
         print(f"{verdict}: {len(found[verdict])}")
     flagged = found.get(regressions.REGRESSION, []) + found.get(regressions.IMPROVEMENT, [])

@@ -83,18 +83,20 @@ def spread(values: list[float]) -> float:
     return (max(values) - min(values)) / mid
 
 
-def load(root: Path | None) -> NoiseData:
+def load(root: Path | None, exclude: tuple[Path, ...] = ()) -> NoiseData:
     """The noise under ``root`` (the module doc's layout); an empty :class:`NoiseData`
-    when ``root`` is None or not a directory. A file that is not an asv results file,
-    or whose name does not follow the layout, is skipped and named in ``problems``;
-    never raises on file content."""
+    when ``root`` is None or not a directory. ``exclude``: repeat files left out (the A/A
+    check holds out the run it judges, so that its noise never comes from that run). A
+    file that is not an asv results file, or whose name does not follow the layout, is
+    skipped and named in ``problems``; never raises on file content."""
     data = NoiseData(root=Path(root) if root is not None else None)
     if root is None or not Path(root).is_dir():
         return data
+    held_out = {Path(p).resolve() for p in exclude}
     groups: dict[tuple[str, str, str], list[dict]] = {}
     seen: dict[tuple[tuple[str, str, str], bytes], Path] = {}
     for path in sorted(Path(root).glob("*/*.json")):
-        if path.name == "machine.json":
+        if path.name == "machine.json" or path.resolve() in held_out:
             continue
         m = _NAME.match(path.name)
         if not m:
