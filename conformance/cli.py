@@ -90,8 +90,10 @@ EXIT_WRITE_FAILED = disk_full.EXIT_WRITE_FAILED   # 5: the bundle could not be w
 #: pytest-rerunfailures: a timeout is not re-run (it would cost the whole timeout again).
 _RERUN = ["--reruns=1", "--rerun-except=Timeout"]
 EXIT_CODES = """exit status:
+  any      5 not enough memory to start (the console script, one line)
   run      0 the plugin is certified, 1 not certified (framework and suite findings
-           alone never fail it), 2 usage error (bad option, unknown platform, bad data
+           alone never fail it) or, on --profile none with nothing failed, not a
+           certification, 2 usage error (bad option, unknown platform, bad data
            file, no report written), 4 incomplete (cancelled by SIGTERM/SIGINT at any
            moment: the finished results are written with verdict incomplete; nothing
            is written when the cancel comes before the checks passed), 5 the bundle

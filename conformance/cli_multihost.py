@@ -161,7 +161,8 @@ def run(ns: argparse.Namespace, output: Path,
         t0 = time.monotonic()
         doc = _build(got, ns, started)
         path = bundle.write(doc, output)
-        code = {"certified": 0, "not certified": 1}.get(doc["verdict"], EXIT_INCOMPLETE)
+        code = {"certified": 0, "not certified": 1,
+                "not a certification": 1}.get(doc["verdict"], EXIT_INCOMPLETE)
         print(f"\npjrt-conformance: cluster of {spec.process_count} process(es) -- "
               f"{verdict.headline(doc, upper=True)}")
         for reason in doc["verdict_reasons"]:

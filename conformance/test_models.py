@@ -29,8 +29,11 @@ from conformance.programs import model_oracle, models
 from conformance.programs import sharded as sp
 
 #: Examples per model: each one compiles nothing new but runs a whole model three times
-#: (device, float64 and float32 references).
-EXAMPLES = 2
+#: (device, float64 and float32 references). 2 under ``ci`` (8 examples a test), 10 under
+#: ``dev`` (25), 50 under ``nightly`` (500): the models are the suite's only tests of
+#: some fusion patterns, so a random-seed run draws them more often.
+EXAMPLES = 50 if settings.default.max_examples >= 500 else \
+    10 if settings.default.max_examples >= 25 else 2
 
 
 @pytest.mark.parametrize("name", list(models.MODELS))

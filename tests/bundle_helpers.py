@@ -8,6 +8,8 @@ import conformance
 from conformance.certification.bundle import files as bundle
 from conformance.certification.verdict import profiles
 from conformance.certification.verdict import report
+from conformance.certification.verdict.decide import (CERTIFIED, NO_PROFILE, NO_PROFILE_REASON,
+                                                      NOT_CERTIFIED)
 
 HEADER = {
     "suite": {"name": "pjrt-conformance", "version": conformance.__version__, "git_sha": None},
@@ -70,3 +72,18 @@ def main(capsys, *args):
         rc = exc.code
     out = capsys.readouterr()
     return subprocess.CompletedProcess(list(args), rc, out.out, out.err)
+
+
+def clean(doc: dict) -> bool:
+    """Nothing in the report counts against the plugin: ``certified`` or, for a run on no
+    profile (``--profile none``: never a certification), ``not a certification`` for that
+    reason alone."""
+    return doc["verdict"] == CERTIFIED or (
+        doc["verdict"] == NO_PROFILE and doc["verdict_reasons"] == [NO_PROFILE_REASON])
+
+
+def flagged(doc: dict) -> bool:
+    """Something in the report counts against the plugin: ``not certified``, or, for a
+    run on no profile, ``not a certification`` with a reason besides that one."""
+    return doc["verdict"] == NOT_CERTIFIED or (
+        doc["verdict"] == NO_PROFILE and doc["verdict_reasons"][1:] != [])

@@ -7,6 +7,7 @@ import time
 import pytest
 
 from conformance.processes import launcher
+from tests.bundle_helpers import clean
 
 
 @pytest.fixture
@@ -55,7 +56,7 @@ def test_area_runs_with_four_processes(run_suite):
     result, doc = run_suite("healthy-control", "-k", "test_key_value_store or test_global_view "
                             "or test_barriers or test_cross_process", "--num-processes=4")
     assert doc["num_processes"] == 4, doc.get("num_processes")
-    assert doc["verdict"] == "certified", (doc["verdict_reasons"], result.stdout.str()[-2000:])
+    assert clean(doc), (doc["verdict_reasons"], result.stdout.str()[-2000:])
     records = [r for r in doc["results"] if "processes" in r]
     assert len(records) == 4 and all(len(r["processes"]) == 4 for r in records), records
 

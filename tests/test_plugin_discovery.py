@@ -10,6 +10,7 @@ import pytest
 from runtime import _plugin_discovery as pd  # private: its parsers are tested directly
 from runtime import xla_bridge as xb
 from runtime.xla_client import PluginLoadError
+from tests.bundle_helpers import clean
 
 _INIT = """
 from runtime import xla_bridge, xla_client
@@ -155,7 +156,7 @@ def test_suite_certifies_a_discovered_platform(pytester):
         f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "-k", "test_registry")
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
     doc = json.loads((out / "report.json").read_text())
-    assert doc["verdict"] == "certified" and doc["platform"]["device_count"] == 2
+    assert clean(doc) and doc["platform"]["device_count"] == 2
     result.stdout.fnmatch_lines(["PJRT plugin failed to load: PJRT plugin 'jax_plugins.t_bad': "
                                  "import failed: ImportError: libvendor.so: not found"])
     assert "libvendor.so" in doc["platform"]["plugin_errors"]["jax_plugins.t_bad"]

@@ -30,6 +30,7 @@ from conformance.certification.verdict import report
 from conformance.session import option_files
 from conformance.session import validate
 from tests.bundle_helpers import HEADER, main
+from tests.bundle_helpers import clean
 
 ROOT = Path(__file__).resolve().parents[1]
 GiB = 1 << 30
@@ -266,9 +267,9 @@ def test_process_substitutions_are_read_once_and_the_run_is_certified(tmp_path):
         "--known-failures <(printf '# none\\n') "
         "-- @<(printf -- '-k\\ntest_registry_serves_the_client_under_test\\n')",
         timeout=300)
-    assert rc == 0, text[-3000:]
+    assert rc == 1, text[-3000:]   # --profile none: not a certification
     doc = json.loads((out / "report.json").read_text())
-    assert doc["verdict"] == "certified"
+    assert clean(doc)
     assert doc["summary"]["collected"] == 1
     assert doc["declared_capabilities"] == ["f64", "complex"]
     copy = json.loads((out / "run.json").read_text())["options"]["declare_file"]
@@ -288,7 +289,7 @@ def test_a_process_substitution_reaches_the_xdist_workers_of_plain_pytest(tmp_pa
                       cwd=tmp_path, timeout=300)
     assert rc == 0, text[-3000:]
     doc = json.loads((out / "report.json").read_text())
-    assert (doc["verdict"], doc["summary"]["collected"]) == ("certified", 1)
+    assert clean(doc) and doc["summary"]["collected"] == 1
     assert doc["declared_capabilities"] == ["f64"]
 
 

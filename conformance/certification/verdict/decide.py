@@ -22,6 +22,9 @@ the unattributed results):
 A run that was interrupted (cancelled, killed) is ``incomplete`` whatever its results:
 its first reason says why, the others are the rules its finished results break.
 A ``flaky`` test (failed, then passed on its re-run) is never a pass.
+A run on no profile (``--profile none``) is never ``certified``: one that breaks no rule
+is ``not a certification`` (exit 1, as ``verify`` says), one that breaks a rule is
+``not certified`` as any other.
 
 ``verify`` recomputes the verdict with this same function.
 """
@@ -35,6 +38,13 @@ from conformance.certification.attribution.sources import STACK, stack_findings
 from conformance.certification.verdict.profiles import CORE, Profile, tier_capabilities
 
 CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"
+#: The verdict of a run on no profile (``--profile none``) that breaks no rule: it is not
+#: a certification (nothing says which tests a certification needs).
+NO_PROFILE = "not a certification"
+VERDICTS = (CERTIFIED, NOT_CERTIFIED, INCOMPLETE, NO_PROFILE)
+#: The first reason of a :data:`NO_PROFILE` verdict.
+NO_PROFILE_REASON = ("no profile (--profile none): a run that checks no profile is not a "
+                     "certification")
 NEVER_ALLOWED = ("crash", "timeout", "fail_wrong_result")
 MANDATORY_OK = ("pass", "waived")
 _EXAMPLES = 3
@@ -106,6 +116,8 @@ def decide(results: list[dict[str, Any]], *, collected: int, profile: Profile | 
     reasons += [f"report error: {e}" for e in errors]
     if interrupted:
         return INCOMPLETE, reasons
+    if profile is None and not reasons:   # nothing failed, but nothing says what to run
+        return NO_PROFILE, [NO_PROFILE_REASON]
     return (NOT_CERTIFIED if reasons else CERTIFIED), reasons
 
 
