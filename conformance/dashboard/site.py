@@ -40,6 +40,22 @@ _EXTERNAL = re.compile(r"""(?:\b(?:src|href|srcset|action|poster|data)\s*=\s*["'
                        re.IGNORECASE)
 
 
+def short_params(fixed: str) -> str:
+    """A column head of parameters, short: values without their names, byte counts of
+    1 MiB or more in MiB (``nbytes=268435456, path=h2d_zero_copy_aligned`` ->
+    ``256 MiB, h2d_zero_copy_aligned``); the full text goes in the head's title."""
+    out = []
+    for pair in fixed.split(", "):
+        value = pair.partition("=")[2] or pair
+        if value.isdigit() and int(value) >= 2**20 and int(value) % 2**20 == 0:
+            value = f"{int(value) // 2**20} MiB"
+        out.append(value)
+    return ", ".join(out)
+
+
+_ENV.filters["short_params"] = short_params
+
+
 class OfflineViolation(RuntimeError):
     """A rendered page references a network resource (it would not render offline)."""
 
