@@ -6,7 +6,10 @@ MemoryError, or an ImportError from a shared library that could not be mapped, a
 traceback with exit 1, which ``verify`` documents as "intact but not certified".
 :func:`main` imports :mod:`conformance.cli` itself and turns such a failure into one line
 and exit :data:`EXIT_NO_MEMORY` (5, the exit of a run or finalize that found no memory).
-This module imports only the standard library.
+This module imports only the standard library. Below what Python itself needs, the
+dynamic loader or OpenBLAS ends the process before any Python code runs, with a line of
+its own (``cannot allocate memory for thread-local data: ABORT``, exit 127; OpenBLAS'
+``Memory allocation still failed``, exit 1): that is outside this module's reach.
 """
 
 from __future__ import annotations

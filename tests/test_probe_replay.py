@@ -453,5 +453,9 @@ def test_the_command_under_a_memory_limit_is_one_line(tmp_path, limit_kb):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     text = proc.stdout + proc.stderr
     assert "Traceback" not in text, text[-3000:]
-    # 5: not enough memory to start; 2: enough memory after all (no such run)
-    assert (proc.returncode, "not enough memory" in text) in ((5, True), (2, False)), text
+    # 5: not enough memory to start; 2: enough memory after all (no such run); 127: the
+    # dynamic loader itself gave up before Python ran a line (one line of its own,
+    # "cannot allocate memory for thread-local data: ABORT", seen on Python 3.12)
+    outcome = (proc.returncode, "not enough memory" in text)
+    loader = proc.returncode == 127 and "cannot allocate memory" in text
+    assert outcome in ((5, True), (2, False)) or loader, text
