@@ -7,6 +7,7 @@ scoreboard showed the 2099 one as the newest); ``verify``/``diff``/``scoreboard`
 for ever on a FIFO in a bundle. Every command that could hang runs in a child process
 with a timeout, so that a hang fails the test instead of stopping pytest."""
 
+import json
 import os
 import subprocess
 import sys
@@ -200,14 +201,16 @@ def logged_bundle(tmp_path):
     """A bundle with a results log (durations reads it)."""
     path = tmp_path / "b"
     path.mkdir()
-    (path / results_log.LOG_FILE).write_text(
-        '{"$report_type": "TestReport", "nodeid": "conformance/test_a.py::t", '
-        '"location": ["t.py", 0, "t"], "keywords": {}, "outcome": "passed", '
-        '"longrepr": null, "when": "call", "user_properties": [], "sections": [], '
-        '"duration": 0.5}\n')
     done = crafted(tmp_path, "b")
     from conformance.certification.bundle import reportfile
-    bundle.write(reportfile.load(done), done, extra=(results_log.LOG_FILE,))
+    doc = reportfile.load(done)
+    (path / results_log.LOG_FILE).write_text("".join(   # a report of each result (verify)
+        json.dumps({"$report_type": "TestReport", "nodeid": r["nodeid"],
+                    "location": [r["nodeid"].split("::")[0], 0, "t"], "keywords": {},
+                    "outcome": "passed", "longrepr": None, "when": "call",
+                    "user_properties": [], "sections": [], "duration": 0.5}) + "\n"
+        for r in doc["results"]))
+    bundle.write(doc, done, extra=(results_log.LOG_FILE,))
     assert bundle.verify(done).problems == []
     return done
 
