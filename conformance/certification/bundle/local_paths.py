@@ -61,19 +61,37 @@ NODE_ID_KEYS = ("nodeid", "test_id")
 FOUND = re.compile(rf"(?<![\w.~>-])/(?:{'|'.join(ROOTS)})/|site-packages|dist-packages")
 
 
+#: What every rewrite needs in the text first (a root, an installed package's folder);
+#: a text without it, nor a prefix or the checkout, is returned as it is, unscanned.
+_GATE = re.compile(rf"/(?:{'|'.join(ROOTS)})(?!\w)|(?:site|dist)-packages")
+
+
+@functools.lru_cache(maxsize=1)
 def _repository() -> str:
     return str(Path(__file__).resolve().parents[3]) + "/"
 
 
+@functools.lru_cache(maxsize=1)
+def _checkouts() -> list[str]:
+    """The repository's checkout, as written and resolved."""
+    return list(dict.fromkeys((_repository(), os.path.realpath(_repository()) + "/")))
+
+
 def _prefixes() -> list[str]:
-    """Local directories (longest first) that become ``<redacted>`` wherever they are."""
+    """Local directories (longest first) that become ``<redacted>`` wherever they are
+    (computed once per working directory: a bundle's strings are many)."""
+    return list(_prefixes_in(os.getcwd()))
+
+
+@functools.lru_cache(maxsize=4)
+def _prefixes_in(cwd: str) -> tuple[str, ...]:
     found = set()
-    for p in (os.path.expanduser("~"), os.getcwd(), tempfile.gettempdir(), sys.prefix,
+    for p in (os.path.expanduser("~"), cwd, tempfile.gettempdir(), sys.prefix,
               sys.base_prefix):
         p = os.path.realpath(p) if p else ""
         if p.count("/") >= 2 or (p.count("/") == 1 and len(p) > 4):
             found.add(p)
-    return sorted(found, key=len, reverse=True)
+    return tuple(sorted(found, key=len, reverse=True))
 
 
 def _keep_name(path: str, after: str) -> str:
@@ -110,8 +128,11 @@ def _patterns(prefixes: tuple[str, ...]) -> tuple[re.Pattern, list[tuple[str, re
 
 
 def _redact(text: str) -> str:
+    local = _prefixes()
+    if not _GATE.search(text) and not any(p in text for p in local + _checkouts()):
+        return text
     text = _PACKAGES_CUT.sub("", _PACKAGES.sub("", text))
-    checkout, prefixes = _patterns(tuple(_prefixes()))
+    checkout, prefixes = _patterns(tuple(local))
     text = checkout.sub("", text)
     for prefix, pattern in prefixes:
         text = pattern.sub(lambda m, p=prefix: _keep_name(m.group(0), p), text)
