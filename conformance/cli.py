@@ -188,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     catalog_bisect.add_parser(sub)
     prof = sub.add_parser("profile", help="write or check a profile from the collected tests")
     group = prof.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", type=path_limits.argument, help="write the profile of the collected tests")
+    group.add_argument("--write", type=path_limits.argument,
+                       help="write the profile of the collected tests")
     group.add_argument("--check", help="compare a shipped profile with the collected tests")
     return parser
 

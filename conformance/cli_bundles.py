@@ -58,8 +58,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           "makes the bundle invalid (exit 3) instead of a note")
     dif = sub.add_parser("diff", help="compare two report bundles (exit 1 on regressions)",
                          **doc)
-    dif.add_argument("old", type=path_limits.argument, metavar="OLD", help="bundle directory or report.json")
-    dif.add_argument("new", type=path_limits.argument, metavar="NEW", help="bundle directory or report.json")
+    dif.add_argument("old", type=path_limits.argument, metavar="OLD",
+                     help="bundle directory or report.json")
+    dif.add_argument("new", type=path_limits.argument, metavar="NEW",
+                     help="bundle directory or report.json")
     sig = sub.add_parser("sign", help="sign a bundle's manifest with an OpenSSH key", **doc)
     sig.add_argument("bundle", type=path_limits.argument, metavar="DIR")
     sig.add_argument("--key", type=path_limits.argument, required=True, metavar="PRIVKEY",
@@ -79,7 +81,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     board.add_argument("reports_dir", type=path_limits.argument)
     board.add_argument("--markdown", type=path_limits.argument, help="insert the table between the "
                        "scoreboard markers of this file (default: print it)")
-    board.add_argument("--html", type=path_limits.argument, help="write a self-contained HTML page here")
+    board.add_argument("--html", type=path_limits.argument,
+                       help="write a self-contained HTML page here")
     fin = sub.add_parser("finalize", help="build the incomplete bundle of a run that was "
                                           "killed before it wrote its report")
     fin.add_argument("bundle", type=path_limits.argument)

@@ -45,7 +45,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                          **doc)
     mrg.add_argument("parts", type=path_limits.argument, nargs="+", metavar="PART",
                      help="bundle directories of pjrt-conformance run --shard I/N")
-    mrg.add_argument("--output", type=path_limits.argument, required=True, help="merged bundle directory")
+    mrg.add_argument("--output", type=path_limits.argument, required=True,
+                     help="merged bundle directory")
     mrg.add_argument("--force", action="store_true",
                      help="replace an earlier bundle in --output")
     mrg.add_argument("--sign-key", type=path_limits.argument, default=None,

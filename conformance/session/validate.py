@@ -450,8 +450,8 @@ def plugin_options(options: dict[str, Any] | None, library: str | None) -> None:
                               f"{os.path.basename(library)}; accepted: {', '.join(known)}")
         kind, low, high = known[name]
         if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
-            raise OptionError(f"--plugin-options: {name}={shown(repr(value))}; accepted: an int from "
-                              f"{low} to {high}")
+            raise OptionError(f"--plugin-options: {name}={shown(repr(value))}; accepted: an "
+                              f"int from {low} to {high}")
 
 
 def _int_in(option: str, value: Any, low: int, high: int | None) -> int:

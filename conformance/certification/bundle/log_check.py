@@ -7,8 +7,8 @@ results, and ``verify`` called the bundle intact. :func:`problems` reads the log
 or packed, within :mod:`conformance.file_limits`' caps: a log that unpacks past
 :data:`~conformance.file_limits.DECOMPRESSED_LIMIT` is a problem, never 2 GB in memory),
 and names the results of report.json that have no test report in it (a corrupt line
-is passed over, as ``finalize`` passes it over: its test then has none). A bundle without a log (``rerender``
-without ``--keep-log``) has nothing to check here.
+is passed over, as ``finalize`` passes it over: its test then has none). A bundle
+without a log (``rerender`` without ``--keep-log``) has nothing to check here.
 """
 
 from __future__ import annotations
