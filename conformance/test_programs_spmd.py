@@ -13,8 +13,9 @@ collective-permutes:
   sharded operands, a cumsum along a sharded axis, and a reshard between two ops;
 - generated programs (:mod:`conformance.programs.dag_strategy`, all three families)
   whose parameters are sharded by drawn PartitionSpecs, outputs replicated (their
-  dynamic_update_slice starts are drawn in range: a clamped one is pinned once, by
-  :func:`test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start`).
+  dynamic_slice and dynamic_update_slice starts are drawn in range: a clamped one is
+  pinned once, by :func:`test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start`
+  and :func:`test_dynamic_slice_with_a_sharded_result_clamps_its_start`).
 
 Oracles: int32 and data-movement results bit for bit against NumPy; float32 results
 within the error bound of their float64 evaluation (``n * eps * magnitude`` for the
@@ -231,7 +232,7 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
                                               param_shapes=shapes, strided_slices=False),
                         label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program,  # pinned: ..._clamps_its_start
-                                      update_starts_in_range=True)
+                                      starts_in_range=True)
     inputs = [dag_strategy.add_insensitive(a) for a in inputs]  # pinned: keep_bits tests
     specs = [data.draw(shh.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(inputs))]
@@ -351,5 +352,36 @@ def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, ru
         call = f"execute_sharded(dynamic_update_slice(x, [-1], ({start},)) of f32[{n}] " \
                f"sharded P('d') over {n} devices, start a runtime int32, result replicated)"
         with reproduction(call, program=text, inputs=[x, i], sharding=placement(*shardings)):
+            assert not problem, f"{problem} [{call}]"
+            ph.assert_bitwise_equal(out, want, call=call)
+
+
+@pytest.mark.capability("multi_device")
+def test_dynamic_slice_with_a_sharded_result_clamps_its_start(client, runner):
+    """``dynamic_slice(a, (i,), (n,))`` of a = f32[2n] (replicated), ``i`` a runtime
+    int32, the result sharded one element per device: StableHLO clamps the start of the
+    whole slice to [0, n] (after jax counts a negative one from the end), so ``i`` =
+    n + 1, 2n + 3 and -1 all give a[n:2n] (XLA's partitioner clamps each device's own
+    one-element piece instead, and the last element repeats; openxla/xla#49122,
+    docs/upstream/spmd_dynamic_slice_clamp.md; fixed in jaxlib 0.12.0). The generated
+    SPMD programs draw in-range dynamic_slice starts only, so this defect is reported
+    here, once."""
+    n = client.local_device_count()
+    if n < 2:
+        pytest.skip("needs 2 devices: a result sharded over several devices")
+    mesh = Mesh(np.array(client.local_devices()), ("d",))
+    a = np.arange(2 * n, dtype=np.float32) * 10
+    for start in (n, n + 1, 2 * n + 3, -1):
+        i = np.array([start], np.int32)
+        clamped = min(max(start + 2 * n if start < 0 else start, 0), n)
+        want = a[clamped:clamped + n]
+        shardings = [NamedSharding(mesh, P()), NamedSharding(mesh, P())], \
+            NamedSharding(mesh, P("d"))
+        [(out, problem)], text = runner.run_outputs(
+            "sharded_ds_clamped_start", lambda x, i: lax.dynamic_slice(x, (i[0],), (n,)),
+            [a, i], *shardings, [want.shape])
+        call = f"execute_sharded(dynamic_slice(a, ({start},), ({n},)) of f32[{2 * n}] " \
+               f"replicated over {n} devices, start a runtime int32, result sharded P('d'))"
+        with reproduction(call, program=text, inputs=[a, i], sharding=placement(*shardings)):
             assert not problem, f"{problem} [{call}]"
             ph.assert_bitwise_equal(out, want, call=call)

@@ -104,6 +104,20 @@ def test_bounds_are_measured_and_replace_the_guessed_range(tmp_path, capsys):
     assert d.requirement == "somedist>=1 and jaxlib<0.3.0"
 
 
+def test_a_relative_interpreter_path_is_run_from_the_temporary_directory(tmp_path, capsys,
+                                                                         monkeypatch):
+    """``--env 0.1.0=venvs/jax-0.1.0/bin/python`` (relative to the current directory): each
+    run's working directory is a temporary one, so the path was not found there and the
+    command died with a FileNotFoundError traceback."""
+    cat = _repo(tmp_path, "P,.")
+    monkeypatch.chdir(tmp_path)
+    envs = [a for r in ("0.1.0", "0.2.0")
+            for a in ("--env", f"{r}={Path(_env(tmp_path, r)).relative_to(tmp_path)}")]
+    assert cli.main(["catalog", "bisect", "--catalog", str(cat), "--date", "2026-01-02",
+                     "--timeout", "20", *envs]) == 0
+    assert "affected from 0.1.0, fixed in 0.2.0" in capsys.readouterr().out
+
+
 def test_first_affected_after_the_oldest_release_is_a_lower_bound(tmp_path, capsys):
     cat = _repo(tmp_path, ".,P,P,P")
     assert _bisect(tmp_path, cat) == 0

@@ -350,14 +350,14 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
 
 
 def inputs(draw: st.DrawFn, program: Program, *,
-           update_starts_in_range: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
+           starts_in_range: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
     """The data parameters of ``program`` and its ``idx`` vector, drawn: integers over
     the whole range (small ones most often, so products stay informative); data
     movement: any bit pattern (NaN payloads, -0.0, infinities, subnormals) for floats;
     floats: [-2, 2]; ``idx``: starts inside, at and past the dimensions (clamped).
-    ``update_starts_in_range=True`` (programs run partitioned): every ``idx`` entry a
-    dynamic_update_slice start reads is redrawn so that no clamp applies (see
-    :func:`_update_starts_in_range`)."""
+    ``starts_in_range=True`` (programs run partitioned): every ``idx`` entry a
+    dynamic_slice or dynamic_update_slice start reads is redrawn so that no clamp applies
+    (see :func:`_starts_in_range`)."""
     out = []
     for i in program.params:
         n = program.nodes[i]
@@ -375,26 +375,32 @@ def inputs(draw: st.DrawFn, program: Program, *,
         out.append(np.asarray(arr, n.dtype))
     idx = np.array(draw(st.lists(st.integers(-3, 5000) | st.integers(0, 16), min_size=IDX_LEN,
                                  max_size=IDX_LEN), label="idx"), np.int32)
-    if update_starts_in_range:
-        idx = _update_starts_in_range(draw, program, idx)
+    if starts_in_range:
+        idx = _starts_in_range(draw, program, idx)
     return out, idx
 
 
-def _update_starts_in_range(draw: st.DrawFn, program: Program, idx: np.ndarray) -> np.ndarray:
-    """``idx`` with each entry read by a dynamic_update_slice start redrawn inside every
-    dimension it starts: in [0, d - s] for each (operand dimension d, update size s) it
-    starts, or in [-d, -s] (jax counts a negative start from the end) where all of those
-    agree. For programs run partitioned: XLA's SPMD partitioner drops the update of a
-    dynamic_update_slice with an out-of-range start along a sharded dimension instead of
-    clamping it, a defect pinned once by ``test_programs_spmd.py::
-    test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start``; the
-    unpartitioned ``programs`` area keeps drawing clamped starts."""
+def _starts_in_range(draw: st.DrawFn, program: Program, idx: np.ndarray) -> np.ndarray:
+    """``idx`` with each entry read by a dynamic_slice or dynamic_update_slice start redrawn
+    inside every dimension it starts: in [0, d - s] for each (operand dimension d, slice
+    or update size s) it starts, or in [-d, -s] (jax counts a negative start from the end)
+    where all of those agree. For programs run partitioned, where XLA's SPMD partitioner
+    mishandles an out-of-range start along a sharded dimension, two defects each pinned
+    once in ``test_programs_spmd.py``: a dynamic_update_slice drops its update
+    (``test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start``), and a
+    dynamic_slice whose result is sharded clamps each shard's start instead of the
+    slice's (``test_dynamic_slice_with_a_sharded_result_clamps_its_start``, up to jaxlib
+    0.11.2). The unpartitioned ``programs`` area keeps drawing clamped starts."""
     spans: dict[int, list[tuple[int, int]]] = {}
     for n in program.nodes:
         if n.op == "dynamic_update_slice":
-            update = program.nodes[n.args[1]].shape
-            for k, d, s in zip(n.attr("starts"), n.shape, update):
-                spans.setdefault(k, []).append((d, s))
+            dims, sizes = n.shape, program.nodes[n.args[1]].shape
+        elif n.op == "dynamic_slice":
+            dims, sizes = program.nodes[n.args[0]].shape, n.shape
+        else:
+            continue
+        for k, d, s in zip(n.attr("starts"), dims, sizes):
+            spans.setdefault(k, []).append((d, s))
     idx = idx.copy()
     for k, ds in sorted(spans.items()):
         inside = st.integers(0, min(d - s for d, s in ds))

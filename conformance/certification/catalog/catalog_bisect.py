@@ -146,7 +146,9 @@ def resolve_envs(envs: list[str], matrix: str | None, timeout: float = 120) -> l
                 raise UsageError(f"{option}: {label!r} is not a release version") from err
             if not same:
                 raise UsageError(f"{option}: the interpreter has jaxlib {jaxlib_v}, not {label}")
-        env = ReleaseEnv(jaxlib_v, python, jax_v, jaxlib_v, py)
+        # absolute (each run's working directory is a temporary one), links kept: a
+        # venv's bin/python is a link whose own path selects the venv
+        env = ReleaseEnv(jaxlib_v, os.path.abspath(python), jax_v, jaxlib_v, py)
         if env.release in out:
             raise UsageError(f"{option}: release {env.release} is already given by "
                              f"{out[env.release].python}")
