@@ -3,7 +3,7 @@
 ``PJRT_BENCH_PLATFORM`` (default ``cpu``) picks the platform; the CPU client has
 ``PJRT_BENCH_CPU_DEVICES`` devices (default 8). Programs are jax functions
 lowered to StableHLO and compiled through ``runtime`` by the suite's own lowering and
-compile cache (:mod:`conformance.programs.cache`).
+compile cache (:mod:`conformance.programs.compiled_programs`).
 
 Every function takes an optional ``era``: a key of :data:`ERAS` (the asv parameter
 ``backend`` of ``bench_eras``); ``None`` is the platform under benchmark.
@@ -20,10 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from conformance.programs import cache as programs
 from conformance.programs.lowering import confine_jax_to_cpu
 from runtime import xla_bridge, xla_client
 from runtime.xla_bridge import client_platform
+
+# asv runs these benchmarks against the suite installed at each benchmarked commit; the
+# commits before the compile cache was named conformance.programs.compiled_programs have
+# it as conformance.programs.cache (same lower and ProgramCache).
+compiled_programs = importlib.import_module(
+    "conformance.programs.compiled_programs"
+    if importlib.util.find_spec("conformance.programs.compiled_programs")
+    else "conformance.programs.cache")
 
 
 def _xla_cpu_pjrt() -> str:
@@ -87,17 +94,17 @@ def device(index: int = 0, era: str | None = None) -> Any:
 def lowered(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any]) -> str:
     """StableHLO text of ``fn`` for ((shape, dtype), ...) on the benchmarked platform,
     lowered anew on every call (``bench_compile`` times it)."""
-    return programs.lower(fn, avals, client_platform(client()))
+    return compiled_programs.lower(fn, avals, client_platform(client()))
 
 
-def program_cache(era: str | None = None) -> programs.ProgramCache:
+def program_cache(era: str | None = None) -> compiled_programs.ProgramCache:
     """The suite's compile cache for the client under benchmark."""
     return _program_cache(era)
 
 
 @functools.lru_cache(maxsize=None)
-def _program_cache(era: str | None) -> programs.ProgramCache:
-    return programs.ProgramCache(client(era))
+def _program_cache(era: str | None) -> compiled_programs.ProgramCache:
+    return compiled_programs.ProgramCache(client(era))
 
 
 def compiled(fn: Callable[..., Any], *avals: tuple[tuple[int, ...], Any],

@@ -43,7 +43,7 @@ run, 5 the bundle could not be written. ``verify``, ``diff`` and
 1 regressions, 2 usage, 3 malformed input). ``profile --check``: 0 the
 shipped profile matches the collected tests, 1 it does not. ``scoreboard``: 0
 written, 2 no bundle found (or bad markers), 3 written but a bundle is not intact.
-``dashboard``: see :mod:`conformance.dashboard.command` (0 written, 2 usage, 3 malformed).
+``dashboard``: see :mod:`conformance.dashboard.dashboard_command` (0 written, 2 usage, 3 malformed).
 ``catalog bisect``: see :mod:`conformance.certification.catalog.catalog_bisect` (0 measured,
 1 written with errors or unreproduced entries, 2 usage).
 """
@@ -52,10 +52,10 @@ from __future__ import annotations
 
 import sys
 
-from conformance.session import cancel as cli_cancel
+from conformance.session import cancel
 
-if cli_cancel.wanted(__name__, sys.argv):   # before the imports below: a cancel during
-    cli_cancel.install(program=True)         # them is exit 4 too, never the default 143
+if cancel.wanted(__name__, sys.argv):   # before the imports below: a cancel during
+    cancel.install(program=True)         # them is exit 4 too, never the default 143
 
 import argparse
 import datetime
@@ -70,10 +70,10 @@ import pytest
 
 from conformance import cli_bundles, cli_multihost
 from conformance import path_limits
-from conformance.dashboard import command as dashboard_command
+from conformance.dashboard import dashboard_command
 from conformance.certification.catalog import catalog_bisect
 from conformance.certification.bundle import signing
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict import plugin_verdict
 from conformance.processes import lifetime
 from conformance.session import disk_full
 from conformance.session import invocation
@@ -82,7 +82,7 @@ from conformance.session import options
 from conformance.session import results_log
 from conformance.session import validate
 from conformance.session import sharding
-from conformance.session import state as session_state
+from conformance.session import session_state
 from conformance.certification.verdict import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
@@ -246,7 +246,7 @@ class _Written:
     def signals(self) -> list[str]:
         """The SIGTERM/SIGINT the session got (:func:`cancel.note_session`), also when
         a cancel left pytest before its end."""
-        return cli_cancel.session_signals(self.config) if self.config is not None else []
+        return cancel.session_signals(self.config) if self.config is not None else []
 
     def pytest_configure(self, config: pytest.Config) -> None:
         self.config = config
@@ -293,20 +293,20 @@ def run(ns: argparse.Namespace) -> int:
         return EXIT_USAGE
     keep_tool_folders_out_of_cwd()   # the run's processes inherit it
     if cli_multihost.wanted(ns):   # its processes handle their signals (docs/cluster.md)
-        if cli_cancel.release() is not None:
+        if cancel.release() is not None:
             return _cancelled(ns, output, existed)
         return cli_multihost.run(ns, output, pytest_args, _validate)
-    cli_cancel.install()
+    cancel.install()
     written = _Written()
     try:
-        cli_cancel.arm()
+        cancel.arm()
         return _run(ns, output, existed, written)
     except KeyboardInterrupt:
-        cli_cancel.disarm()
+        cancel.disarm()
         return _cancelled(ns, output, existed, by=(written.signals or [None])[0])
     finally:
         validate.release(output)
-        cli_cancel.finish()
+        cancel.finish()
 
 
 def _cancelled(ns: argparse.Namespace, output: Path, existed: bool,
@@ -317,7 +317,7 @@ def _cancelled(ns: argparse.Namespace, output: Path, existed: bool,
     the session wrote or, when the cancel came before or while it was written (or
     signed), one built from the results log as ``finalize`` does. ``by``: the signal
     the session saw, when this process's handler saw none."""
-    why = f"cancelled by {cli_cancel.signal_name() or by or 'SIGINT'}"
+    why = f"cancelled by {cancel.signal_name() or by or 'SIGINT'}"
     claimed = validate.holds(output)   # else another run's (or nobody's): never touched
     if not claimed or not (output / results_log.RUN_FILE).is_file():
         if claimed:
@@ -365,16 +365,16 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
     except validate.OptionError as err:
         print(f"pjrt-conformance: {err}", file=sys.stderr)
         return EXIT_USAGE
-    cli_cancel.check()   # each step asks too: Python may have lost the KeyboardInterrupt
+    cancel.check()   # each step asks too: Python may have lost the KeyboardInterrupt
     ns.seed = None
     if ns.random_seed:
         ns.seed = secrets.randbelow(2**32)
         print(f"pjrt-conformance: Hypothesis seed {ns.seed}; reproduce with: "
               f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
               f"--hypothesis-seed={ns.seed}", flush=True)
-    cli_cancel.hold()   # pytest starts up: a cancel is taken up when the suite configures
+    cancel.hold()   # pytest starts up: a cancel is taken up when the suite configures
     rc = pytest.main(pytest_args(ns, output), plugins=[written])
-    cli_cancel.arm()
+    cancel.arm()
     doc = written.doc
     if doc is None and written.start_error:   # a full disk before any test: nothing kept
         results_log.discard_unstarted(output, remove_dir=not existed)
@@ -386,7 +386,7 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
         return EXIT_WRITE_FAILED
     if (rc == pytest.ExitCode.INTERRUPTED and doc is None) or (   # cancelled before the
             written.signals and (doc is None or doc["verdict"] != "incomplete")):
-        cli_cancel.disarm()   # session wrote its bundle, or its cancel was lost
+        cancel.disarm()   # session wrote its bundle, or its cancel was lost
         return _cancelled(ns, output, existed,
                           by=(written.signals or [written.cancelled_by])[0])
     if doc is None:   # nothing to keep: the same command may run again
@@ -406,7 +406,7 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
             print(f"pjrt-conformance: the bundle was written but not signed: {err}",
                   file=sys.stderr)
             return EXIT_USAGE
-    cli_cancel.check()
+    cancel.check()
     if doc["verdict"] == "incomplete":
         print(f"\npjrt-conformance: run cancelled -- verdict INCOMPLETE; "
               f"{doc['summary']['reported']} finished result(s) kept in {output}/ "
@@ -414,7 +414,7 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
         return EXIT_INCOMPLETE
     s = doc["summary"]
     print(f"\npjrt-conformance: {doc['platform'].get('name')} -- "
-          f"{verdict.headline(doc, upper=True)}"
+          f"{plugin_verdict.headline(doc, upper=True)}"
           f" ({s['collected']} collected, " + ", ".join(
               f"{v} {k}" for k, v in s["by_status"].items() if v) + ")")
     for reason in doc["verdict_reasons"]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from conformance import cli_shards
 from conformance import path_limits
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import diff
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
@@ -104,8 +104,8 @@ def verify(ns: argparse.Namespace) -> int:
         print(f"{ns.bundle}: no report.json, but the results of a run that was killed; "
               f"build its incomplete bundle with: pjrt-conformance finalize {ns.bundle}")
     try:
-        result = bundle.verify(ns.bundle, key=ns.key, allowed_signers=ns.allowed_signers,
-                               identity=ns.identity, strict=ns.strict)
+        result = bundle_files.verify(ns.bundle, key=ns.key, allowed_signers=ns.allowed_signers,
+                                     identity=ns.identity, strict=ns.strict)
     except (FileNotFoundError, ValueError, signing.SigningError) as err:
         return _usage("verify", err)
     if result.signature is not None and result.signature.ok:
@@ -169,7 +169,7 @@ def sign(ns: argparse.Namespace) -> int:
 def _sign(ns: argparse.Namespace) -> int:
     if not ns.bundle.is_dir():
         return _usage("sign", f"{ns.bundle} is not a bundle directory")
-    problems = [p for p in bundle.verify(ns.bundle).problems   # an old signature is replaced
+    problems = [p for p in bundle_files.verify(ns.bundle).problems   # an old signature is replaced
                 if not p.startswith(signing.SIGNATURE)]
     if problems:
         return _usage("sign", f"refusing to sign {ns.bundle}: not intact ({problems[0]})")

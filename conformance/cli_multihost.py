@@ -59,20 +59,21 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
     from conformance.certification.verdict import profiles
     from conformance.certification.verdict import report
     from conformance.certification.catalog import waivers
-    from conformance.processes import cluster_report as cr
+    from conformance.processes import cluster_report
 
     profile = profiles.load(ns.profile) if ns.profile != "none" else None
     rules = tuple(waivers.parse(Path(ns.waivers))) if ns.waivers else ()
-    local, ranks = cr.merge_local(got.docs)
+    local, ranks = cluster_report.merge_local(got.docs)
     # The cluster's global checks replace the loopback ones of the same id (never twice).
-    local = [r for r in local if r.nodeid not in cr.global_nodeids()]
-    results = local + cr.global_results(got.global_outcomes,
-                                        profile.tests if profile else {}, got.lost)
+    local = [r for r in local if r.nodeid not in cluster_report.global_nodeids()]
+    results = local + cluster_report.global_results(got.global_outcomes,
+                                                    profile.tests if profile else {}, got.lost)
     first = next((d for _, d in sorted(got.docs.items()) if d), None)
-    head = {k: first[k] for k in cr.HEADER_KEYS if k in first} if first else report.header(
-        platform=ns.platform, platform_info={}, known=[], argv=sys.argv,
-        cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
-        programs={"compiles": 0, "cache_hits": 0}, started=started, duration_s=0)
+    head = ({k: first[k] for k in cluster_report.HEADER_KEYS if k in first} if first
+            else report.header(platform=ns.platform, platform_info={}, known=[], argv=sys.argv,
+                               cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
+                               programs={"compiles": 0, "cache_hits": 0}, started=started,
+                               duration_s=0))
     head["command"] = report.header(platform=ns.platform, platform_info={}, known=[],
                                     argv=sys.argv, cpu_devices=0, num_processes=1, programs={},
                                     started=started, duration_s=0)["command"]
@@ -85,13 +86,15 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
     reasons += [f"process {p}'s per-process part was cut short ({d.get('interrupted')})"
                 for p, d in got.docs.items() if d and d.get("verdict") == "incomplete"]
     ran = {r.nodeid for r in results}
-    skipped = [c.name for c in cr.mp_checks.GLOBAL if cr.GLOBAL_NODEID.format(c.name) not in ran]
+    skipped = [c.name for c in cluster_report.mp_checks.GLOBAL
+               if cluster_report.GLOBAL_NODEID.format(c.name) not in ran]
     if skipped and not reasons:
         reasons.append(f"global check(s) {', '.join(skipped)} did not run")
     collected = max([d["summary"]["collected"] for d in got.docs.values() if d] or [0])
-    doc = report.build(results, collected=collected + len(cr.mp_checks.GLOBAL), header=head,
-                       profile=profile, declared=tuple(first["declared_capabilities"])
-                       if first else (), waivers=rules,
+    doc = report.build(results, collected=collected + len(cluster_report.mp_checks.GLOBAL),
+                       header=head, profile=profile,
+                       declared=tuple(first["declared_capabilities"]) if first else (),
+                       waivers=rules,
                        device_count=(head.get("platform") or {}).get("local_device_count", 1),
                        interrupted="; ".join(reasons) or None)
     for record in doc["results"]:
@@ -99,8 +102,8 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
         record["scope"] = "global" if global_check else "per_process"
         if not global_check:
             record["ranks"] = ranks.get(record["nodeid"], [])
-    doc["cluster"] = cr.topology(got.spec.as_dict(), got.docs, got.facts,
-                                 got.global_outcomes, got.lost)
+    doc["cluster"] = cluster_report.topology(got.spec.as_dict(), got.docs, got.facts,
+                                             got.global_outcomes, got.lost)
     doc["cluster"]["wall_s"] = {k: round(v, 2) for k, v in got.wall_s.items()}
     return doc
 
@@ -121,8 +124,8 @@ def run(ns: argparse.Namespace, output: Path,
     ``pytest_args(ns, report_dir)``: the per-process pytest command line;
     ``validate(ns, output or None)``: the run's option checks (OptionError), with the
     output directory checked (and made) in process 0 only."""
-    from conformance.certification.bundle import files as bundle
-    from conformance.certification.verdict import decide as verdict
+    from conformance.certification.bundle import bundle_files
+    from conformance.certification.verdict import plugin_verdict
     from conformance.processes import multihost
     from conformance.session.validate import OptionError
 
@@ -160,11 +163,11 @@ def run(ns: argparse.Namespace, output: Path,
     if spec.process_id == 0:
         t0 = time.monotonic()
         doc = _build(got, ns, started)
-        path = bundle.write(doc, output)
+        path = bundle_files.write(doc, output)
         code = {"certified": 0, "not certified": 1,
                 "not a certification": 1}.get(doc["verdict"], EXIT_INCOMPLETE)
         print(f"\npjrt-conformance: cluster of {spec.process_count} process(es) -- "
-              f"{verdict.headline(doc, upper=True)}")
+              f"{plugin_verdict.headline(doc, upper=True)}")
         for reason in doc["verdict_reasons"]:
             print(f"  - {reason}")
         print(f"report bundle: {path.parent}/ (written in {time.monotonic() - t0:.1f} s); "

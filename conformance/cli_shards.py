@@ -28,7 +28,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from conformance.certification.bundle import merge as merging
+from conformance.certification.bundle import merge
 from conformance import path_limits
 from conformance.certification.results import runlog
 from conformance.certification.bundle import shards
@@ -63,7 +63,7 @@ def _fail(command: str, message: object, code: int = EXIT_USAGE) -> int:
     return code
 
 
-def merge(ns: argparse.Namespace) -> int:
+def merge_command(ns: argparse.Namespace) -> int:
     try:
         return _merge(ns)
     finally:   # the claim of validate.output_dir on --output
@@ -74,17 +74,17 @@ def _merge(ns: argparse.Namespace) -> int:
     if ns.sign_key is not None and not ns.sign_key.is_file():
         return _fail("merge", f"--sign-key: {ns.sign_key} does not exist or is not a file")
     try:
-        merging.check_output(ns.output, ns.parts)
-        docs = merging.load_parts(ns.parts)   # checked before --output is touched
-        merging.check(docs)
+        merge.check_output(ns.output, ns.parts)
+        docs = merge.load_parts(ns.parts)   # checked before --output is touched
+        merge.check(docs)
         with validate.claimed(ns.output, command="merge"):   # never while a run writes it
             if ns.force:
-                merging.clear_earlier(ns.output)
+                merge.clear_earlier(ns.output)
             validate.output_dir(ns.output, option="--output", force=ns.force)
             command = shlex.join(["pjrt-conformance", "merge", *map(str, ns.parts),
                                   "--output", str(ns.output)])
-            doc, path = merging.merge(ns.parts, docs, ns.output, command)
-    except merging.MergeError as err:
+            doc, path = merge.merge(ns.parts, docs, ns.output, command)
+    except merge.MergeError as err:
         return _fail("merge", err, err.exit_code)
     except validate.OptionError as err:
         return _fail("merge", err)
@@ -128,4 +128,4 @@ def durations(ns: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"merge": merge, "durations": durations}
+COMMANDS = {"merge": merge_command, "durations": durations}

@@ -33,9 +33,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 from conformance.certification.compare import scoreboard
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.verdict.profiles import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def _backend(doc: dict[str, Any]) -> str:
     if loaded.get("library_path"):
         how += f" `{Path(loaded['library_path']).name}`"
     kinds = ", ".join(sorted(set(p.get("device_kinds") or []))) or "?"
-    return (f"{view.display_platform(doc)}: {how}, jax {env.get('jax', '?')} / jaxlib "
+    return (f"{failure_view.display_platform(doc)}: {how}, jax {env.get('jax', '?')} / jaxlib "
             f"{env.get('jaxlib', '?')}, {p.get('local_device_count', '?')} device(s) ({kinds})")
 
 
@@ -127,9 +127,10 @@ def bundle_table(found: list[Bundle]) -> str:
         prof = d.get("profile")
         profile = (f"{prof['name']} ({prof['tests']} ids, {d['summary']['collected']} tests)"
                    if prof else "none")
-        rows.append(f"| `{b.folder}/` | {profile} | {_backend(d)} | "
-                    f"`{view.display_command(d)}` | {d['verdict']}: {_counts(d)}{_known(d)}; "
-                    f"{d.get('duration_s', 0):.0f} s |")
+        rows.append(
+            f"| `{b.folder}/` | {profile} | {_backend(d)} | "
+            f"`{failure_view.display_command(d)}` | {d['verdict']}: {_counts(d)}{_known(d)}; "
+            f"{d.get('duration_s', 0):.0f} s |")
     return "\n".join(rows) + "\n"
 
 
@@ -150,7 +151,7 @@ def cpu_section(found: list[Bundle]) -> str:
              f"{(d.get('profile') or {}).get('name', 'none')}, jaxlib "
              f"{d.get('environment', {}).get('jaxlib', '?')}, "
              f"{d['platform'].get('local_device_count', '?')} devices): "
-             f"**{verdict.headline(d)}**, {d['summary']['collected']} tests: "
+             f"**{plugin_verdict.headline(d)}**, {d['summary']['collected']} tests: "
              f"{by.get('pass', 0)} pass, {by.get('fail_wrong_result', 0)} wrong results, "
              f"{by.get('fail_error', 0)} `fail_error`, {by.get('crash', 0)} crashes, "
              f"{by.get('timeout', 0)} timeouts, {by.get('skipped', 0)} skipped"

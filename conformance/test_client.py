@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conformance.helpers.capabilities import not_supported, optional_feature
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import catalog
 from runtime.xla_client import HostBufferSemantics
 
@@ -103,8 +103,8 @@ def test_live_arrays_and_buffers_grow_and_shrink(client, device):
 
 
 def test_live_executables_grow_and_shrink(client, device):
-    text = programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
-                                 (((3,), "float32"),), client)
+    text = compiled_programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
+                                          (((3,), "float32"),), client)
     gc.collect()
     before = len(client.live_executables())
     exe = client.compile_and_load(text, [device])

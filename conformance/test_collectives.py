@@ -15,9 +15,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
-from conformance.programs import sharded as sp
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import assertions
+from conformance.programs import sharded_programs
+from conformance.helpers import sharding_helpers
 from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import lowering
 from runtime import xla_client
@@ -25,7 +25,7 @@ from runtime import xla_client
 
 @pytest.fixture(scope="session")
 def runner(client, xc):
-    return sp.ShardedRunner(client, xc)
+    return sharded_programs.ShardedRunner(client, xc)
 
 
 def _zero_size_cut(shape: tuple[int, ...], pieces: list[int]) -> bool:
@@ -36,11 +36,11 @@ def _zero_size_cut(shape: tuple[int, ...], pieces: list[int]) -> bool:
 
 @given(data=st.data())
 def test_sharded_elementwise(client, runner, data):
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
     # Checked once, pinned, by test_sharding.py::test_zero_size_output_shards_have_the_
     # shard_shape (a known failure of jaxlib 0.10.2 CPU): random draws do not report it again.
-    assume(not _zero_size_cut(case.shape, shh.shards_per_dim(case.mesh, case.spec,
-                                                              len(case.shape))))
+    assume(not _zero_size_cut(case.shape, sharding_helpers.shards_per_dim(case.mesh, case.spec,
+                                                                          len(case.shape))))
     size = int(np.prod(case.shape))
     x = np.arange(size, dtype=np.int32).reshape(case.shape)
     y = (np.arange(size, dtype=np.int32) * 7 - 3).reshape(case.shape)
@@ -50,12 +50,13 @@ def test_sharded_elementwise(client, runner, data):
     with reproduction(call, inputs=[x, y], program=text,
                       sharding=placement([case.sharding] * 2, case.sharding)):
         assert not problem, f"{problem} [{call}]"
-        ph.assert_exact(out, x + y, call=call)
+        assertions.assert_exact(out, x + y, call=call)
 
 
 @given(data=st.data())
 def test_output_shardings_and_memory_kinds(client, runner, data):
-    case = data.draw(shh.sharded_cases(client.local_devices(), min_block=1), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices(), min_block=1),
+                     label="case")
     x = np.ones(case.shape, dtype=np.float32)
     _, _, _, exe = runner.run("negate", lax.neg, [x], [case.sharding], case.sharding,
                               case.shape)
@@ -78,24 +79,24 @@ def test_output_shardings_and_memory_kinds(client, runner, data):
 
 
 @pytest.mark.capability("collectives")
-@pytest.mark.parametrize("name", list(sp.COLLECTIVES))
+@pytest.mark.parametrize("name", list(sharded_programs.COLLECTIVES))
 @given(data=st.data())
 def test_collective(client, runner, name, data):
-    collective = sp.COLLECTIVES[name]
-    mesh = data.draw(shh.meshes(client.local_devices(), max_dims=2), label="mesh")
+    collective = sharded_programs.COLLECTIVES[name]
+    mesh = data.draw(sharding_helpers.meshes(client.local_devices(), max_dims=2), label="mesh")
     axis = data.draw(st.sampled_from(mesh.axis_names), label="axis")
     n = mesh.shape[axis]
     block = (n * data.draw(st.integers(1, 2), label="k0"), n * data.draw(st.integers(1, 2),
                                                                          label="k1"))
     dtype = data.draw(st.sampled_from([np.int32, np.float32]), label="dtype")
     seed = data.draw(st.integers(0, 2**16), label="seed")
-    fn, x, in_s, out_s, expected, out_shape = sp.collective_case(
+    fn, x, in_s, out_s, expected, out_shape = sharded_programs.collective_case(
         mesh, axis, collective, block, dtype, np.random.default_rng(seed))
     groups = [[d.id for d in g] for g in np.moveaxis(mesh.devices, mesh.axis_names.index(axis),
-                                                       -1).reshape(-1, n)]
+                                                     -1).reshape(-1, n)]
     call = f"{name} over axis {axis!r} of mesh {dict(mesh.shape)}, device groups {groups}"
     out, problem, text, _ = runner.run(f"{name}-{axis}", fn, [x], [in_s], out_s, out_shape)
     with reproduction(call, inputs=[x], program=text, sharding=placement([in_s], out_s)):
         assert not problem, f"{problem} [{call}]"
-        ph.assert_exact(out, expected, call=call)
+        assertions.assert_exact(out, expected, call=call)
 

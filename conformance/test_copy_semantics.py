@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import assertions
+from conformance.helpers import sharding_helpers
 
 OPS = ("reorder_shards", "batched_copy")
 
@@ -27,18 +27,19 @@ def _pointers(arr):
 
 def _draw(client, xc, data):
     """A drawn sharded case, a device permutation, the host data and its device array."""
-    case = data.draw(shh.sharded_cases(client.local_devices(), min_block=1), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices(), min_block=1),
+                     label="case")
     order = data.draw(st.permutations(client.local_devices()), label="order")
     x = np.arange(int(np.prod(case.shape)), dtype=np.float32).reshape(case.shape)
-    return case, order, x, shh.put_sharded(x, case.sharding, xc=xc)
+    return case, order, x, sharding_helpers.put_sharded(x, case.sharding, xc=xc)
 
 
 def _apply(xc, op, arr, case, order, semantics):
     """Run ``op`` on ``arr`` towards ``order``; return (result, expected sharding, call)."""
     if op == "reorder_shards":
-        dst = shh.reordered(case.sharding, list(order), len(case.shape))
+        dst = sharding_helpers.reordered(case.sharding, list(order), len(case.shape))
         return xc.reorder_shards(arr, dst, semantics), dst, f"reorder_shards(x, {semantics})"
-    dst = shh.moved(case, list(order))
+    dst = sharding_helpers.moved(case, list(order))
     out = xc.batched_copy_array_to_devices_with_sharding(
         [arr], [xc.DeviceList(tuple(order))], [dst], [semantics])[0]
     return out, dst, f"batched_copy_array_to_devices_with_sharding([x], {semantics})"
@@ -50,12 +51,13 @@ def test_always_copy_is_independent(client, xc, op, data):
     case, order, x, arr = _draw(client, xc, data)
     out, dst, call = _apply(xc, op, arr, case, order, xc.ArrayCopySemantics.ALWAYS_COPY)
     assert out.sharding == dst, f"out.sharding={out.sharding}, but should be {dst} [{call}]"
-    ph.assert_bitwise_equal(np.asarray(out), x, call=call)
+    assertions.assert_bitwise_equal(np.asarray(out), x, call=call)
     shared = {k for k, p in _pointers(out).items() if _pointers(arr).get(k) == p}
     assert not shared, (f"out shares device buffers with the input on devices {sorted(shared)}, "
                         f"but ALWAYS_COPY must copy [{call}]")
     out.delete()
-    ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after deleting the result of {call}")
+    assertions.assert_bitwise_equal(np.asarray(arr), x,
+                                    call=f"input after deleting the result of {call}")
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -64,26 +66,26 @@ def test_reuse_input_keeps_the_input_usable(client, xc, op, data):
     case, order, x, arr = _draw(client, xc, data)
     out, dst, call = _apply(xc, op, arr, case, order, xc.ArrayCopySemantics.REUSE_INPUT)
     assert not arr.is_deleted(), f"input deleted by {call}, but REUSE_INPUT keeps it"
-    ph.assert_bitwise_equal(np.asarray(out), x, call=call)
-    ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
+    assertions.assert_bitwise_equal(np.asarray(out), x, call=call)
+    assertions.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
 
 
 _DONATE = """
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import sharding_helpers
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 devices = client.local_devices()
 mesh = Mesh(np.array(devices), ("x",))
 sharding = NamedSharding(mesh, PartitionSpec("x"))
 x = np.arange(4 * len(devices), dtype=np.float32)
-arr = shh.put_sharded(x, sharding, xc=xc)
+arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
 order = devices[1:] + devices[:1]
-case = shh.ShardedCase(sharding, mesh, PartitionSpec("x"), x.shape)
+case = sharding_helpers.ShardedCase(sharding, mesh, PartitionSpec("x"), x.shape)
 if {op!r} == "reorder_shards":
-    out = xc.reorder_shards(arr, shh.reordered(sharding, order, 1),
+    out = xc.reorder_shards(arr, sharding_helpers.reordered(sharding, order, 1),
                             xc.ArrayCopySemantics.DONATE_INPUT)
 else:
     out = xc.batched_copy_array_to_devices_with_sharding(
-        [arr], [xc.DeviceList(tuple(order))], [shh.moved(case, order)],
+        [arr], [xc.DeviceList(tuple(order))], [sharding_helpers.moved(case, order)],
         [xc.ArrayCopySemantics.DONATE_INPUT])[0]
 """
 #: Whether the donated input and the result are among ``client.live_arrays()``, by
@@ -154,8 +156,8 @@ def test_shared_buffers_live_until_the_last_owner(client, xc, op, first, data):
     assert not survivor.is_deleted(), (
         f"deleting the {first} of {call} also deleted the other array; arrays that share "
         "buffers must stay valid until the last owner is deleted")
-    ph.assert_bitwise_equal(np.asarray(survivor), x,
-                            call=f"the other array after deleting the {first} of {call}")
+    assertions.assert_bitwise_equal(np.asarray(survivor), x,
+                                    call=f"the other array after deleting the {first} of {call}")
 
 
 def test_live_arrays_tracks_owners(client, xc):
@@ -164,8 +166,8 @@ def test_live_arrays_tracks_owners(client, xc):
     devices = client.local_devices()
     sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
     x = np.arange(2 * len(devices), dtype=np.float32)
-    arr = shh.put_sharded(x, sharding, xc=xc)
-    out = xc.reorder_shards(arr, shh.reordered(sharding, devices[::-1], 1),
+    arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
+    out = xc.reorder_shards(arr, sharding_helpers.reordered(sharding, devices[::-1], 1),
                             xc.ArrayCopySemantics.ALWAYS_COPY)
 
     def live(a):
@@ -180,15 +182,16 @@ def test_live_arrays_tracks_owners(client, xc):
 _ALIASING = """
 import jax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-from conformance.programs import sharded as sp
-from conformance.helpers import sharding_helpers as shh
+from conformance.programs import sharded_programs
+from conformance.helpers import sharding_helpers
 from runtime.xla_bridge import client_platform
 devices = client.local_devices()
 sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
 x = np.arange(4 * len(devices), dtype=np.float32)
-text = sp.lower(lambda a: a + 1, [x], [sharding], sharding, client_platform(client), donate=(0,))
+text = sharded_programs.lower(lambda a: a + 1, [x], [sharding], sharding, client_platform(client),
+                             donate=(0,))
 exe = client.compile_and_load(text, devices)
-arr = shh.put_sharded(x, sharding, xc=xc)
+arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
 before = [s.data.unsafe_buffer_pointer() for s in arr.addressable_shards]
 outs = exe.execute_sharded([arr]).disassemble_into_single_device_arrays()[0]
 """

@@ -13,9 +13,9 @@ import uuid
 import numpy as np
 import pytest
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from runtime import gpu_linalg, gpu_sparse, lapack
 from runtime.xla_bridge import client_platform, is_gpu
 
@@ -23,8 +23,8 @@ from runtime.xla_bridge import client_platform, is_gpu
 def _cholesky_text(client, n: int) -> str:
     import jax.numpy as jnp
 
-    return programs.lowered_text("cholesky", jnp.linalg.cholesky, (((n, n), "float32"),),
-                                 client)
+    return compiled_programs.lowered_text("cholesky", jnp.linalg.cholesky, (((n, n), "float32"),),
+                                          client)
 
 
 def _cpu_only(client, backend_spec) -> None:
@@ -70,8 +70,10 @@ def test_registered_target_is_listed_and_called(xc, client, device, backend_spec
     spd = (m @ m.T + n * np.eye(n)).astype(np.float32)
     out = np.asarray(exe.execute([client.buffer_from_pyval(spd, device)])[0])
     tol = tolerances.bound("fixed", np.float32, check="custom_call_cholesky")
-    ph.assert_allclose(out, np.linalg.cholesky(spd.astype(np.float64)).astype(np.float32),
-                       rtol=tol.rtol, atol=tol.atol, call=f"custom_call @{alias} on {device}")
+    assertions.assert_allclose(out,
+                               np.linalg.cholesky(spd.astype(np.float64)).astype(np.float32),
+                               rtol=tol.rtol, atol=tol.atol,
+                               call=f"custom_call @{alias} on {device}")
 
 
 def test_unregistered_target_is_a_clear_error(client, device, isolated):

@@ -7,18 +7,18 @@ import pytest
 
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.helpers import assertions as ph
-from conformance.programs import cache as programs
+from conformance.helpers import assertions
+from conformance.programs import compiled_programs
 from conformance.programs import catalog
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import sharding_helpers
 from conformance.programs import lowering
 from runtime import xla_client
 from runtime._compat import distributed_recoverable_on
 
 
 def _add_text(client):
-    return programs.lowered_text("add", catalog.ELEMENTWISE["add"].fn,
-                                 (((3,), "float32"), ((3,), "float32")), client)
+    return compiled_programs.lowered_text("add", catalog.ELEMENTWISE["add"].fn,
+                                          (((3,), "float32"), ((3,), "float32")), client)
 
 
 def test_buffer_from_pyval_rejects_deleted_array(client, device):
@@ -43,7 +43,7 @@ def _sharded(client, xc):
     devices = client.local_devices()
     sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
     x = np.arange(2 * len(devices), dtype=np.float32)
-    return sharding, x, shh.put_sharded(x, sharding, xc=xc)
+    return sharding, x, sharding_helpers.put_sharded(x, sharding, xc=xc)
 
 
 @pytest.mark.parametrize("case", ["dtype", "shape", "count"])
@@ -68,7 +68,8 @@ def test_reorder_shards_rejects_a_destination_that_would_relabel_data(client, xc
     swapped = NamedSharding(Mesh(np.array(two_devices[::-1]), ("x",)), PartitionSpec("x"))
     with pytest.raises(ValueError, match="argument 'dst_sharding'.*moves no data"):
         xc.reorder_shards(arr, swapped, xc.ArrayCopySemantics.REUSE_INPUT)
-    ph.assert_bitwise_equal(np.asarray(arr), x, call="input after a rejected reorder_shards")
+    assertions.assert_bitwise_equal(np.asarray(arr), x,
+                                    call="input after a rejected reorder_shards")
     with pytest.raises(TypeError, match="argument 'array_copy_semantics'"):
         xc.reorder_shards(arr, arr.sharding, "copy")
 

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import tolerances
 from conformance.helpers.capabilities import optional_feature
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from runtime.xla_client import Executable, HostBufferSemantics
 
 SEMANTICS = HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL
@@ -42,7 +42,7 @@ def _args(n: int) -> list[np.ndarray]:
 
 def _text(client, args: list[np.ndarray]) -> str:
     avals = tuple((a.shape, a.dtype.name) for a in args)
-    return programs.lowered_text("fma", _fma, avals, client)
+    return compiled_programs.lowered_text("fma", _fma, avals, client)
 
 
 def _run(client, exe, args, device) -> np.ndarray:
@@ -76,8 +76,9 @@ def test_compile_gives_an_unloaded_executable_with_the_same_program(client, devi
     # The unloaded program, loaded from its bytes, computes what compile_and_load's does.
     with optional_feature("serialization", "deserialize_executable(compile(...).serialize())"):
         reloaded = client.deserialize_executable(exe.serialize(), [device])
-    ph.assert_exact(_run(client, reloaded, args, device), _run(client, loaded, args, device),
-                    call=f"deserialize_executable(compile(...).serialize()) on {device}")
+    assertions.assert_exact(_run(client, reloaded, args, device),
+                            _run(client, loaded, args, device),
+                            call=f"deserialize_executable(compile(...).serialize()) on {device}")
 
 
 @pytest.mark.capability("serialization")
@@ -92,8 +93,8 @@ def test_serialize_deserialize_execute_gives_the_same_result(client, device, n):
         again = client.deserialize_executable(blob, [device])
     call = f"deserialize_executable(serialize_executable(exe), [{device}]).execute"
     out = _run(client, again, args, device)
-    ph.assert_exact(out, _run(client, exe, args, device), call=call)
-    ph.assert_allclose(out, _reference(*args), rtol=_TOL.rtol, atol=_TOL.atol, call=call)
+    assertions.assert_exact(out, _run(client, exe, args, device), call=call)
+    assertions.assert_allclose(out, _reference(*args), rtol=_TOL.rtol, atol=_TOL.atol, call=call)
 
 
 @pytest.mark.capability("serialization")
@@ -143,8 +144,8 @@ def test_compiled_memory_stats_match_the_arguments(client, device, n):
 @pytest.mark.capability("cost_analysis")
 def test_cost_analysis_counts_the_flops_of_a_dot(client, device):
     m, k, n = 8, 16, 4
-    text = programs.lowered_text("dot", lax.dot, (((m, k), "float32"), ((k, n), "float32")),
-                                 client)
+    text = compiled_programs.lowered_text("dot", lax.dot,
+                                          (((m, k), "float32"), ((k, n), "float32")), client)
     exe = client.compile_and_load(text, [device])
     with optional_feature("cost_analysis", f"cost_analysis() of a dot on {device}"):
         cost = exe.cost_analysis()
@@ -175,8 +176,9 @@ def test_execute_sharded_with_tokens(client, device):
     out = results.disassemble_into_single_device_arrays()
     assert len(out) == 1 and len(out[0]) == 1, (
         f"execute_sharded returned {len(out)} outputs, but should be 1 output on 1 device")
-    ph.assert_allclose(np.asarray(out[0][0]), _reference(*args), rtol=_TOL.rtol, atol=_TOL.atol,
-                       call=f"execute_sharded(with_tokens=True) on {device}")
+    assertions.assert_allclose(np.asarray(out[0][0]), _reference(*args), rtol=_TOL.rtol,
+                               atol=_TOL.atol,
+                               call=f"execute_sharded(with_tokens=True) on {device}")
 
 
 def test_compile_rejects_bad_arguments(client, device):
@@ -203,8 +205,8 @@ def test_execution_stream_id_runs_programs_and_rejects_bad_ids(client, device):
             inner = _run(client, exe, args, device)
         outer = _run(client, exe, args, device)
     call = f"execute inside execution_stream_id on {device}"
-    ph.assert_allclose(inner, _reference(*args), rtol=_TOL.rtol, atol=_TOL.atol, call=call)
-    ph.assert_exact(outer, inner, call=call)
+    assertions.assert_allclose(inner, _reference(*args), rtol=_TOL.rtol, atol=_TOL.atol, call=call)
+    assertions.assert_exact(outer, inner, call=call)
     with pytest.raises(ValueError, match="boom"):
         with execution_stream_id(5):
             raise ValueError("boom")  # the context exits cleanly through an error

@@ -51,8 +51,8 @@ print("FUZZ-OK")
 """
 
 _SERIALIZED = """
-from conformance.programs import cache as programs, catalog
-text = programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
+from conformance.programs import catalog, compiled_programs
+text = compiled_programs.lowered_text("negate", catalog.ELEMENTWISE["negate"].fn,
                              (((4,), "float32"),), client)
 blob = client.serialize_executable(client.compile_and_load(text, [device]))
 def flip(data, seed):

@@ -8,26 +8,26 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import host_memory as hm
-from conformance.helpers import strategies as hh
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import host_memory
+from conformance.helpers import strategies
 from runtime.xla_client import HostBufferSemantics
 
-F32 = dh.BY_NAME["float32"]
+F32 = dtype_helpers.BY_NAME["float32"]
 
 
-@given(x=hh.finite_arrays(F32, hh.shapes(min_dims=1, min_side=1)))
+@given(x=strategies.finite_arrays(F32, strategies.shapes(min_dims=1, min_side=1)))
 def test_immutable_only_during_call_copies(client, device, x):
     original = x.copy()
     call = f"buffer_from_pyval(x, {device}, host_buffer_semantics=IMMUTABLE_ONLY_DURING_CALL)"
     buf = client.buffer_from_pyval(
         x, device, host_buffer_semantics=HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     x[...] = -1.0  # allowed right after the call returns
-    ph.assert_bitwise_equal(np.asarray(buf), original, call=call + " then mutating x")
+    assertions.assert_bitwise_equal(np.asarray(buf), original, call=call + " then mutating x")
 
 
-@given(x=hh.finite_arrays(F32, hh.shapes(min_dims=1, min_side=1)))
+@given(x=strategies.finite_arrays(F32, strategies.shapes(min_dims=1, min_side=1)))
 def test_immutable_until_transfer_completes(client, device, x):
     original = x.copy()
     call = (f"buffer_from_pyval(x, {device}, "
@@ -36,7 +36,7 @@ def test_immutable_until_transfer_completes(client, device, x):
         x, device, host_buffer_semantics=HostBufferSemantics.IMMUTABLE_UNTIL_TRANSFER_COMPLETES)
     buf.block_until_ready()
     x[...] = -1.0  # allowed once the transfer completed
-    ph.assert_bitwise_equal(np.asarray(buf), original, call=call + " then mutating x")
+    assertions.assert_bitwise_equal(np.asarray(buf), original, call=call + " then mutating x")
 
 
 @pytest.mark.parametrize("force_copy", [False, True], ids=["aliasing-allowed", "force_copy"])
@@ -47,7 +47,7 @@ def test_zero_copy(client, device, force_copy, record_property):
     buf = client.buffer_from_pyval(x, device, force_copy=force_copy,
                                    host_buffer_semantics=HostBufferSemantics.ZERO_COPY)
     buf.block_until_ready()
-    ph.assert_bitwise_equal(np.asarray(buf), np.arange(4096, dtype=np.float32), call=call)
+    assertions.assert_bitwise_equal(np.asarray(buf), np.arange(4096, dtype=np.float32), call=call)
     x[0] = 12345.0
     seen = np.asarray(buf)[0]
     aliased = bool(seen == 12345.0)
@@ -63,11 +63,11 @@ def test_zero_copy(client, device, force_copy, record_property):
 # -- every semantics x force_copy x alignment x size; the host array is overwritten after ----
 
 SEMANTICS = list(HostBufferSemantics.__members__.values())
-SIZES = hm.transfer_sizes(np.dtype(np.float32).itemsize)
+SIZES = host_memory.transfer_sizes(np.dtype(np.float32).itemsize)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("alignment", list(hm.ALIGNMENTS))
+@pytest.mark.parametrize("alignment", list(host_memory.ALIGNMENTS))
 @pytest.mark.parametrize("force_copy", [False, True], ids=["no-force-copy", "force_copy"])
 @pytest.mark.parametrize("semantics", SEMANTICS, ids=lambda s: s.name)
 def test_put_then_overwrite_the_host_array(client, semantics, force_copy, alignment, size,
@@ -77,10 +77,12 @@ def test_put_then_overwrite_the_host_array(client, semantics, force_copy, alignm
     (property ``host_aliasing``), and must be all or nothing."""
     seen = {}
     for device in client.local_devices():
-        x = hm.host_buffer(SIZES[size], np.float32, offset=hm.ALIGNMENTS[alignment])
-        call = (f"buffer_from_pyval(float32[{x.size}] at +{hm.misalignment(x)} B from a 64 B "
-                f"boundary, {device}, force_copy={force_copy}, {semantics.name})")
-        seen[device.id] = hm.check_put_detaches(
+        x = host_memory.host_buffer(SIZES[size], np.float32,
+                                    offset=host_memory.ALIGNMENTS[alignment])
+        call = (
+            f"buffer_from_pyval(float32[{x.size}] at +{host_memory.misalignment(x)} B from a 64 B "
+            f"boundary, {device}, force_copy={force_copy}, {semantics.name})")
+        seen[device.id] = host_memory.check_put_detaches(
             lambda h, d=device: client.buffer_from_pyval(
                 h, d, force_copy=force_copy, host_buffer_semantics=semantics),
             x, semantics, force_copy, call).value
@@ -106,19 +108,19 @@ def test_device_to_host_result_is_detached(client, method, size):
     ZERO_COPY put aliasing its host source, which is then overwritten). Writing to the
     returned array either raises (read-only) or leaves the device array unchanged."""
     for device in client.local_devices():
-        source = hm.host_buffer(SIZES[size], np.float32, offset=0)
+        source = host_memory.host_buffer(SIZES[size], np.float32, offset=0)
         expected = source.copy()
         buf = client.buffer_from_pyval(source, device,
                                        host_buffer_semantics=HostBufferSemantics.ZERO_COPY)
         host = _to_host(method, buf)
         call = f"{method}(float32[{source.size}] on {device})"
-        ph.assert_bitwise_equal(host, expected, call=call)
+        assertions.assert_bitwise_equal(host, expected, call=call)
         assert method != "array" or host.flags.writeable, (
             f"np.array(out) is read-only, but should be a writable copy [{call}]")
         if host.size and host.ctypes.data != _pointer(buf):
-            hm.overwrite(source)  # changes the device buffer where the put aliased it
-            ph.assert_bitwise_equal(host, expected, call=f"{call} (a copy), after the device "
-                                                         "buffer changed")
+            host_memory.overwrite(source)  # changes the device buffer where the put aliased it
+            assertions.assert_bitwise_equal(host, expected, call=f"{call} (a copy), after the "
+                                                                 "device buffer changed")
         _check_write_does_not_reach(host, buf, call)
 
 
@@ -140,6 +142,6 @@ def _check_write_does_not_reach(host: np.ndarray, buf: Any, call: str) -> None:
         with pytest.raises(ValueError):
             host[...] = 0
         return
-    hm.overwrite(host)
-    ph.assert_bitwise_equal(np.array(buf), keep,
-                            call=f"{call}, then writing to the returned host array")
+    host_memory.overwrite(host)
+    assertions.assert_bitwise_equal(np.array(buf), keep,
+                                    call=f"{call}, then writing to the returned host array")

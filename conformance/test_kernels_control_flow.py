@@ -13,12 +13,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.programs import cache as programs
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.programs import compiled_programs
 from conformance.helpers.reproduction import reproduction
 
-I32, F32 = dh.BY_NAME["int32"], dh.BY_NAME["float32"]
+I32, F32 = dtype_helpers.BY_NAME["int32"], dtype_helpers.BY_NAME["float32"]
 
 
 def _collatz_steps(n):
@@ -44,12 +44,12 @@ def _collatz_reference(n: int) -> int:
 def test_while_loop_runs_a_data_dependent_trip_count(program_cache, n):
     x = np.array(n, np.int32)
     call = f"execute(while collatz({n}), int32[])"
-    outs, program = programs.run_everywhere(program_cache, "collatz", _collatz_steps, [x], I32,
-                                            call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "collatz", _collatz_steps, [x],
+                                                     I32, call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_exact(out, np.array(_collatz_reference(n), np.int32),
-                            call=f"{call} on {device}")
+            assertions.assert_exact(out, np.array(_collatz_reference(n), np.int32),
+                                    call=f"{call} on {device}")
 
 
 def _cond(p, x):
@@ -60,11 +60,12 @@ def _cond(p, x):
 def test_cond_takes_the_predicated_branch(program_cache, p, v):
     pred, x = np.array(p), np.array([v, -v, 0.5], np.float32)
     call = f"execute(cond pred={p}, float32[3])"
-    outs, program = programs.run_everywhere(program_cache, "cond", _cond, [pred, x], F32, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, "cond", _cond, [pred, x], F32, call)
     expected = (x * np.float32(2) + np.float32(1)) if p else -x
     with reproduction(call, program=program, inputs=[pred, x]):
         for device, out in outs:
-            ph.assert_exact(out, expected.astype(np.float32), call=f"{call} on {device}")
+            assertions.assert_exact(out, expected.astype(np.float32), call=f"{call} on {device}")
 
 
 BRANCHES = (lambda v: v + 1, lambda v: v * 3, lambda v: v - 7, lambda v: -v)
@@ -78,9 +79,10 @@ def _case(i, x):
 def test_case_selects_the_indexed_branch(program_cache, i, v):
     index, x = np.array(i, np.int32), np.array([v, v + 1], np.int32)
     call = f"execute(case index={i}, int32[2])"
-    outs, program = programs.run_everywhere(program_cache, "case", _case, [index, x], I32, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, "case", _case, [index, x], I32, call)
     chosen = min(max(i, 0), len(BRANCHES) - 1)  # lax.switch clamps the index
     expected = np.asarray(BRANCHES[chosen](x.astype(np.int64))).astype(np.int32)
     with reproduction(call, program=program, inputs=[index, x]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")

@@ -25,25 +25,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
 
-_FP8 = [d for d in dh.FP8 if d.name in ("float8_e4m3fn", "float8_e5m2")]
-SOURCES = dh.BOOL + dh.INTS + dh.UINTS + dh.FLOATS + _FP8 + dh.COMPLEX
+_FP8 = [d for d in dtype_helpers.FP8 if d.name in ("float8_e4m3fn", "float8_e5m2")]
+SOURCES = (dtype_helpers.BOOL + dtype_helpers.INTS + dtype_helpers.UINTS + dtype_helpers.FLOATS
+           + _FP8 + dtype_helpers.COMPLEX)
 #: Destination groups: every program needs at most one capability.
-GROUPS: dict[str, list[dh.DType]] = {
-    "core": dh.BOOL + dh.INTS + dh.UINTS + [dh.BY_NAME["float32"]],
-    "f16": [dh.BY_NAME["float16"]], "bf16": [dh.BY_NAME["bfloat16"]],
-    "f64": [dh.BY_NAME["float64"]], "fp8": _FP8, "complex": dh.COMPLEX,
+GROUPS: dict[str, list[dtype_helpers.DType]] = {
+    "core": (dtype_helpers.BOOL + dtype_helpers.INTS + dtype_helpers.UINTS
+             + [dtype_helpers.BY_NAME["float32"]]),
+    "f16": [dtype_helpers.BY_NAME["float16"]], "bf16": [dtype_helpers.BY_NAME["bfloat16"]],
+    "f64": [dtype_helpers.BY_NAME["float64"]], "fp8": _FP8, "complex": dtype_helpers.COMPLEX,
 }
 
 
-def _values(dt: dh.DType) -> np.ndarray:
+def _values(dt: dtype_helpers.DType) -> np.ndarray:
     """Special values of ``dt``: extremes, signed zeros, subnormals, halfway cases."""
     if dt.kind == "bool":
         return np.array([False, True], np.bool_)
@@ -53,7 +55,7 @@ def _values(dt: dh.DType) -> np.ndarray:
                 int(info.max), int(info.max) - 1, int(info.min), int(info.min) + 1, -1, -128,
                 -(2**24) - 1}
         return np.array(sorted(v for v in vals if info.min <= v <= info.max), dt.dtype)
-    real = dh.real_dtype(dt)
+    real = dtype_helpers.real_dtype(dt)
     fi = ml_dtypes.finfo(real)
     vals = [0.0, -0.0, 0.5, 1.5, 2.5, -2.5, 1.0, -1.0, 100.7, -100.7, 65504.0, 65520.0, 3e38,
             float(fi.max), -float(fi.max), float(fi.tiny), float(fi.smallest_subnormal),
@@ -68,7 +70,8 @@ def _values(dt: dh.DType) -> np.ndarray:
     return x
 
 
-def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray, np.ndarray]:
+def _reference(x: np.ndarray, src: dtype_helpers.DType,
+               dst: dtype_helpers.DType) -> tuple[np.ndarray, np.ndarray]:
     """(expected, compared mask) for ``convert(x, dst)``."""
     mask = np.ones(x.shape, bool)
     with np.errstate(all="ignore"):
@@ -81,7 +84,7 @@ def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray,
             wrapped = [int(v) & ((1 << bits) - 1) for v in x]
             return np.array(wrapped, f"u{dst.dtype.itemsize}").view(dst.dtype), mask
         if src.kind in ("int", "uint"):  # exact integers rounded once to the destination
-            return np.array([round_int_to_float(int(v), dh.real_dtype(dst)) for v in x],
+            return np.array([round_int_to_float(int(v), dtype_helpers.real_dtype(dst)) for v in x],
                             np.float64).astype(dst.dtype), mask
         if dst.kind in ("int", "uint"):  # truncation toward zero; out of range not compared
             w = x.real.astype(np.float64) if src.kind == "complex" else x.astype(np.float64)
@@ -94,8 +97,8 @@ def _reference(x: np.ndarray, src: dh.DType, dst: dh.DType) -> tuple[np.ndarray,
         return x.astype(dst.dtype), mask
 
 
-def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: str,
-           controls: fc.FloatControls) -> None:
+def _check(out: np.ndarray, x: np.ndarray, src: dtype_helpers.DType, dst: dtype_helpers.DType,
+           call: str, controls: float_control_modes.FloatControls) -> None:
     """``out`` is ``x`` converted exactly (0 ULP, signed zeros), a zero of the right sign
     allowed only where the declared float ``controls`` flush: a subnormal input of ``src``
     (DAZ), or a value below ``dst``'s smallest normal (FTZ, also where it rounds up to
@@ -107,15 +110,16 @@ def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: s
         return [a.real, a.imag] if a.dtype.kind == "c" else [a]
 
     if dst.kind == "bool":  # a flushed (DAZ) subnormal input is zero
-        zero_under_daz = [fc.flushed(p, controls, inputs=True) == 0 for p in parts(x)]
+        zero_under_daz = [float_control_modes.flushed(p, controls, inputs=True) == 0
+                          for p in parts(x)]
         expected = np.where(np.logical_and.reduce(zero_under_daz) & ~out, False, expected)
     if dst.kind in ("float", "complex"):
         src_parts = parts(x) if x.dtype.kind == "c" else [x, np.zeros(x.shape, np.float32)]
         pairs = zip(parts(out), parts(expected), src_parts) if dst.kind == "complex" else \
             [(out, expected, src_parts[0])]
-        tiny = float(ml_dtypes.finfo(dh.real_dtype(dst)).tiny)  # FTZ: a value below the
-        daz = fc.flushes_inputs_of(controls, x.dtype)
-        ftz = fc.flushes_results_of(controls, dst.dtype)
+        tiny = float(ml_dtypes.finfo(dtype_helpers.real_dtype(dst)).tiny)  # FTZ: a value below the
+        daz = float_control_modes.flushes_inputs_of(controls, x.dtype)
+        ftz = float_control_modes.flushes_results_of(controls, dst.dtype)
         fixed = [np.where(((ulp.is_subnormal(src) & daz)
                            | ((ulp.is_subnormal(e)  # destination's tiny may flush even where
                                | (np.abs(src.astype(np.float64)) < tiny)) & ftz))  # it rounds
@@ -124,11 +128,11 @@ def _check(out: np.ndarray, x: np.ndarray, src: dh.DType, dst: dh.DType, call: s
         expected = fixed[0].astype(dst.dtype)
         if dst.kind == "complex":
             expected.imag = fixed[1]
-        ph.assert_ulp_close(out[mask], expected.astype(dst.dtype)[mask],
-                            max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
-                            signed_zeros=True, call=call)
+        assertions.assert_ulp_close(out[mask], expected.astype(dst.dtype)[mask],
+                                    max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
+                                    signed_zeros=True, call=call)
     else:
-        ph.assert_exact(out[mask], expected[mask].astype(out.dtype), call=call)
+        assertions.assert_exact(out[mask], expected[mask].astype(out.dtype), call=call)
 
 
 CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
@@ -144,16 +148,19 @@ def test_convert(program_cache, float_controls, src, group):
                        "convert", float_controls)
 
 
-def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[dh.DType],
-                       name: str, what: str, controls: fc.FloatControls) -> None:
+def _convert_and_check(program_cache, x: np.ndarray, src: dtype_helpers.DType,
+                       dests: list[dtype_helpers.DType], name: str, what: str,
+                       controls: float_control_modes.FloatControls) -> None:
     """Convert ``x`` to every dtype of ``dests`` in one program, check each result."""
     def convert_all(a):
         return tuple(lax.convert_element_type(a, d.dtype) for d in dests)
 
     gate = [src, *dests]  # a clean refusal names every capability of the conversion
     call = f"execute({what} {src.name}[{x.size}] -> {[d.name for d in dests]})"
-    outs, program = programs.run_everywhere(program_cache, f"{what.replace(' ', '_')}_{name}",
-                                            convert_all, [x], gate, call, n_outputs=len(dests))
+    outs, program = compiled_programs.run_everywhere(program_cache,
+                                                     f"{what.replace(' ', '_')}_{name}",
+                                                     convert_all, [x], gate, call,
+                                                     n_outputs=len(dests))
     outs = outs if len(dests) > 1 else [outs]
     with reproduction(call, program=program, inputs=[x]):
         for dst, per_device in zip(dests, outs):
@@ -162,7 +169,7 @@ def _convert_and_check(program_cache, x: np.ndarray, src: dh.DType, dests: list[
                        controls)
 
 
-_BY_WIDTH = {w: [d for d in dh.INTS + dh.UINTS + dh.FLOATS + _FP8
+_BY_WIDTH = {w: [d for d in dtype_helpers.INTS + dtype_helpers.UINTS + dtype_helpers.FLOATS + _FP8
                  if d.dtype.itemsize == w] for w in (1, 2, 4, 8)}
 BITCAST_CASES = [pytest.param(a, b, id=f"{a.name}-to-{b.name}",
                               marks=[pytest.mark.capability(c) for c in
@@ -183,19 +190,21 @@ def test_bitcast_convert(program_cache, src, dst):
     def bitcast(a):
         return lax.bitcast_convert_type(a, dst.dtype)
 
-    outs, program = programs.run_everywhere(program_cache, f"bitcast_{src.name}_to_{dst.name}",
-                                            bitcast, [x], gate, call)
+    outs, program = compiled_programs.run_everywhere(program_cache,
+                                                     f"bitcast_{src.name}_to_{dst.name}", bitcast,
+                                                     [x], gate, call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_bitwise_equal(out, x.view(dst.dtype), call=f"{call} on {device}",
-                                    nan_payloads=True)
+            assertions.assert_bitwise_equal(out, x.view(dst.dtype), call=f"{call} on {device}",
+                                            nan_payloads=True)
 
 
 #: Narrower float destinations whose rounding ties are checked, per capability group.
-_ALL_FP8 = [d for d in dh.FP8 if d.name != "float8_e8m0fnu"]  # e8m0: powers of two only
-TIE_GROUPS: dict[str, list[dh.DType]] = {
-    "f32": [dh.BY_NAME["float32"]], "bf16": [dh.BY_NAME["bfloat16"]],
-    "f16": [dh.BY_NAME["float16"]], "fp8": _ALL_FP8, "int": dh.INTS + dh.UINTS}
+_ALL_FP8 = [d for d in dtype_helpers.FP8 if d.name != "float8_e8m0fnu"]  # e8m0: powers of two only
+TIE_GROUPS: dict[str, list[dtype_helpers.DType]] = {
+    "f32": [dtype_helpers.BY_NAME["float32"]], "bf16": [dtype_helpers.BY_NAME["bfloat16"]],
+    "f16": [dtype_helpers.BY_NAME["float16"]], "fp8": _ALL_FP8,
+    "int": dtype_helpers.INTS + dtype_helpers.UINTS}
 
 
 def _finite_values(dst: np.dtype) -> np.ndarray:
@@ -215,7 +224,7 @@ def _finite_values(dst: np.dtype) -> np.ndarray:
     return np.unique(np.concatenate([base, spread.view(np.float32), ups]).astype(np.float64))
 
 
-def _ties(src: dh.DType, dests: list[dh.DType]) -> np.ndarray:
+def _ties(src: dtype_helpers.DType, dests: list[dtype_helpers.DType]) -> np.ndarray:
     """Values of ``src`` exactly halfway between neighbours of each destination (and half a
     step above its largest finite value), both signs; for integer destinations ``k + 0.5``.
     Sources narrower than float64 also get the values one ``src`` step either side of a tie,
@@ -242,7 +251,7 @@ def _ties(src: dh.DType, dests: list[dh.DType]) -> np.ndarray:
 TIE_CASES = [pytest.param(src, group, id=f"{src.name}-to-{group}",
                           marks=[pytest.mark.capability(c) for c in sorted(
                               {src.capability, TIE_GROUPS[group][0].capability} - {None})][:1])
-             for src in dh.FLOATS for group in TIE_GROUPS
+             for src in dtype_helpers.FLOATS for group in TIE_GROUPS
              if group == "int" or all(
                  ml_dtypes.finfo(d.dtype).nmant < ml_dtypes.finfo(src.dtype).nmant
                  for d in TIE_GROUPS[group])]
@@ -275,7 +284,7 @@ def round_int_to_float(v: int, dst: np.dtype) -> float:
 
 
 @st.composite
-def near_ties(draw, src: dh.DType, dst: dh.DType) -> int:
+def near_ties(draw, src: dtype_helpers.DType, dst: dtype_helpers.DType) -> int:
     """An integer of ``src`` at, or a little off, the midpoint of two neighbours of ``dst``:
     ``m * 2**k + 2**(k-1) + d`` (``m``: ``nmant + 1`` leading bits, ``k`` >= 1), with the
     offset ``d`` 0 (an exact tie), or ``+-(1 .. 2**j)`` for a drawn ``j < k - 1`` (small
@@ -303,8 +312,8 @@ def _convert_to(dtype: np.dtype):
 WIDE_INT_CASES = [pytest.param(src, dst, id=f"{src.name}-to-{dst.name}",
                                marks=[pytest.mark.capability(dst.capability)]
                                if dst.capability else [])
-                  for src in (dh.BY_NAME["int64"], dh.BY_NAME["uint64"])
-                  for dst in (dh.BY_NAME[n] for n in ("float32", "bfloat16", "float16"))]
+                  for src in (dtype_helpers.BY_NAME["int64"], dtype_helpers.BY_NAME["uint64"])
+                  for dst in (dtype_helpers.BY_NAME[n] for n in ("float32", "bfloat16", "float16"))]
 
 
 @pytest.mark.parametrize("src,dst", WIDE_INT_CASES)
@@ -322,13 +331,13 @@ def test_convert_wide_integers_rounds_once(program_cache, src, dst, data):
         expected = np.array([round_int_to_float(int(v), dst.dtype) for v in x],
                             np.float64).astype(dst.dtype)
     call = f"execute(convert {src.name}[{x.size}] -> {dst.name}) of near-ties"
-    outs, program = programs.run_everywhere(
+    outs, program = compiled_programs.run_everywhere(
         program_cache, f"convert_wide_int_{src.name}_to_{dst.name}",
         _convert_to(dst.dtype), [x], dst if dst.capability else src,
         call)
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_ulp_close(out, expected,
-                                max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
-                                signed_zeros=True,
-                                call=f"{call} on {device}")
+            assertions.assert_ulp_close(out, expected,
+                                        max_ulp=tolerances.bound("exact", dst.dtype).max_ulp,
+                                        signed_zeros=True,
+                                        call=f"{call} on {device}")

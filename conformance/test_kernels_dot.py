@@ -29,22 +29,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import error_bounds
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import moves
-from conformance.helpers import strategies as hh
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
 
-DTYPES = [dh.BY_NAME[n] for n in ("int8", "int32", "float16", "bfloat16", "float32", "float64",
-                                  "complex64")]
+DTYPES = [
+    dtype_helpers.BY_NAME[n]
+    for n in ("int8", "int32", "float16", "bfloat16", "float32", "float64", "complex64")
+]
 
 
-def _accumulation(dt: dh.DType) -> np.dtype:
+def _accumulation(dt: dtype_helpers.DType) -> np.dtype:
     return np.dtype(np.float32) if dt.name in ("float16", "bfloat16") else dt.dtype
 
 
@@ -71,9 +73,10 @@ def dot_dimension_numbers(draw, budget: int = 0):
     m, n = draw(sizes), draw(sizes)
     if budget and draw(st.booleans(), label="large"):
         side = max(1, int(np.sqrt(budget // max(1, int(np.prod(batch + contract[1:]))))))
-        m, n = draw(hh.axis_sizes(side, min_size=1)), draw(hh.axis_sizes(side, min_size=1))
+        m = draw(strategies.axis_sizes(side, min_size=1))
+        n = draw(strategies.axis_sizes(side, min_size=1))
         rest = int(np.prod(batch + contract[1:]))
-        contract[0] = draw(hh.axis_sizes(max(1, budget // (rest * max(m, n))), min_size=1))
+        contract[0] = draw(strategies.axis_sizes(max(1, budget // (rest * max(m, n))), min_size=1))
     return dot_spec(batch, m, contract, n, draw(st.booleans()))
 
 
@@ -100,26 +103,27 @@ def _dot_fn(dims, acc: np.dtype):
     return dot
 
 
-def _operand(data, dt: dh.DType, shape: tuple[int, ...], label: str) -> np.ndarray:
+def _operand(data, dt: dtype_helpers.DType, shape: tuple[int, ...], label: str) -> np.ndarray:
     """Within +-8 (integers) or +-2; large operands are seeded, integer-valued half the time
     (float results then exact: every partial sum is an integer below 2**digits)."""
     lo, hi = (-8, 8) if dt.kind in ("int", "uint") else (-2, 2)
     if int(np.prod(shape)) <= 64:
-        return data.draw(hh.finite_arrays(dt, shape, min_value=lo, max_value=hi), label=label)
+        return data.draw(strategies.finite_arrays(dt, shape, min_value=lo, max_value=hi),
+                         label=label)
     integral = data.draw(st.booleans(), label=f"{label} integer-valued")
-    return data.draw(hh.seeded_arrays(dt, shape, min_value=lo, max_value=hi,
-                                      integral=integral), label=label)
+    return data.draw(strategies.seeded_arrays(dt, shape, min_value=lo, max_value=hi,
+                                              integral=integral), label=label)
 
 
-def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, data,
-               controls: fc.FloatControls) -> np.ndarray:
+def _check_dot(program_cache, dt: dtype_helpers.DType, lhs_shape, rhs_shape, dims, spec, data,
+               controls: float_control_modes.FloatControls) -> np.ndarray:
     """Check one dot_general on every device; return its lhs operand."""
     a = _operand(data, dt, lhs_shape, "lhs")
     b = _operand(data, dt, rhs_shape, "rhs")
     acc = _accumulation(dt)
     call = f"execute(dot_general {dims}, {dt.name}{list(lhs_shape)} x {list(rhs_shape)})"
-    outs, program = programs.run_everywhere(program_cache, f"dot_{spec}", _dot_fn(dims, acc),
-                                            [a, b], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, f"dot_{spec}",
+                                                     _dot_fn(dims, acc), [a, b], dt, call)
     k = int(np.prod([lhs_shape[i] for i in dims[0][0]]))
     if dt.kind in ("int", "uint"):
         with np.errstate(over="ignore"):
@@ -135,22 +139,22 @@ def _check_dot(program_cache, dt: dh.DType, lhs_shape, rhs_shape, dims, spec, da
                                  name="(k+1)*(eps*(|A|@|B|) + tiny)")
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
-            ph.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
+            assertions.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
     return a
 
 
 @pytest.mark.parametrize("dt", [capabilities.param(d) for d in DTYPES])
 @given(data=st.data())
 def test_dot_general(program_cache, float_controls, dt, data):
-    budget = hh.element_budget(ci=2**16, nightly=2**22)  # nightly: M = N = 2048
+    budget = strategies.element_budget(ci=2**16, nightly=2**22)  # nightly: M = N = 2048
     lhs_shape, rhs_shape, dims, spec = data.draw(dot_dimension_numbers(budget), label="dims")
     _check_dot(program_cache, dt, lhs_shape, rhs_shape, dims, spec, data, float_controls)
 
 
 @pytest.mark.parametrize("batch,m,k,n,dt", [
-    pytest.param(batch, m, k, n, dh.BY_NAME[dt], id="x".join(map(str, (*batch, m, k, n)))
-                 + f"-{dt}", marks=[pytest.mark.capability(dh.BY_NAME[dt].capability)]
-                 if dh.BY_NAME[dt].capability else []) for batch, m, k, n, dt in PINNED])
+    pytest.param(batch, m, k, n, dtype_helpers.BY_NAME[dt], id="x".join(map(str, (*batch, m, k, n)))
+                 + f"-{dt}", marks=[pytest.mark.capability(dtype_helpers.BY_NAME[dt].capability)]
+                 if dtype_helpers.BY_NAME[dt].capability else []) for batch, m, k, n, dt in PINNED])
 @given(data=st.data())
 def test_dot_general_at_block_boundaries(program_cache, float_controls, batch, m, k, n, dt,
                                          data):
@@ -201,7 +205,7 @@ def _conv_fn(strides, padding, dilation, groups: int, acc: np.dtype):
 SPATIAL = ((7, 6), (17, 9), (33, 31), (65, 18), (129, 8))
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME[n])
                                 for n in ("float32", "bfloat16", "float64")])
 @given(data=st.data())
 def test_convolution(program_cache, float_controls, dt, data):
@@ -213,14 +217,13 @@ def test_convolution(program_cache, float_controls, dt, data):
     spatial = data.draw(st.sampled_from(SPATIAL), label="spatial size")
     x_shape, w_shape = (2, 2 * groups) + spatial, (2 * groups, 2, 3, 2)
     x = _operand(data, dt, x_shape, "lhs")
-    w = data.draw(hh.finite_arrays(dt, w_shape, min_value=-2, max_value=2), label="rhs")
+    w = data.draw(strategies.finite_arrays(dt, w_shape, min_value=-2, max_value=2), label="rhs")
     acc = _accumulation(dt)
     name = f"conv_{groups}_{strides}_{dilation}_{padding}"
     call = (f"execute(convolution strides={strides} padding={padding} rhs_dilation={dilation} "
             f"feature_group_count={groups}, {dt.name}{list(x_shape)} * {list(w_shape)})")
-    outs, program = programs.run_everywhere(program_cache, name,
-                                            _conv_fn(strides, padding, dilation, groups, acc),
-                                            [x, w], dt, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, name, _conv_fn(strides, padding, dilation, groups, acc), [x, w], dt, call)
     ref, mag = conv_reference(x, w, strides, padding, dilation, groups)
     k = w_shape[1] * w_shape[2] * w_shape[3]
     integral = error_bounds.integral_terms(x) & error_bounds.integral_terms(w)
@@ -228,4 +231,4 @@ def test_convolution(program_cache, float_controls, dt, data):
                              controls=float_controls, name="(k+1)*(eps*(|x|*|w|) + tiny)")
     with reproduction(call, program=program, inputs=[x, w]):
         for device, out in outs:
-            ph.assert_within_bound(out, ref.astype(acc), bound, call=f"{call} on {device}")
+            assertions.assert_within_bound(out, ref.astype(acc), bound, call=f"{call} on {device}")

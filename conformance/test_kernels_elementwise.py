@@ -8,7 +8,7 @@ once (one SPMD executable, replicated inputs):
   the largest finite values) at 0 ULP. Platforms that flush subnormals (XLA's
   CPU and GPU default to FTZ/DAZ) may return the flushed result there; what
   arithmetic does with subnormals is the backend's declared float controls
-  (``--float-controls``, :mod:`conformance.helpers.float_controls`), checked
+  (``--float-controls``, :mod:`conformance.helpers.float_control_modes`), checked
   on every device by ``test_denormals_as_declared``.
 - Transcendental ops at the special values and on Hypothesis-drawn values in
   their domain, within the op's budget in :mod:`conformance.helpers.tolerances`
@@ -32,19 +32,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import mpmath_reference, tolerances, ulp
-from conformance.helpers import strategies as hh
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import catalog
-from conformance.programs.catalog import Elementwise as Op
+from conformance.programs.catalog import Elementwise
 
-FLOATS = dh.FLOATS
-INTEGERS = dh.INTS + dh.UINTS
+FLOATS = dtype_helpers.FLOATS
+INTEGERS = dtype_helpers.INTS + dtype_helpers.UINTS
 
 
 def _float_specials(dtype: np.dtype) -> np.ndarray:
@@ -55,7 +55,7 @@ def _float_specials(dtype: np.dtype) -> np.ndarray:
     return np.array(values, np.float64).astype(dtype)
 
 
-def _special_args(op: Op, dtype: np.dtype) -> list[np.ndarray]:
+def _special_args(op: Elementwise, dtype: np.dtype) -> list[np.ndarray]:
     """Every special value (unary) or every ordered pair of them (binary)."""
     s = _float_specials(dtype)
     if op.arity == 1:
@@ -64,15 +64,16 @@ def _special_args(op: Op, dtype: np.dtype) -> list[np.ndarray]:
     return [np.array(a, dtype), np.array(b, dtype)]
 
 
-def _float_reference(op: Op, args: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
+def _float_reference(op: Elementwise, args: list[np.ndarray], dtype: np.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):
         if op.exact:  # numpy's float16/32/64 (and ml_dtypes' via float32) round correctly
             return np.asarray(op.reference(*args)).astype(dtype)
         return np.asarray(op.reference(*[a.astype(np.float64) for a in args])).astype(dtype)
 
 
-def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtype: np.dtype,
-                           call: str, controls: fc.FloatControls) -> None:
+def _check_ieee_or_flushed(op: Elementwise, out: np.ndarray, args: list[np.ndarray],
+                           dtype: np.dtype, call: str,
+                           controls: float_control_modes.FloatControls) -> None:
     """``out`` is the IEEE result, or, where the declared float ``controls`` flush
     ``dtype``, the result with the inputs (DAZ) and the output (FTZ) flushed as declared,
     element by element, within 0 ULP (exact ops) or the ULP table. Under an IEEE
@@ -81,12 +82,12 @@ def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtyp
     max_ulp = (tolerances.bound("exact", dtype) if op.exact else tolerances.bound(
         "ulp", dtype, op=op.name, reference="numpy")).max_ulp
     ieee = _float_reference(op, args, dtype)
-    daz = functools.partial(fc.flushed, controls=controls, inputs=True)
-    flushed = fc.flushed(_float_reference(op, [daz(a) for a in args], dtype), controls,
-                         inputs=False)
+    daz = functools.partial(float_control_modes.flushed, controls=controls, inputs=True)
+    flushed = float_control_modes.flushed(_float_reference(op, [daz(a) for a in args], dtype),
+                                          controls, inputs=False)
     picked = np.where(_matches(out, flushed, max_ulp, op.signed_zeros) &
                       ~_matches(out, ieee, max_ulp, op.signed_zeros), flushed, ieee)
-    if op.name in ("maximum", "minimum") and fc.flushes_inputs_of(controls, dtype):
+    if op.name in ("maximum", "minimum") and float_control_modes.flushes_inputs_of(controls, dtype):
         # a selection compared under DAZ may return the unflushed input that ties with
         # the expected value (XLA CPU, jaxlib 0.11)
         tie = np.zeros(out.shape, bool)
@@ -94,8 +95,8 @@ def _check_ieee_or_flushed(op: Op, out: np.ndarray, args: list[np.ndarray], dtyp
             same = out.view(f"u{out.dtype.itemsize}") == a.view(f"u{a.dtype.itemsize}")
             tie |= same & (daz(out).astype(np.float64) == daz(ieee).astype(np.float64))
         picked = np.where(tie, out, picked)
-    ph.assert_ulp_close(out, picked.astype(dtype), max_ulp=max_ulp, call=call,
-                        signed_zeros=op.exact and op.signed_zeros)
+    assertions.assert_ulp_close(out, picked.astype(dtype), max_ulp=max_ulp, call=call,
+                                signed_zeros=op.exact and op.signed_zeros)
 
 
 def _matches(out: np.ndarray, want: np.ndarray, max_ulp: int, signed_zeros: bool) -> np.ndarray:
@@ -118,7 +119,8 @@ FLOAT_CASES = [pytest.param(op, dt, id=f"{op.name}-{dt.name}",
 def test_float_special_values(program_cache, float_controls, op, dt):
     args = _special_args(op, dt.dtype)
     call = f"execute({op.name}, {dt.name} special values)"
-    outs, program = programs.run_everywhere(program_cache, f"{op.name}", op.fn, args, dt, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, f"{op.name}", op.fn, args, dt, call)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
             _check_ieee_or_flushed(op, out, args, dt.dtype, f"{call} on {device}",
@@ -144,18 +146,20 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     lo, hi = max(op.domain[0], -float(fi.max)), min(op.domain[1], float(fi.max))
     if lo > 0:  # a positive domain stays positive and normal after rounding to dt
         lo = max(lo, float(fi.tiny))
-    args = [data.draw(hh.finite_arrays(dt, (64,), min_value=lo, max_value=hi), label=f"arg{i}")
-            for i in range(op.arity)]
+    args = [
+        data.draw(strategies.finite_arrays(dt, (64,), min_value=lo, max_value=hi), label=f"arg{i}")
+        for i in range(op.arity)
+    ]
     call = f"execute({op.name}, {dt.name}[64])"
-    outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     expected = mpmath_reference.correctly_rounded(op.name, args, dt.dtype)
     tol = tolerances.bound("ulp", dt.dtype, op=op.name,
                            scale=op.arg_scale(args) if op.tolerance == catalog.ARGUMENT_SCALED
                            else None)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            ph.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
-                                call=f"{call} on {device}")
+            assertions.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
+                                        call=f"{call} on {device}")
 
 
 def _denormal_probes(dtype: np.dtype) -> dict[str, tuple[list[np.ndarray], bool]]:
@@ -181,13 +185,13 @@ def test_denormals_as_declared(program_cache, float_controls, dt):
                    else ""))
     for probe, (args, on_input) in _denormal_probes(dt.dtype).items():
         exact = (args[0].astype(np.float64) * args[1].astype(np.float64)).astype(dt.dtype)
-        want = fc.expected(args[0], exact, float_controls, on_input)
+        want = float_control_modes.expected(args[0], exact, float_controls, on_input)
         call = f"execute(multiply, {dt.name} {probe} probe)"
-        outs, program = programs.run_everywhere(program_cache, f"denormals_{probe}", lax.mul,
-                                                args, dt, call)
+        outs, program = compiled_programs.run_everywhere(program_cache, f"denormals_{probe}",
+                                                         lax.mul, args, dt, call)
         with reproduction(call, program=program, inputs=args):
             for device, out in outs:
-                ph.assert_bitwise_equal(out, want, call=f"{call} on {device}: {declared}")
+                assertions.assert_bitwise_equal(out, want, call=f"{call} on {device}: {declared}")
 
 
 # -- integers ------------------------------------------------------------------------------
@@ -201,7 +205,7 @@ def _int_specials(dtype: np.dtype) -> np.ndarray:
     return np.array(sorted(values), dtype)
 
 
-def _int_args(op: Op, dtype: np.dtype) -> list[np.ndarray]:
+def _int_args(op: Elementwise, dtype: np.dtype) -> list[np.ndarray]:
     s = _int_specials(dtype)
     if op.arity == 1:
         return [s]
@@ -226,11 +230,11 @@ def test_integer_extremes(program_cache, op, dt):
     args = _int_args(op, dt.dtype)
     expected = op.int_reference(*args)
     call = f"execute({op.name}, {dt.name} extremes)"
-    outs, program = programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            ph.assert_exact(out, expected.astype(out.dtype) if op.name in ("popcnt", "clz")
-                            else expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected.astype(out.dtype) if op.name in ("popcnt", "clz")
+                                    else expected, call=f"{call} on {device}")
 
 
 def _xla_divide(a: int, b: int, dtype: np.dtype) -> int:
@@ -261,17 +265,17 @@ def test_integer_division_by_zero_follows_xla(program_cache, name, dt):
                                  dt.dtype)
     call = f"execute({name}, {dt.name} incl. division by zero and MIN/-1)"
     fn = lax.div if name == "divide" else lax.rem
-    outs, program = programs.run_everywhere(program_cache, name, fn, [a, b], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, name, fn, [a, b], dt, call)
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")
 
 
 def _scaled_complex(rng: np.random.Generator, dtype: np.dtype, exponent: np.ndarray
                     ) -> np.ndarray:
     """Complex values of ``dtype`` whose components are 0 or normal with binary exponents
     within 6 below ``exponent`` (per element): ``m * 2**e``, ``m`` in [1, 2)."""
-    real = dh.real_dtype(dh.BY_NAME[np.dtype(dtype).name])
+    real = dtype_helpers.real_dtype(dtype_helpers.BY_NAME[np.dtype(dtype).name])
     fi = ml_dtypes.finfo(real)
     parts = []
     for _ in range(2):
@@ -305,7 +309,7 @@ def exact_quotient(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 COMPLEX_DIVIDE_ROUNDINGS = 8
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME[n])
                                 for n in ("complex64", "complex128")])
 @given(data=st.data())
 def test_complex_divide_by_huge_and_tiny_divisors(program_cache, float_controls, dt, data):
@@ -316,7 +320,7 @@ def test_complex_divide_by_huge_and_tiny_divisors(program_cache, float_controls,
     ``a * conj(b) / |b|**2`` returns inf/NaN or 0 there; a scaled division returns the
     quotient within ``8 * eps * |a/b|`` in norm (the tiny part: flush-to-zero of a
     subnormal component) of the exact quotient (:func:`exact_quotient`, rational arithmetic)."""
-    real = dh.real_dtype(dt)
+    real = dtype_helpers.real_dtype(dt)
     fi = ml_dtypes.finfo(real)
     n = 64
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
@@ -336,15 +340,16 @@ def test_complex_divide_by_huge_and_tiny_divisors(program_cache, float_controls,
     b = _scaled_complex(rng, dt.dtype, e_b)
     a = _scaled_complex(rng, dt.dtype, e_a)
     call = f"execute(divide, {dt.name}[{n}] with {'huge' if huge else 'tiny'} divisors)"
-    outs, program = programs.run_everywhere(program_cache, "divide", lax.div, [a, b], dt, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, "divide", lax.div, [a, b], dt, call)
     exact = exact_quotient(a, b)
     bound = tolerances.bound("rounding", dt.dtype, magnitude=np.abs(exact),
                              roundings=COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
                              controls=float_controls, name="8*eps*|a/b| + 2*tiny (normwise)")
     with reproduction(call, program=program, inputs=[a, b]):
         for device, out in outs:
-            ph.assert_within_bound(out, exact.astype(dt.dtype), bound,
-                                   call=f"{call} on {device}")
+            assertions.assert_within_bound(out, exact.astype(dt.dtype), bound,
+                                           call=f"{call} on {device}")
 
 
 #: Ops of test_float_ops_past_64_elements: name -> (operand range of each argument). The
@@ -365,26 +370,27 @@ def _long_ops():
     return every
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME[n])
                                 for n in ("float32", "bfloat16", "float16")])
 @given(data=st.data())
 def test_float_ops_past_64_elements(program_cache, float_controls, dt, data):
     """add, multiply, divide, sqrt (0 ULP, or the flushed result) and exp, log, tanh, sin
     (the op's ULP budget against mpmath, sin with its argument-scaled allowance) on one
-    long axis (``hh.axis_sizes``: the vector and tile boundaries 63..4097 and any size up
+    long axis (``strategies.axis_sizes``: the vector and tile boundaries 63..4097 and any size up
     to the element budget, 4097; 2**16 under the nightly profile), so that a kernel's
     vectorized body and its remainder loop both run. One program computes all eight."""
-    n = data.draw(hh.axis_sizes(hh.element_budget(ci=4097, nightly=2**16), min_size=65),
-                  label="size")
+    n = data.draw(
+        strategies.axis_sizes(strategies.element_budget(ci=4097, nightly=2**16), min_size=65),
+        label="size")
     args, names = [], []
     for name, ranges in LONG_OPS.items():
         for i, (lo, hi) in enumerate(ranges):
-            args.append(data.draw(hh.seeded_arrays(dt, (n,), min_value=lo, max_value=hi),
+            args.append(data.draw(strategies.seeded_arrays(dt, (n,), min_value=lo, max_value=hi),
                                   label=f"{name} arg{i}"))
             names.append(name)
     call = f"execute(add/multiply/divide/sqrt/exp/log/tanh/sin, {dt.name}[{n}])"
-    outs, program = programs.run_everywhere(program_cache, "long_ops", _long_ops(), args, dt,
-                                            call, n_outputs=len(LONG_OPS))
+    outs, program = compiled_programs.run_everywhere(program_cache, "long_ops", _long_ops(), args,
+                                                     dt, call, n_outputs=len(LONG_OPS))
     with reproduction(call, program=program, inputs=args):
         it = iter(args)
         for k, name in enumerate(LONG_OPS):
@@ -401,5 +407,5 @@ def test_float_ops_past_64_elements(program_cache, float_controls, dt, data):
                 if op.exact:
                     _check_ieee_or_flushed(op, out, op_args, dt.dtype, where, float_controls)
                 else:
-                    ph.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
-                                        call=where)
+                    assertions.assert_ulp_close(out, expected, max_ulp=tol.max_ulp, atol=tol.atol,
+                                                call=where)

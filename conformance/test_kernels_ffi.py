@@ -19,17 +19,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import tolerances
 from conformance.programs import ffi_build
-from conformance.programs import cache as programs
-from conformance.helpers import strategies as hh
+from conformance.programs import compiled_programs
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
 from runtime.xla_bridge import client_platform
 
-F32 = dh.BY_NAME["float32"]
+F32 = dtype_helpers.BY_NAME["float32"]
 pytestmark = pytest.mark.capability("custom_calls")
 
 
@@ -87,12 +87,13 @@ def _axpby(target: str, a: float, b: float, out_shape: tuple[int, ...]):
        data=st.data())
 def test_ffi_handler_matches_numpy(program_cache, float_controls, axpby_target, shape, ab,
                                    data):
-    x = data.draw(hh.finite_arrays(F32, shape), label="x")
-    y = data.draw(hh.finite_arrays(F32, shape), label="y")
+    x = data.draw(strategies.finite_arrays(F32, shape), label="x")
+    y = data.draw(strategies.finite_arrays(F32, shape), label="y")
     a, b = ab
     call = f"execute(custom_call @{axpby_target} a={a} b={b}, float32{list(shape)})"
-    outs, program = programs.run_everywhere(program_cache, f"axpby_{a}_{b}",
-                                            _axpby(axpby_target, a, b, shape), [x, y], F32, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, f"axpby_{a}_{b}",
+                                                     _axpby(axpby_target, a, b, shape), [x, y], F32,
+                                                     call)
     assert f"@{axpby_target}" in program, f"the program does not call @{axpby_target}"
     ax, by = np.float32(a) * x, np.float32(b) * y
     # two roundings (nvcc may fuse into an FMA: one fewer); each may also land below
@@ -105,14 +106,14 @@ def test_ffi_handler_matches_numpy(program_cache, float_controls, axpby_target, 
         controls=float_controls, name="2*eps*(|a x| + |b y|) + 2*tiny")
     with reproduction(call, program=program, inputs=[x, y]):
         for device, out in outs:
-            ph.assert_within_bound(out, (ax + by).astype(np.float32), bound,
-                                   call=f"{call} on {device}")
+            assertions.assert_within_bound(out, (ax + by).astype(np.float32), bound,
+                                           call=f"{call} on {device}")
 
 
 def test_ffi_handler_error_reaches_python(client, device, xc, axpby_target):
     """The handler's InvalidArgument (x and y differ in size) is an exception, not a crash."""
-    text = programs.lowered_text("axpby_mismatch", _axpby(axpby_target, 1.0, 1.0, (3,)),
-                                 (((3,), "float32"), ((4,), "float32")), client)
+    text = compiled_programs.lowered_text("axpby_mismatch", _axpby(axpby_target, 1.0, 1.0, (3,)),
+                                          (((3,), "float32"), ((4,), "float32")), client)
     exe = client.compile_and_load(text, [device])
     args = [client.buffer_from_pyval(np.ones(n, np.float32), device) for n in (3, 4)]
     with pytest.raises(xc.XlaRuntimeError, match="x and y differ in size"):
@@ -132,8 +133,8 @@ def _device_ordinal(target: str):
 def test_single_device_program_runs_on_its_device(client, device, ordinal_target):
     """A program loaded on device k runs there: the FFI handler inside it sees ordinal
     k (``local_hardware_id``) in its call context, not only an output labelled k."""
-    text = programs.lowered_text("device_ordinal", _device_ordinal(ordinal_target),
-                                 (((4,), "float32"),), client)
+    text = compiled_programs.lowered_text("device_ordinal", _device_ordinal(ordinal_target),
+                                          (((4,), "float32"),), client)
     call = f"execute(custom_call @{ordinal_target}) of a program loaded on {device}"
     exe = client.compile_and_load(text, [device])
     (out,) = exe.execute([client.buffer_from_pyval(np.zeros(4, np.float32), device)])
@@ -151,8 +152,9 @@ def test_spmd_program_runs_on_every_device(program_cache, ordinal_target):
     device (the handler's ordinal is that device's ``local_hardware_id``)."""
     x = np.zeros(4, np.float32)
     call = f"execute_sharded(custom_call @{ordinal_target}) over every device"
-    outs, program = programs.run_everywhere(program_cache, "device_ordinal",
-                                            _device_ordinal(ordinal_target), [x], F32, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "device_ordinal",
+                                                     _device_ordinal(ordinal_target), [x], F32,
+                                                     call)
     ran_on = {device.id: int(out) for device, out in outs}
     expected = {device.id: device.local_hardware_id for device, _ in outs}
     with reproduction(call, program=program):

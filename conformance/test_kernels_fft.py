@@ -22,14 +22,14 @@ import scipy  # scipy.fft loads on first use (scipy's lazy submodules): collecti
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import moves
-from conformance.helpers import strategies as hh
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
 
 LENGTHS = (1, 2, 8, 64, 3, 5, 7, 17, 97)
@@ -41,7 +41,7 @@ NIGHTLY_LENGTHS = (65536, 65537, 131071)
 
 
 def _lengths() -> st.SearchStrategy[int]:
-    budget = hh.element_budget(ci=4099, nightly=131071)
+    budget = strategies.element_budget(ci=4099, nightly=131071)
     return st.one_of(st.sampled_from(LENGTHS), st.sampled_from(
         [n for n in LARGE_LENGTHS + NIGHTLY_LENGTHS if n <= budget]))
 
@@ -69,11 +69,13 @@ def _reference(kind: str, x: np.ndarray, axes: tuple[int, ...], n_out: int | Non
             "fftn": lambda: scipy.fft.fftn(wide, axes=axes)}[kind]()
 
 
-CASES = [pytest.param(kind, dt, id=f"{kind}-{dt.name}",
-                      marks=[pytest.mark.capability(dt.capability)] if dt.capability else [])
-         for kind in KINDS
-         for dt in ([dh.BY_NAME["float32"], dh.BY_NAME["float64"]] if kind == "rfft"
-                    else dh.COMPLEX)]
+CASES = [
+    pytest.param(kind, dt, id=f"{kind}-{dt.name}",
+                 marks=[pytest.mark.capability(dt.capability)] if dt.capability else [])
+    for kind in KINDS
+    for dt in ([dtype_helpers.BY_NAME["float32"], dtype_helpers.BY_NAME["float64"]]
+               if kind == "rfft" else dtype_helpers.COMPLEX)
+]
 
 
 @pytest.mark.parametrize("kind,dt", CASES)
@@ -85,9 +87,9 @@ def test_fft(program_cache, float_controls, kind, dt, data):
 
 @pytest.mark.parametrize("n", LARGE_LENGTHS)
 @pytest.mark.parametrize("kind,dt", [
-    pytest.param("fft", dh.BY_NAME["complex64"], id="fft-complex64",
+    pytest.param("fft", dtype_helpers.BY_NAME["complex64"], id="fft-complex64",
                  marks=[pytest.mark.capability("complex")]),
-    pytest.param("rfft", dh.BY_NAME["float32"], id="rfft-float32")])
+    pytest.param("rfft", dtype_helpers.BY_NAME["float32"], id="rfft-float32")])
 @given(data=st.data())
 def test_fft_of_lengths_with_large_prime_factors(program_cache, float_controls, kind, dt, n,
                                                  data):
@@ -97,8 +99,8 @@ def test_fft_of_lengths_with_large_prime_factors(program_cache, float_controls, 
     moves.check_moves(program_cache, x, dt, f"{kind}({dt.name}{list(x.shape)})")
 
 
-def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data,
-               controls: fc.FloatControls) -> np.ndarray:
+def _check_fft(program_cache, kind: str, dt: dtype_helpers.DType, n: int, data,
+               controls: float_control_modes.FloatControls) -> np.ndarray:
     """Check one FFT on every device; return its operand."""
     if kind == "fftn":
         m = data.draw(st.sampled_from((1, 4, 5)), label="second length")
@@ -109,11 +111,12 @@ def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data,
     if kind == "irfft":  # input of an rfft of length n_out
         n_out = n
         shape = (3, n // 2 + 1)
-    x = data.draw(hh.finite_arrays(dt, shape, min_value=-4, max_value=4) if np.prod(shape) <= 64
-                  else hh.seeded_arrays(dt, shape, min_value=-4, max_value=4), label="x")
+    x = data.draw(
+        strategies.finite_arrays(dt, shape, min_value=-4, max_value=4) if np.prod(shape) <= 64 else
+        strategies.seeded_arrays(dt, shape, min_value=-4, max_value=4), label="x")
     call = f"execute({kind} axes={axes}, {dt.name}{list(shape)})"
-    outs, program = programs.run_everywhere(program_cache, f"{kind}_{axes}_{n_out}",
-                                            _jax_fn(kind, axes, n_out), [x], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, f"{kind}_{axes}_{n_out}",
+                                                     _jax_fn(kind, axes, n_out), [x], dt, call)
     ref = _reference(kind, x, axes, n_out)
     total = int(np.prod([shape[a] for a in axes])) if kind != "irfft" else n_out
     mag = np.sum(np.abs(x.astype(np.complex128)), axis=axes, keepdims=True)
@@ -126,7 +129,7 @@ def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data,
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
             expected = ref.astype(out.dtype) if out.dtype.kind == ref.dtype.kind else ref
-            ph.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
+            assertions.assert_within_bound(out, expected, bound, call=f"{call} on {device}")
     return x
 
 
@@ -136,19 +139,20 @@ def _check_fft(program_cache, kind: str, dt: dh.DType, n: int, data,
 ROUND_TRIP_ROUNDINGS = 64
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(d) for d in dh.COMPLEX])
+@pytest.mark.parametrize("dt", [capabilities.param(d) for d in dtype_helpers.COMPLEX])
 def test_fft_round_trip_is_identity(program_cache, float_controls, dt):
     """ifft(fft(x)) == x within the bound: a normalisation applied twice or never shows."""
     import jax.numpy as jnp
 
     x = (np.arange(48).reshape(3, 16) % 7 - 3).astype(dt.dtype)
     call = f"execute(ifft(fft(x)), {dt.name}[3, 16])"
-    outs, program = programs.run_everywhere(program_cache, "fft_round_trip",
-                                            lambda a: jnp.fft.ifft(jnp.fft.fft(a)), [x], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "fft_round_trip",
+                                                     lambda a: jnp.fft.ifft(jnp.fft.fft(a)), [x],
+                                                     dt, call)
     bound = tolerances.bound("rounding", dt.dtype,
                              magnitude=np.full(x.shape, np.max(np.abs(x))),
                              roundings=ROUND_TRIP_ROUNDINGS, underflows=0,
                              controls=float_controls, name="64*eps*max|x|")
     with reproduction(call, program=program, inputs=[x]):
         for device, out in outs:
-            ph.assert_within_bound(out, x, bound, call=f"{call} on {device}")
+            assertions.assert_within_bound(out, x, bound, call=f"{call} on {device}")

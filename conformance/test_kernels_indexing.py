@@ -28,29 +28,31 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.programs import cache as programs
-from conformance.helpers import strategies as hh
+from conformance.helpers import dtype_helpers
+from conformance.programs import compiled_programs
+from conformance.helpers import strategies
 from conformance.helpers import ulp
 from conformance.helpers.reproduction import reproduction
 
-F32, I32 = dh.BY_NAME["float32"], dh.BY_NAME["int32"]
-DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("int8", "int32", "float32", "float64")]
+F32, I32 = dtype_helpers.BY_NAME["float32"], dtype_helpers.BY_NAME["int32"]
+DTYPES = [capabilities.param(dtype_helpers.BY_NAME[n])
+          for n in ("int8", "int32", "float32", "float64")]
 
 
 def _clamped(start: int, size: int, dim: int) -> int:
     return min(max(start, 0), dim - size)
 
 
-def _operand(data, dt: dh.DType, shape: tuple[int, ...], label: str, **bounds) -> np.ndarray:
+def _operand(data, dt: dtype_helpers.DType, shape: tuple[int, ...], label: str,
+             **bounds) -> np.ndarray:
     """Drawn element by element when small, from a drawn seed (plus drawn edge values)
     when large."""
     if int(np.prod(shape)) <= 64:
-        return data.draw(hh.finite_arrays(dt, shape, **bounds), label=label)
+        return data.draw(strategies.finite_arrays(dt, shape, **bounds), label=label)
     lo, hi = bounds.get("min_value", -1e3), bounds.get("max_value", 1e3)
-    return data.draw(hh.seeded_arrays(dt, shape, min_value=lo, max_value=hi), label=label)
+    return data.draw(strategies.seeded_arrays(dt, shape, min_value=lo, max_value=hi), label=label)
 
 
 def _indices(data, rows: int, count: int, label: str) -> np.ndarray:
@@ -103,12 +105,14 @@ def _check_dynamic_slice(program_cache, dt, case, data):
     x = _operand(data, dt, shape, "x")
     starts = _starts(data, shape)
     call = f"execute(dynamic_slice starts={starts.tolist()} size={size}, {dt.name}{list(shape)})"
-    outs, program = programs.run_everywhere(program_cache, "dynamic_slice",
-                                            _slice_fn("slice", size), [x, starts], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "dynamic_slice",
+                                                     _slice_fn("slice", size), [x, starts], dt,
+                                                     call)
     r, c = (_clamped(int(starts[i]), size[i], shape[i]) for i in (0, 1))
     with reproduction(call, program=program, inputs=[x, starts]):
         for device, out in outs:
-            ph.assert_exact(out, x[r:r + size[0], c:c + size[1]], call=f"{call} on {device}")
+            assertions.assert_exact(
+                out, x[r:r + size[0], c:c + size[1]], call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -125,14 +129,15 @@ def _check_dynamic_update_slice(program_cache, dt, case, data):
     starts = _starts(data, shape)
     call = f"execute(dynamic_update_slice starts={starts.tolist()}, {dt.name}{list(shape)} <- " \
            f"{list(size)})"
-    outs, program = programs.run_everywhere(program_cache, "dynamic_update_slice",
-                                            _slice_fn("update", size), [x, u, starts], dt, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "dynamic_update_slice",
+                                                     _slice_fn("update", size), [x, u, starts], dt,
+                                                     call)
     r, c = (_clamped(int(starts[i]), size[i], shape[i]) for i in (0, 1))
     expected = x.copy()
     expected[r:r + size[0], c:c + size[1]] = u
     with reproduction(call, program=program, inputs=[x, u, starts]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -156,8 +161,8 @@ def _check_gather(program_cache, mode, case, data):
     x = _operand(data, F32, shape, "x")
     idx = _indices(data, rows, count, "indices")
     call = f"execute(gather mode={mode} indices={idx.tolist()[:16]}, float32{list(shape)})"
-    outs, program = programs.run_everywhere(program_cache, f"gather_{mode}", _take_fn(mode),
-                                            [x, idx], F32, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, f"gather_{mode}",
+                                                     _take_fn(mode), [x, idx], F32, call)
     if mode == "clip":
         expected = x[np.clip(idx, 0, rows - 1)]
     else:  # jnp.take: negative indices wrap once (numpy style), the rest out of bounds fill
@@ -166,8 +171,8 @@ def _check_gather(program_cache, mode, case, data):
         expected = np.where(ok[:, None], x[np.clip(wrapped, 0, rows - 1)], np.float32(np.nan))
     with reproduction(call, program=program, inputs=[x, idx]):
         for device, out in outs:
-            ph.assert_bitwise_equal(out, expected.astype(np.float32), call=f"{call} on {device}",
-                                    nan_payloads=False)
+            assertions.assert_bitwise_equal(out, expected.astype(np.float32),
+                                            call=f"{call} on {device}", nan_payloads=False)
 
 
 def _scatter_add(a, i, u):
@@ -186,15 +191,15 @@ def _check_scatter_add(program_cache, case, data):
     idx = _indices(data, rows, count, "indices")
     upd = _operand(data, I32, (count,), "updates", min_value=-100, max_value=100)
     call = f"execute(scatter add mode=drop indices={idx.tolist()[:16]}, int32[{rows}])"
-    outs, program = programs.run_everywhere(program_cache, "scatter_add", _scatter_add,
-                                            [x, idx, upd], I32, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "scatter_add", _scatter_add,
+                                                     [x, idx, upd], I32, call)
     expected = x.copy()
     wrapped = np.where(idx < 0, idx + rows, idx)  # jax: negative indices wrap once, then drop
     keep = (wrapped >= 0) & (wrapped < rows)
     np.add.at(expected, wrapped[keep], upd[keep])
     with reproduction(call, program=program, inputs=[x, idx, upd]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")
 
 
 def _sort_pair(k, v):
@@ -219,15 +224,16 @@ def _check_sort(program_cache, dt, n, data):
         x[[z for z in zeros if z not in holes]] = -0.0
     iota = np.arange(n, dtype=np.int32)
     call = f"execute(sort stable num_keys=1, ({dt.name}[{n}], int32[{n}]))"
-    outs, program = programs.run_everywhere(program_cache, "sort_stable", _sort_pair, [x, iota],
-                                            dt, call, n_outputs=2)
+    outs, program = compiled_programs.run_everywhere(program_cache, "sort_stable", _sort_pair,
+                                                     [x, iota], dt, call, n_outputs=2)
     # jax's comparator: NaNs last, -0.0 == +0.0; numpy's stable argsort agrees.
     order = np.argsort(x, kind="stable")
     with reproduction(call, program=program, inputs=[x, iota]):
         for (device, keys), (_, perm) in zip(outs[0], outs[1]):
             where = f"{call} on {device}"
-            ph.assert_exact(perm, order.astype(np.int32), call=where + " (permutation)")
-            ph.assert_bitwise_equal(keys, x[order], call=where + " (keys)", nan_payloads=False)
+            assertions.assert_exact(perm, order.astype(np.int32), call=where + " (permutation)")
+            assertions.assert_bitwise_equal(
+                keys, x[order], call=where + " (keys)", nan_payloads=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -248,15 +254,16 @@ def _check_top_k(program_cache, case, data):
                       label="NaN positions")                # XLA's total order)
     x.reshape(-1)[holes] = np.nan
     call = f"execute(top_k k={k}, float32{list(shape)})"
-    outs, program = programs.run_everywhere(program_cache, "top_k", _top_k_fn(k), [x], F32, call,
-                                            n_outputs=2)
+    outs, program = compiled_programs.run_everywhere(program_cache, "top_k", _top_k_fn(k), [x], F32,
+                                                     call, n_outputs=2)
     # total order: +NaN above +inf; equal keys keep their order (lower index first)
     idx = np.argsort(-ulp.ordered_bits(x), axis=-1, kind="stable")[:, :k].astype(np.int32)
     with reproduction(call, program=program, inputs=[x]):
         for (device, values), (_, indices) in zip(outs[0], outs[1]):
             where = f"{call} on {device}"
-            ph.assert_exact(indices, idx, call=where + " (indices)")
-            ph.assert_exact(values, np.take_along_axis(x, idx, axis=-1), call=where + " (values)")
+            assertions.assert_exact(indices, idx, call=where + " (indices)")
+            assertions.assert_exact(values, np.take_along_axis(x, idx, axis=-1),
+                                    call=where + " (values)")
 
 
 @pytest.mark.parametrize("op", ["dynamic_slice", "dynamic_update_slice", "gather_clip",

@@ -26,18 +26,18 @@ from jax import lax
 from jax import numpy as jnp
 from jax.scipy import linalg as jsl
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.helpers.reproduction import reproduction
 
-DTYPES = [capabilities.param(dh.BY_NAME[n]) for n in ("float32", "float64", "complex64")]
+DTYPES = [capabilities.param(dtype_helpers.BY_NAME[n]) for n in ("float32", "float64", "complex64")]
 SHAPES = ((3, 3), (8, 8), (2, 5, 5))
 
 
-def _residual(dt: dh.DType) -> tolerances.Bound:
+def _residual(dt: dtype_helpers.DType) -> tolerances.Bound:
     """LAPACK's residual test of ``dt`` (its eps and threshold): ``tolerances.bound``."""
     return tolerances.bound("residual", dt.dtype)
 
@@ -50,7 +50,7 @@ def _h(a: np.ndarray) -> np.ndarray:
     return np.conj(np.swapaxes(a, -1, -2))
 
 
-def _matrix(data, dt: dh.DType, shape: tuple[int, ...]) -> np.ndarray:
+def _matrix(data, dt: dtype_helpers.DType, shape: tuple[int, ...]) -> np.ndarray:
     """A generic matrix: uniform in [-1, 1) from a drawn seed. Arrays drawn element by
     element shrink to low-rank patterns (zeros, repeats) where pivots are not unique;
     the structured cases (singular, ill-conditioned) are built explicitly instead."""
@@ -67,8 +67,8 @@ def _wide(a: np.ndarray) -> np.ndarray:
 
 def _run(program_cache, name, fn, args, dt, call, n_outputs):
     try:
-        return programs.run_everywhere(program_cache, name, fn, args, dt, call,
-                                       n_outputs=n_outputs)
+        return compiled_programs.run_everywhere(program_cache, name, fn, args, dt, call,
+                                                n_outputs=n_outputs)
     except NotImplementedError as err:  # jax has no lowering of this op for the platform
         pytest.skip(f"{call}: jax cannot lower it for this platform: {err}")
 
@@ -114,8 +114,8 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
             lower = np.tril(w, -1) + np.eye(n)
             upper = np.triu(w)
             permuted = np.take_along_axis(_wide(a), perm[..., :, None].astype(np.intp), axis=-2)
-            ph.assert_residual_ratio(permuted - lower @ upper, _norm1(_wide(a)), n=n,
-                                     bound=_residual(dt), what="P A - L U", call=where)
+            assertions.assert_residual_ratio(permuted - lower @ upper, _norm1(_wide(a)), n=n,
+                                             bound=_residual(dt), what="P A - L U", call=where)
             # LAPACK pivots complex matrices on |re| + |im|, so there |L| <= sqrt(2).
             limit = tolerances.bound("pivot", dt.dtype).threshold
             assert np.max(np.abs(lower), initial=0) <= limit, (
@@ -124,8 +124,9 @@ def test_lu_with_partial_pivoting(program_cache, dt, data):
             for index in np.ndindex(*shape[:-2]):
                 if np.linalg.matrix_rank(_wide(a)[index]) == n:  # pivots unique when regular
                     _, piv = scipy.linalg.lu_factor(_wide(a)[index])
-                    ph.assert_exact(pivots[index].astype(np.int32), piv.astype(np.int32),
-                                    call=f"{where} pivots vs scipy.linalg.lu_factor {index}")
+                    assertions.assert_exact(
+                        pivots[index].astype(np.int32), piv.astype(np.int32),
+                        call=f"{where} pivots vs scipy.linalg.lu_factor {index}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -137,11 +138,13 @@ def test_qr(program_cache, dt, data):
     with reproduction(call, program=program, inputs=[a]):
         for device, (q, r) in _per_device(outs):
             where = f"{call} on {device}"
-            ph.assert_residual_ratio(_wide(a) - _wide(q) @ _wide(r), _norm1(_wide(a)), n=n,
-                                     bound=_residual(dt), what="A - Q R", call=where)
-            ph.assert_residual_ratio(_h(_wide(q)) @ _wide(q) - np.eye(q.shape[-1]), 1.0, n=n,
-                                     bound=_residual(dt), what="Q^H Q - I", call=where)
-            ph.assert_exact(np.tril(r, -1), np.zeros_like(r), call=f"{where}: R upper triangular")
+            assertions.assert_residual_ratio(_wide(a) - _wide(q) @ _wide(r), _norm1(_wide(a)), n=n,
+                                             bound=_residual(dt), what="A - Q R", call=where)
+            assertions.assert_residual_ratio(
+                _h(_wide(q)) @ _wide(q) - np.eye(q.shape[-1]), 1.0, n=n, bound=_residual(dt),
+                what="Q^H Q - I", call=where)
+            assertions.assert_exact(np.tril(r, -1), np.zeros_like(r),
+                                    call=f"{where}: R upper triangular")
 
 
 def _spd(a: np.ndarray) -> np.ndarray:
@@ -160,14 +163,15 @@ def test_cholesky(program_cache, dt, data):
     with reproduction(call, program=program, inputs=[a]):
         for device, l in outs:
             where = f"{call} on {device}"
-            ph.assert_residual_ratio(_wide(a) - _wide(l) @ _h(_wide(l)), _norm1(_wide(a)), n=n,
-                                     bound=_residual(dt), what="A - L L^H", call=where)
-            ph.assert_residual_ratio(_wide(l) - reference, _norm1(reference), n=n,
-                                     bound=_residual(dt), what="L - scipy.linalg.cholesky",
-                                     call=where, threshold=_residual(dt).threshold * n)
+            assertions.assert_residual_ratio(
+                _wide(a) - _wide(l) @ _h(_wide(l)), _norm1(_wide(a)), n=n, bound=_residual(dt),
+                what="A - L L^H", call=where)
+            assertions.assert_residual_ratio(_wide(l) - reference, _norm1(reference), n=n,
+                                             bound=_residual(dt), what="L - scipy.linalg.cholesky",
+                                             call=where, threshold=_residual(dt).threshold * n)
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME["float64"])])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME["float64"])])
 def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
     """Hilbert(8): condition number 1.5e10, still positive definite in float64."""
     a = scipy.linalg.hilbert(8)
@@ -175,8 +179,8 @@ def test_cholesky_of_ill_conditioned_hilbert_matrix(program_cache, dt):
     outs, program = _run(program_cache, "cholesky", jnp.linalg.cholesky, [a], dt, call, 1)
     with reproduction(call, program=program, inputs=[a]):
         for device, l in outs:
-            ph.assert_residual_ratio(a - l @ l.T, _norm1(a), n=8, bound=_residual(dt),
-                                     what="A - L L^T", call=f"{call} on {device}")
+            assertions.assert_residual_ratio(a - l @ l.T, _norm1(a), n=8, bound=_residual(dt),
+                                             what="A - L L^T", call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -191,11 +195,13 @@ def test_svd(program_cache, float_controls, dt, data):
         for device, (u, s, vh) in _per_device(outs):
             where = f"{call} on {device}"
             recon = (_wide(u) * s.astype(np.float64)[..., None, :]) @ _wide(vh)
-            ph.assert_residual_ratio(_wide(a) - recon, _norm1(_wide(a)), n=n, bound=_residual(dt),
-                                     what="A - U S V^H", call=where)
-            ph.assert_residual_ratio(_h(_wide(u)) @ _wide(u) - np.eye(u.shape[-1]), 1.0, n=n,
-                                     bound=_residual(dt), what="U^H U - I", call=where)
-            ph.assert_within_bound(s, reference.astype(s.dtype), tolerances.bound(
+            assertions.assert_residual_ratio(
+                _wide(a) - recon, _norm1(_wide(a)), n=n, bound=_residual(dt), what="A - U S V^H",
+                call=where)
+            assertions.assert_residual_ratio(
+                _h(_wide(u)) @ _wide(u) - np.eye(u.shape[-1]), 1.0, n=n, bound=_residual(dt),
+                what="U^H U - I", call=where)
+            assertions.assert_within_bound(s, reference.astype(s.dtype), tolerances.bound(
                 "rounding", s.dtype, magnitude=reference[..., :1],
                 roundings=_residual(dt).threshold * n, controls=float_controls,
                 name="30*n*eps*sigma_max"), call=f"{where} vs svdvals")
@@ -214,12 +220,12 @@ def test_eigh(program_cache, float_controls, dt, data):
         for device, (w, v) in _per_device(outs):
             where = f"{call} on {device}"
             vw = _wide(v)
-            ph.assert_residual_ratio(_wide(a) @ vw - vw * w.astype(np.float64)[..., None, :],
-                                     _norm1(_wide(a)), n=n, bound=_residual(dt),
-                                     what="A V - V diag(w)", call=where)
-            ph.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, bound=_residual(dt),
-                                     what="V^H V - I", call=where)
-            ph.assert_within_bound(w, reference.astype(w.dtype), tolerances.bound(
+            assertions.assert_residual_ratio(
+                _wide(a) @ vw - vw * w.astype(np.float64)[..., None, :], _norm1(_wide(a)), n=n,
+                bound=_residual(dt), what="A V - V diag(w)", call=where)
+            assertions.assert_residual_ratio(_h(vw) @ vw - np.eye(n), 1.0, n=n, bound=_residual(dt),
+                                             what="V^H V - I", call=where)
+            assertions.assert_within_bound(w, reference.astype(w.dtype), tolerances.bound(
                 "rounding", w.dtype, magnitude=_norm1(_wide(a)),
                 roundings=_residual(dt).threshold * n, controls=float_controls,
                 name="30*n*eps*||A||"), call=f"{where} vs eigvalsh")
@@ -241,9 +247,9 @@ def test_triangular_solve(program_cache, dt, data):
         for device, x in outs:
             resid = _wide(t) @ _wide(x) - _wide(b)
             floor = _residual(dt).atol  # a flushed solution of tiny right-hand sides
-            ph.assert_residual_ratio(resid, _norm1(_wide(t)) * max(_norm1(_wide(x)), floor),
-                                     n=n, bound=_residual(dt), what="T X - B",
-                                     call=f"{call} on {device}")
+            assertions.assert_residual_ratio(resid, _norm1(_wide(t)) * max(_norm1(_wide(x)), floor),
+                                             n=n, bound=_residual(dt), what="T X - B",
+                                             call=f"{call} on {device}")
 
 
 @pytest.mark.parametrize("dt", DTYPES)
@@ -254,9 +260,9 @@ def test_general_eigendecomposition(program_cache, dt, data):
     with reproduction(call, program=program, inputs=[a]):
         for device, (w, vr) in _per_device(outs):
             v = vr.astype(np.complex128)
-            ph.assert_residual_ratio(_wide(a) @ v - v * w.astype(np.complex128)[..., None, :],
-                                     _norm1(_wide(a)), n=n, bound=_residual(dt),
-                                     what="A V - V diag(w)", call=f"{call} on {device}")
+            assertions.assert_residual_ratio(
+                _wide(a) @ v - v * w.astype(np.complex128)[..., None, :], _norm1(_wide(a)), n=n,
+                bound=_residual(dt), what="A V - V diag(w)", call=f"{call} on {device}")
 
 
 @pytest.mark.informational
@@ -272,12 +278,14 @@ def test_schur(program_cache, dt, data):
         for device, (t, z) in _per_device(outs):
             where = f"{call} on {device}"
             zw = _wide(z)
-            ph.assert_residual_ratio(_wide(a) - zw @ _wide(t) @ _h(zw), _norm1(_wide(a)), n=n,
-                                     bound=_residual(dt), what="A - Z T Z^H", call=where)
-            ph.assert_residual_ratio(_h(zw) @ zw - np.eye(n), 1.0, n=n, bound=_residual(dt),
-                                     what="Z^H Z - I", call=where)
+            assertions.assert_residual_ratio(
+                _wide(a) - zw @ _wide(t) @ _h(zw), _norm1(_wide(a)), n=n, bound=_residual(dt),
+                what="A - Z T Z^H", call=where)
+            assertions.assert_residual_ratio(_h(zw) @ zw - np.eye(n), 1.0, n=n, bound=_residual(dt),
+                                             what="Z^H Z - I", call=where)
             below = np.tril(t, -2 if dt.kind != "complex" else -1)  # real: 2x2 blocks allowed
-            ph.assert_exact(below, np.zeros_like(below), call=f"{where}: T quasi-triangular")
+            assertions.assert_exact(below, np.zeros_like(below),
+                                    call=f"{where}: T quasi-triangular")
 
 
 @pytest.mark.informational
@@ -293,11 +301,13 @@ def test_hessenberg(program_cache, dt, data):
         for device, (h, q) in _per_device(outs):
             where = f"{call} on {device}"
             qw = _wide(q)
-            ph.assert_residual_ratio(_wide(a) - qw @ _wide(h) @ _h(qw), _norm1(_wide(a)), n=n,
-                                     bound=_residual(dt), what="A - Q H Q^H", call=where)
-            ph.assert_residual_ratio(_h(qw) @ qw - np.eye(n), 1.0, n=n, bound=_residual(dt),
-                                     what="Q^H Q - I", call=where)
-            ph.assert_exact(np.tril(h, -2), np.zeros_like(h), call=f"{where}: H upper Hessenberg")
+            assertions.assert_residual_ratio(
+                _wide(a) - qw @ _wide(h) @ _h(qw), _norm1(_wide(a)), n=n, bound=_residual(dt),
+                what="A - Q H Q^H", call=where)
+            assertions.assert_residual_ratio(_h(qw) @ qw - np.eye(n), 1.0, n=n, bound=_residual(dt),
+                                             what="Q^H Q - I", call=where)
+            assertions.assert_exact(np.tril(h, -2), np.zeros_like(h),
+                                    call=f"{where}: H upper Hessenberg")
 
 
 #: Sides past LAPACK's blocking: its block size nb is 32 or 64 (ILAENV for GETRF, GEQRF,
@@ -310,8 +320,8 @@ BLOCKED = {"lu": (lax.linalg.lu, 3), "qr": (jnp.linalg.qr, 2),
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.informational]
                                               if n == "hessenberg" else [])
                                   for n in BLOCKED])  # hessenberg: CPU only (see test_hessenberg)
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n]) for n in ("float32",
-                                                                            "float64")])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME[n]) for n in ("float32",
+                                                                                       "float64")])
 @given(data=st.data())
 def test_decompositions_past_lapack_block_sizes(program_cache, name, dt, data):
     """LU, QR, Cholesky and Hessenberg of 65x65 and 129x129 matrices (LAPACK's blocked
@@ -334,24 +344,25 @@ def test_decompositions_past_lapack_block_sizes(program_cache, name, dt, data):
             if name == "lu":
                 lower, upper = np.tril(w[0], -1) + np.eye(n), np.triu(w[0])
                 permuted = aw[results[2].astype(np.intp)]
-                ph.assert_residual_ratio(permuted - lower @ upper, _norm1(aw), n=n, bound=res,
-                                         what="P A - L U", call=where)
+                assertions.assert_residual_ratio(permuted - lower @ upper, _norm1(aw), n=n,
+                                                 bound=res, what="P A - L U", call=where)
                 assert np.max(np.abs(lower)) <= tolerances.bound("pivot", dt.dtype).threshold, (
                     f"max |L| = {np.max(np.abs(lower)):.4g} > 1: not partial pivoting [{where}]")
                 continue
             if name == "cholesky":
-                ph.assert_residual_ratio(aw - w[0] @ _h(w[0]), _norm1(aw), n=n, bound=res,
-                                         what="A - L L^H", call=where)
-                ph.assert_exact(np.triu(results[0], 1), np.zeros_like(results[0]),
-                                call=f"{where}: L lower triangular")
+                assertions.assert_residual_ratio(aw - w[0] @ _h(w[0]), _norm1(aw), n=n, bound=res,
+                                                 what="A - L L^H", call=where)
+                assertions.assert_exact(np.triu(results[0], 1), np.zeros_like(results[0]),
+                                        call=f"{where}: L lower triangular")
                 continue
             q, r = (w[0], w[1]) if name == "qr" else (w[1], w[0])
             product = q @ r if name == "qr" else q @ r @ _h(q)
-            ph.assert_residual_ratio(aw - product, _norm1(aw), n=n, bound=res,
-                                     what="A - Q R" if name == "qr" else "A - Q H Q^H",
-                                     call=where)
-            ph.assert_residual_ratio(_h(q) @ q - np.eye(n), 1.0, n=n, bound=res,
-                                     what="Q^H Q - I", call=where)
+            assertions.assert_residual_ratio(aw - product, _norm1(aw), n=n, bound=res,
+                                             what="A - Q R" if name == "qr" else "A - Q H Q^H",
+                                             call=where)
+            assertions.assert_residual_ratio(_h(q) @ q - np.eye(n), 1.0, n=n, bound=res,
+                                             what="Q^H Q - I", call=where)
             below = np.tril(r, -1 if name == "qr" else -2)
-            ph.assert_exact(below, np.zeros_like(below),
-                            call=f"{where}: {'R upper triangular' if name == 'qr' else 'H upper Hessenberg'}")
+            assertions.assert_exact(
+                below, np.zeros_like(below),
+                call=f"{where}: {'R upper triangular' if name == 'qr' else 'H upper Hessenberg'}")

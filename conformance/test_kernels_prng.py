@@ -16,13 +16,13 @@ import scipy  # scipy.stats (0.5 s to import) loads on first use: collection sta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.programs import cache as programs
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.programs import compiled_programs
 from conformance.helpers.reproduction import reproduction
 from conformance.helpers.threefry import jax_threefry_2x32
 
-U32 = dh.BY_NAME["uint32"]
+U32 = dtype_helpers.BY_NAME["uint32"]
 SAMPLES = 4096
 
 
@@ -39,12 +39,12 @@ def test_threefry2x32_is_bit_exact(program_cache, key, length, data):
                                         max_size=length), label="count"), np.uint32)
     k = np.array(key, np.uint32)
     call = f"execute(threefry2x32 key={key}, uint32[{length}])"
-    outs, program = programs.run_everywhere(program_cache, "threefry2x32", _threefry, [k, count],
-                                            U32, call)
+    outs, program = compiled_programs.run_everywhere(program_cache, "threefry2x32", _threefry,
+                                                     [k, count], U32, call)
     expected = jax_threefry_2x32(key, count)
     with reproduction(call, program=program, inputs=[k, count]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")
 
 
 def _uniform(key):
@@ -67,14 +67,15 @@ def test_samplers_pass_kolmogorov_smirnov(program_cache, law, seed):
     key = np.array([0, seed], np.uint32)  # jax.random.PRNGKey(seed)'s raw key data
     fn = _uniform if law == "uniform" else _normal
     call = f"execute(jax.random.{law} key=PRNGKey({seed}), float32[{SAMPLES}])"
-    outs, program = programs.run_everywhere(program_cache, f"random_{law}", fn, [key], U32, call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, f"random_{law}", fn, [key], U32, call)
     cdf = "uniform" if law == "uniform" else "norm"
     with reproduction(call, program=program, inputs=[key]):
         first = outs[0][1]
         for device, out in outs:
             assert out.dtype == np.float32 and out.shape == (SAMPLES,), (
                 f"out is {out.dtype}{list(out.shape)} [{call} on {device}]")
-            ph.assert_bitwise_equal(out, first, call=f"{call} on {device} vs {outs[0][0]}")
+            assertions.assert_bitwise_equal(out, first, call=f"{call} on {device} vs {outs[0][0]}")
             p = scipy.stats.kstest(out.astype(np.float64), cdf).pvalue
             assert p > 1e-4, (f"Kolmogorov-Smirnov p={p:.3g} <= 1e-4: the {SAMPLES} samples "
                               f"are not {law} [{call} on {device}]")

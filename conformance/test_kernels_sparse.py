@@ -16,12 +16,12 @@ import scipy  # scipy.sparse loads on first use (scipy's lazy submodules): colle
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
-from conformance.helpers import strategies as hh
+from conformance.programs import compiled_programs
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
 
 ROWS, COLS, NNZ = 6, 5, 8
@@ -37,24 +37,25 @@ def _csr_times_dense(shape, rhs_ndim):
 
 
 @pytest.mark.parametrize("rhs_ndim", [1, 2], ids=["matvec", "matmat"])
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME[n])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME[n])
                                 for n in ("float32", "float64", "complex64")])
 @given(data=st.data())
 def test_csr_times_dense_matches_scipy(program_cache, float_controls, dt, rhs_ndim, data):
     flat = data.draw(st.lists(st.integers(0, ROWS * COLS - 1), min_size=NNZ, max_size=NNZ,
                               unique=True), label="nonzero positions")
-    values = data.draw(hh.finite_arrays(dt, (NNZ,), min_value=-4, max_value=4), label="values")
+    values = data.draw(strategies.finite_arrays(dt, (NNZ,), min_value=-4, max_value=4),
+                       label="values")
     rows, cols = np.divmod(np.array(flat), COLS)
     csr = scipy.sparse.csr_array((values, (rows, cols)), shape=(ROWS, COLS))
     csr.sort_indices()
     rhs_shape = (COLS,) if rhs_ndim == 1 else (COLS, 3)
-    rhs = data.draw(hh.finite_arrays(dt, rhs_shape, min_value=-4, max_value=4), label="rhs")
+    rhs = data.draw(strategies.finite_arrays(dt, rhs_shape, min_value=-4, max_value=4), label="rhs")
     args = [csr.data.astype(dt.dtype), csr.indices.astype(np.int32),
             csr.indptr.astype(np.int32), rhs]
     call = f"execute(bcsr_dot_general, {dt.name} CSR[{ROWS}, {COLS}] nnz={NNZ} x {list(rhs_shape)})"
-    outs, program = programs.run_everywhere(program_cache, f"csr_dot_{rhs_ndim}",
-                                            _csr_times_dense((ROWS, COLS), rhs_ndim), args, dt,
-                                            call)
+    outs, program = compiled_programs.run_everywhere(
+        program_cache, f"csr_dot_{rhs_ndim}", _csr_times_dense((ROWS, COLS), rhs_ndim), args, dt,
+        call)
     wide = np.complex128 if dt.kind == "complex" else np.float64
     expected = csr.astype(wide) @ rhs.astype(wide)
     mag = abs(csr.astype(wide)) @ np.abs(rhs.astype(wide))
@@ -62,5 +63,5 @@ def test_csr_times_dense_matches_scipy(program_cache, float_controls, dt, rhs_nd
                              controls=float_controls, name="(k+1)*(eps*(|A|@|B|) + tiny)")
     with reproduction(call, program=program, inputs=args):
         for device, out in outs:
-            ph.assert_within_bound(out, expected.astype(dt.dtype), bound,
-                                   call=f"{call} on {device}")
+            assertions.assert_within_bound(out, expected.astype(dt.dtype), bound,
+                                           call=f"{call} on {device}")

@@ -9,19 +9,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import strategies as hh
+from conformance.helpers import dtype_helpers
+from conformance.helpers import strategies
 from runtime import xla_client
 
-DENSE = [capabilities.param(d) for d in dh.BOOL + dh.INTS + dh.UINTS + dh.FLOATS + dh.COMPLEX]
+DENSE = [capabilities.param(d) for d in dtype_helpers.BOOL + dtype_helpers.INTS
+         + dtype_helpers.UINTS + dtype_helpers.FLOATS + dtype_helpers.COMPLEX]
 
 
 @pytest.mark.parametrize("dt", DENSE)
 @given(data=st.data())
 def test_ready_and_size(client, device, dt, data):
-    x = data.draw(hh.bit_patterns(dt, hh.shapes()), label="x")
+    x = data.draw(strategies.bit_patterns(dt, strategies.shapes()), label="x")
     call = f"buffer_from_pyval({x.dtype}{list(x.shape)}, {device})"
     with capabilities.gated(dt, call):
         buf = client.buffer_from_pyval(x, device)
@@ -57,7 +58,8 @@ def test_clone_is_independent(client, device, record_property):
                                        f"{{{device}}} [{call}]"
     del buf
     gc.collect()
-    ph.assert_bitwise_equal(np.asarray(twin), x, call=call + " after the source was collected")
+    assertions.assert_bitwise_equal(np.asarray(twin), x,
+                                    call=call + " after the source was collected")
     other = twin.clone()
     twin.delete()
     record_property("clone_shares_buffer", bool(other.is_deleted()))
@@ -82,8 +84,8 @@ USE_AFTER_DELETE = {
     "execute": "exe.execute([buf])",
 }
 _SNIPPET = """
-from conformance.programs import cache as programs, catalog
-cache = programs.ProgramCache(client)
+from conformance.programs import catalog, compiled_programs
+cache = compiled_programs.ProgramCache(client)
 for device in client.local_devices():
     exe, _ = cache.get("negate", catalog.ELEMENTWISE["negate"].fn,
                        [np.zeros(4, np.float32)], device)

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import assertions
+from conformance.helpers import sharding_helpers
 from conformance.helpers.capabilities import not_supported
 
 KINDS = ("device", "pinned_host", "unpinned_host")
@@ -67,25 +67,25 @@ def test_unknown_memory_kind_is_a_clear_error(client, device):
 @given(data=st.data())
 def test_put_into_memory_kind(client, xc, kind, data):
     _require(client, kind)
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
     sharding = case.sharding.with_memory_kind(kind)
     x = np.arange(int(np.prod(case.shape)), dtype=np.float32).reshape(case.shape)
-    arr = shh.put_sharded(x, sharding, xc=xc)
+    arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
     call = f"batched_device_put(..., memory_kind={kind!r})"
     assert arr.sharding.memory_kind == kind, (
         f"out.sharding.memory_kind={arr.sharding.memory_kind!r}, but should be {kind!r} [{call}]")
     for shard in arr.addressable_shards:
-        ph.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
-                                call=f"{call}: shard on {shard.device}")
+        assertions.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
+                                        call=f"{call}: shard on {shard.device}")
 
 
 @pytest.mark.parametrize("src,dst", [_kind_param(a, b) for a in KINDS for b in KINDS])
 @given(data=st.data())
 def test_copy_between_memory_kinds(client, xc, src, dst, data):
     _require(client, src, dst)
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
     x = np.arange(int(np.prod(case.shape)), dtype=np.float32).reshape(case.shape)
-    arr = shh.put_sharded(x, case.sharding.with_memory_kind(src), xc=xc)
+    arr = sharding_helpers.put_sharded(x, case.sharding.with_memory_kind(src), xc=xc)
     devices = xc.DeviceList(tuple(case.mesh.devices.flat))
     target = case.sharding.with_memory_kind(dst)
     call = f"batched_copy_array_to_devices_with_sharding({src} -> {dst}, ALWAYS_COPY)"
@@ -93,8 +93,8 @@ def test_copy_between_memory_kinds(client, xc, src, dst, data):
         [arr], [devices], [target], [xc.ArrayCopySemantics.ALWAYS_COPY])
     assert out.sharding.memory_kind == dst, (
         f"out.sharding.memory_kind={out.sharding.memory_kind!r}, but should be {dst!r} [{call}]")
-    ph.assert_bitwise_equal(np.asarray(out), x, call=call)
-    ph.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
+    assertions.assert_bitwise_equal(np.asarray(out), x, call=call)
+    assertions.assert_bitwise_equal(np.asarray(arr), x, call=f"input after {call}")
 
 
 # -- where each shard's buffer lives ------------------------------------------------------
@@ -118,7 +118,7 @@ def test_each_shard_lives_in_the_named_memory(client, xc, kind):
     sharding names, and holds its slice; the same after a copy into that kind."""
     _require(client, kind)
     for name, sharding, x in _one_mib_shards(client, kind):
-        arr = shh.put_sharded(x, sharding, xc=xc)
+        arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
         _check_shard_memory(arr, x, kind, f"batched_device_put(float32[{x.size}], {name}, "
                                           f"memory_kind={kind!r})")
         _check_shard_memory(_copy_to(xc, arr, sharding), x, kind,
@@ -131,8 +131,8 @@ def _check_shard_memory(arr, x: np.ndarray, kind: str, call: str) -> None:
         held = shard.data.sharding.memory_kind
         assert held == kind, (f"the shard on {shard.device} lives in memory {held!r}, "
                               f"but should be in {kind!r} [{call}]")
-        ph.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
-                                call=f"{call}: shard on {shard.device}")
+        assertions.assert_bitwise_equal(np.asarray(shard.data), x[shard.index],
+                                        call=f"{call}: shard on {shard.device}")
 
 
 def _copy_to(xc, arr, sharding):
@@ -168,7 +168,7 @@ def test_memory_stats_account_for_the_memory_kind(client, xc, kind):
     for name, sharding, x in _one_mib_shards(client, kind):
         gc.collect()
         before = _in_use(devices)
-        arr = shh.put_sharded(x, sharding, xc=xc)
+        arr = sharding_helpers.put_sharded(x, sharding, xc=xc)
         arr.block_until_ready()
         grew = {i: v - before[i] for i, v in _in_use(devices).items()}
         call = f"batched_device_put(float32[{x.size}], {name}, memory_kind={kind!r})"

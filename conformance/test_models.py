@@ -22,11 +22,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers.reproduction import placement, reproduction
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import model_oracle, models
-from conformance.programs import sharded as sp
+from conformance.programs import sharded_programs
 
 #: Examples per model: each one compiles nothing new but runs a whole model three times
 #: (device, float64 and float32 references). 2 under ``ci`` (8 examples a test), 10 under
@@ -44,9 +44,9 @@ def test_model(program_cache, name, seed):
     model = models.MODELS[name]
     args = model.args(np.random.default_rng(seed))
     call = f"execute({name}, seed {seed})"
-    outs, text = programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
-                                         dh.BY_NAME["float32"], call,
-                                         n_outputs=len(model.outputs))
+    outs, text = compiled_programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
+                                                  dtype_helpers.BY_NAME["float32"], call,
+                                                  n_outputs=len(model.outputs))
     ref, cpu = model_oracle.reference_outputs(f"model_{name}", model.fn, args)
     with reproduction(call, program=text, inputs=args):
         for d in range(len(outs[0])):
@@ -57,7 +57,7 @@ def test_model(program_cache, name, seed):
 
 @pytest.fixture(scope="session")
 def runner(client, xc, program_cache):
-    return sp.ShardedRunner(client, xc, program_cache)
+    return sharded_programs.ShardedRunner(client, xc, program_cache)
 
 
 @settings(max_examples=EXAMPLES)

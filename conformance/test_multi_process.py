@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.processes import launcher, mp_checks
-from conformance.programs import sharded as sp
+from conformance.programs import sharded_programs
 from conformance.helpers.assertions import BackendCrash
 from conformance.certification.verdict.report import PROCESSES_PROPERTY
 from runtime.xla_bridge import client_platform
@@ -125,7 +125,7 @@ def collective_cases(draw):
              "k0": draw(st.integers(1, 2)), "k1": draw(st.integers(1, 2)),
              "dtype": draw(st.sampled_from(("float32", "int32"))),
              "seed": draw(st.integers(0, 2**16))}
-            for name in sp.COLLECTIVES]
+            for name in sharded_programs.COLLECTIVES]
 
 
 @settings(max_examples=2, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -28,22 +28,22 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
-from conformance.helpers import strategies as hh
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import dag, dag_bounds, dag_strategy
 
 
 def _budget() -> int:
     """Elements of every value of a program: 4096 (ci, dev), 32768 (nightly)."""
-    return hh.element_budget(ci=2**12, nightly=2**15)
+    return strategies.element_budget(ci=2**12, nightly=2**15)
 
 
 def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.ndarray],
-                  idx: np.ndarray, where: str, controls: fc.FloatControls) -> None:
+                  idx: np.ndarray, where: str, controls: float_control_modes.FloatControls) -> None:
     """Hold ``outs`` (one host array per program output) to the family's oracle, float
     programs under the declared float ``controls`` (the session's resolved declaration:
     a flushed subnormal passes only where it flushes float32).
@@ -55,19 +55,20 @@ def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.
                                     daz=controls.flushes_inputs("float32"))
         for k, (o, out) in enumerate(zip(program.outputs, outs)):
             expected, bound = dag_bounds.expected_and_bound(*nodes[o])
-            ph.assert_within_bound(out, expected, bound, call=f"{where}, output {k} (v{o})")
+            assertions.assert_within_bound(out, expected, bound, call=f"{where}, output {k} (v{o})")
         return
     values = dag.evaluate(program, inputs, idx)
     for k, (o, out) in enumerate(zip(program.outputs, outs)):
-        ph.assert_bitwise_equal(out, values[o], call=f"{where}, output {k} (v{o})")
+        assertions.assert_bitwise_equal(out, values[o], call=f"{where}, output {k} (v{o})")
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a).reshape(-1).view(np.uint8)
 
 
-def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
-             inputs: list[np.ndarray], idx: np.ndarray, controls: fc.FloatControls) -> str:
+def op_by_op(program_cache: compiled_programs.ProgramCache, program: dag.Program,
+             inputs: list[np.ndarray], idx: np.ndarray,
+             controls: float_control_modes.FloatControls) -> str:
     """The op-by-op verdict on the first device: every node run as its own executable on
     the previous nodes' device results. Returns one sentence for the failure note."""
     device = program_cache.client.local_devices()[0]
@@ -102,8 +103,8 @@ def op_by_op(program_cache: programs.ProgramCache, program: dag.Program,
             f"(fusion, layout or buffer assignment), a compiler defect of the plugin")
 
 
-def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
-                family: str, controls: fc.FloatControls) -> None:
+def run_program(program_cache: compiled_programs.ProgramCache, data: st.DataObject,
+                family: str, controls: float_control_modes.FloatControls) -> None:
     """Draw a ``family`` program and its inputs, run it on every device and check it."""
     program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
@@ -112,16 +113,16 @@ def run_program(program_cache: programs.ProgramCache, data: st.DataObject,
                   f"{len(program.outputs)} outputs)")
 
 
-def run_and_check(program_cache: programs.ProgramCache, program: dag.Program, name: str,
-                  inputs: list[np.ndarray], idx: np.ndarray, controls: fc.FloatControls,
-                  call: str) -> None:
+def run_and_check(program_cache: compiled_programs.ProgramCache, program: dag.Program, name: str,
+                  inputs: list[np.ndarray], idx: np.ndarray,
+                  controls: float_control_modes.FloatControls, call: str) -> None:
     """``program`` on every device at once, each device's outputs held to the family's
     oracle; a failure gets the op-by-op verdict and the jax source as notes."""
     __tracebackhide__ = True
     args = inputs + [idx]
-    base = dh.BY_NAME[program.nodes[program.params[0]].dtype]
-    outs, text = programs.run_everywhere(program_cache, name, program.function(),
-                                         args, base, call, n_outputs=len(program.outputs))
+    base = dtype_helpers.BY_NAME[program.nodes[program.params[0]].dtype]
+    outs, text = compiled_programs.run_everywhere(program_cache, name, program.function(),
+                                                  args, base, call, n_outputs=len(program.outputs))
     per_output = [outs] if len(program.outputs) == 1 else outs
     with reproduction(call, program=text, inputs=args):
         for d in range(len(per_output[0])):
@@ -221,9 +222,9 @@ def test_nested_dynamic_slice_clamps_each_start(program_cache):
     i, j = np.int32(0), np.int32(2)
     expected = x[1:3, 0:1]
     call = "execute(dynamic_slice(dynamic_slice(x, (0, 0)){3, 1}, (2, 0)){2, 1}, float32[8, 8])"
-    outs, text = programs.run_everywhere(program_cache, "nested_dynamic_slice",
-                                         _nested_dynamic_slice, [x, i, j],
-                                         dh.BY_NAME["float32"], call)
+    outs, text = compiled_programs.run_everywhere(program_cache, "nested_dynamic_slice",
+                                                  _nested_dynamic_slice, [x, i, j],
+                                                  dtype_helpers.BY_NAME["float32"], call)
     with reproduction(call, program=text, inputs=[x, i, j]):
         for device, out in outs:
-            ph.assert_exact(out, expected, call=f"{call} on {device}")
+            assertions.assert_exact(out, expected, call=f"{call} on {device}")

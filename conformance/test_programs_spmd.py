@@ -40,22 +40,22 @@ from hypothesis import strategies as st
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.helpers import sharding_helpers as shh
-from conformance.helpers import strategies as hh
+from conformance.helpers import sharding_helpers
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import dag_strategy
-from conformance.programs import sharded as sp
+from conformance.programs import sharded_programs
 from conformance.test_programs import check_outputs
 
 
 @pytest.fixture(scope="session")
 def runner(client, xc, program_cache):
-    return sp.ShardedRunner(client, xc, program_cache)
+    return sharded_programs.ShardedRunner(client, xc, program_cache)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,27 +139,30 @@ def _resharded_ref(x):
 CASES.append(Case("reshard_between_ops", _resharded, _two, (P("x", "y"),), P("x"),
                   _resharded_ref, lambda s: s[0][0] + 2))
 
-DTYPES = [dh.BY_NAME["int32"], dh.BY_NAME["float32"]]
+DTYPES = [dtype_helpers.BY_NAME["int32"], dtype_helpers.BY_NAME["float32"]]
 
 
-def _args(data: st.DataObject, shapes: list[tuple[int, ...]], dt: dh.DType) -> list[np.ndarray]:
+def _args(data: st.DataObject, shapes: list[tuple[int, ...]],
+          dt: dtype_helpers.DType) -> list[np.ndarray]:
     lim = 100 if dt.kind == "int" else 2.0
-    return [data.draw(hh.seeded_arrays(dt, s, min_value=-lim, max_value=lim), label=f"a{k}")
+    return [data.draw(strategies.seeded_arrays(dt, s, min_value=-lim, max_value=lim), label=f"a{k}")
             for k, s in enumerate(shapes)]
 
 
 def _mesh(data: st.DataObject, devices: list[Any]) -> Mesh:
-    shape = data.draw(st.sampled_from(shh.mesh_shapes(len(devices), 2)), label="mesh shape")
+    shape = data.draw(st.sampled_from(sharding_helpers.mesh_shapes(len(devices), 2)),
+                      label="mesh shape")
     order = data.draw(st.permutations(range(len(devices))), label="device order")
-    return shh.grid_mesh([devices[i] for i in order], shape)
+    return sharding_helpers.grid_mesh([devices[i] for i in order], shape)
 
 
 def _check(out: np.ndarray, args: list[np.ndarray], case_ref: Callable[..., np.ndarray],
-           roundings: int, dt: dh.DType, call: str, controls: fc.FloatControls) -> None:
+           roundings: int, dt: dtype_helpers.DType, call: str,
+           controls: float_control_modes.FloatControls) -> None:
     __tracebackhide__ = True
     if dt.kind == "int":
         with np.errstate(over="ignore"):
-            ph.assert_exact(out, np.asarray(case_ref(*args)).astype(dt.dtype), call=call)
+            assertions.assert_exact(out, np.asarray(case_ref(*args)).astype(dt.dtype), call=call)
         return
     wide = [a.astype(np.float64) for a in args]
     exact = np.asarray(case_ref(*wide))
@@ -167,7 +170,7 @@ def _check(out: np.ndarray, args: list[np.ndarray], case_ref: Callable[..., np.n
     bound = tolerances.bound("rounding", dt.dtype, magnitude=mag, roundings=roundings,
                              controls=controls,
                              name=f"{roundings}*eps*magnitude + {roundings}*tiny")
-    ph.assert_within_bound(out, exact.astype(dt.dtype), bound, call=call)
+    assertions.assert_within_bound(out, exact.astype(dt.dtype), bound, call=call)
 
 
 def _unpartitioned_note(program_cache, name, fn, args, check) -> str:
@@ -234,7 +237,7 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
     inputs, idx = dag_strategy.inputs(data.draw, program,  # pinned: ..._clamps_its_start
                                       starts_in_range=True)
     inputs = [dag_strategy.add_insensitive(a) for a in inputs]  # pinned: keep_bits tests
-    specs = [data.draw(shh.partition_specs(mesh, 2), label=f"p{k} spec")
+    specs = [data.draw(sharding_helpers.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(inputs))]
     in_shardings = [NamedSharding(mesh, s) for s in specs] + [NamedSharding(mesh, P())]
     out_shapes = [program.nodes[o].shape for o in program.outputs]
@@ -294,7 +297,7 @@ def _check_replicated_move(runner, client, name: str, x: np.ndarray, spec: P, fn
            f"result replicated)"
     with reproduction(call, program=text, inputs=[x], sharding=placement(*shardings)):
         assert not problem, f"{problem} [{call}]"
-        ph.assert_bitwise_equal(out, want, call=call)
+        assertions.assert_bitwise_equal(out, want, call=call)
 
 
 @pytest.mark.capability("multi_device")
@@ -353,7 +356,7 @@ def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, ru
                f"sharded P('d') over {n} devices, start a runtime int32, result replicated)"
         with reproduction(call, program=text, inputs=[x, i], sharding=placement(*shardings)):
             assert not problem, f"{problem} [{call}]"
-            ph.assert_bitwise_equal(out, want, call=call)
+            assertions.assert_bitwise_equal(out, want, call=call)
 
 
 @pytest.mark.capability("multi_device")
@@ -384,4 +387,4 @@ def test_dynamic_slice_with_a_sharded_result_clamps_its_start(client, runner):
                f"replicated over {n} devices, start a runtime int32, result sharded P('d'))"
         with reproduction(call, program=text, inputs=[a, i], sharding=placement(*shardings)):
             assert not problem, f"{problem} [{call}]"
-            ph.assert_bitwise_equal(out, want, call=call)
+            assertions.assert_bitwise_equal(out, want, call=call)

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 
-DTYPES = [capabilities.param(dt) for dt in dh.TRANSFER_DTYPES]
+DTYPES = [capabilities.param(dt) for dt in dtype_helpers.TRANSFER_DTYPES]
 
 
 @pytest.mark.parametrize("dt", DTYPES)

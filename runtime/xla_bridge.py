@@ -41,7 +41,7 @@ from runtime._plugin_registry import (PluginWarning, discover_and_register_pjrt_
                                       discover_pjrt_plugins, plugin_errors,
                                       plugin_registrations,
                                       register_pjrt_plugin_factories_from_env, register_plugin)
-from runtime._registry import STATE as _STATE
+from runtime._registry import STATE
 from runtime._registry import (INSTALL_HINTS, NONEXPERIMENTAL_PLUGINS, PLATFORMS_ENV_VAR,
                                BackendRegistration, ExperimentalPlatformWarning,
                                PluginRegistration, available_platforms, platforms,
@@ -173,8 +173,8 @@ def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) ->
     discover_and_register_pjrt_plugins()
     actual = canonicalize_platform(platform) if platform in _platforms.ALIAS_TO_PLATFORMS \
         else platform
-    with _STATE.lock:
-        factory = _STATE.topology_factories.get(actual)
+    with STATE.lock:
+        factory = STATE.topology_factories.get(actual)
     if factory is None:
         raise NotImplementedError(f"make_pjrt_topology: topology not implemented for "
                                   f"{platform!r}")
@@ -202,7 +202,7 @@ def _register_builtin_factories() -> None:
     register_backend_factory("cpu", xla_client.make_cpu_client, priority=0, fail_quietly=False)
     for gpu in _gpu.GPU_PLUGINS:
         factory = functools.partial(xla_client.make_gpu_client, platform_name=gpu)
-        _STATE.builtin_gpu_factories[gpu] = factory
+        STATE.builtin_gpu_factories[gpu] = factory
         register_backend_factory(gpu, factory, priority=200, fail_quietly=True)
 
 

@@ -2,7 +2,7 @@
 ``PJRT_CONFORMANCE_WORKER_PRELOAD``): every CPU client compiles ``stablehlo.all_reduce``
 as its operand, so each device keeps its own contribution and drops every other
 process's (a collective that never leaves the host). The rewrite is structural
-(:mod:`tests.mutants.rewrite`), whatever syntax jax prints ``replica_groups`` in."""
+(:mod:`tests.mutants.stablehlo_rewrite`), whatever syntax jax prints ``replica_groups`` in."""
 
 from runtime import xla_client
 from tests.mutants.base import rewriting

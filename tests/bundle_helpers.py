@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import conformance
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.verdict import profiles
 from conformance.certification.verdict import report
 from conformance.certification.verdict.decide import (CERTIFIED, NO_PROFILE, NO_PROFILE_REASON,
@@ -32,7 +32,7 @@ def crafted(tmp_path, name="b", **status):
                                      message="boom" if pid in status else ""))
     doc = report.build(results, collected=len(results), header=HEADER, profile=prof,
                        device_count=1)
-    return bundle.write(doc, tmp_path / name).parent
+    return bundle_files.write(doc, tmp_path / name).parent
 
 
 def cli(*args):
@@ -54,20 +54,20 @@ def rewrite(path, fn, *, render=False):
         (path / "report.md").write_text(report_md.render(doc), encoding="utf-8")
         (path / "report.html").write_text(report_html.render(doc), encoding="utf-8")
     names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()
-                   and p.relative_to(path).as_posix() not in (bundle.MANIFEST,
-                                                              bundle.MANIFEST + ".sig"))
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in names]
-    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+                   and p.relative_to(path).as_posix() not in (bundle_files.MANIFEST,
+                                                              bundle_files.MANIFEST + ".sig"))
+    lines = [f"{bundle_files.sha256_file(path / n)}  {n}" for n in names]
+    (path / bundle_files.MANIFEST).write_text("\n".join(lines) + "\n")
 
 
 def main(capsys, *args):
     """``pjrt-conformance ARGS`` in this process (faster than :func:`cli`): an object with
     ``returncode``, ``stdout`` and ``stderr``; an exception escaping main fails the test."""
-    from conformance import cli as cli_module
+    import conformance.cli
 
     capsys.readouterr()
     try:
-        rc = cli_module.main([str(a) for a in args])
+        rc = conformance.cli.main([str(a) for a in args])
     except SystemExit as exc:          # argparse's usage errors
         rc = exc.code
     out = capsys.readouterr()

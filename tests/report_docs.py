@@ -9,7 +9,7 @@ import copy
 import numpy as np
 
 import conformance
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.results import records
 from conformance.certification.verdict import report
 from conformance.helpers import ulp_stats
@@ -87,5 +87,5 @@ def doc(*, attributed: bool = False) -> dict:
             if f is not None:
                 r.update(attribution=f["attribution"], defect=f["defect"],
                          evidence=f["evidence"])
-        d["stack_findings"] = attribution.stack_findings(d["results"])
+        d["stack_findings"] = attribution_sources.stack_findings(d["results"])
     return d

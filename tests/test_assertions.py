@@ -5,16 +5,16 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import shape_helpers as sh
-from conformance.helpers import strategies as hh
+from conformance.helpers import dtype_helpers
+from conformance.helpers import shape_helpers
+from conformance.helpers import strategies
 
 
 def test_bitwise_equal_passes_on_identical_bits():
     x = np.array([0.0, -0.0, np.nan, np.inf], np.float32)
-    ph.assert_bitwise_equal(x.copy(), x, call="c")
+    assertions.assert_bitwise_equal(x.copy(), x, call="c")
 
 
 @pytest.mark.parametrize("out,expected,fragment", [
@@ -29,7 +29,7 @@ def test_bitwise_equal_passes_on_identical_bits():
 ])
 def test_bitwise_equal_fails_with_message(out, expected, fragment):
     with pytest.raises(AssertionError) as info:
-        ph.assert_bitwise_equal(out, expected, call="call(x)")
+        assertions.assert_bitwise_equal(out, expected, call="call(x)")
     assert fragment in str(info.value), str(info.value)
 
 
@@ -37,64 +37,67 @@ def test_bitwise_equal_nan_payloads():
     quiet = np.array([np.nan], np.float32)
     payload = (quiet.view(np.uint32) | np.uint32(1)).view(np.float32)
     with pytest.raises(AssertionError):
-        ph.assert_bitwise_equal(payload, quiet, call="c")
-    ph.assert_bitwise_equal(payload, quiet, call="c", nan_payloads=False)
+        assertions.assert_bitwise_equal(payload, quiet, call="c")
+    assertions.assert_bitwise_equal(payload, quiet, call="c", nan_payloads=False)
     with pytest.raises(AssertionError):  # NaN where a number is expected still fails
-        ph.assert_bitwise_equal(quiet, np.array([1.0], np.float32), call="c", nan_payloads=False)
+        assertions.assert_bitwise_equal(quiet, np.array([1.0], np.float32), call="c",
+                                        nan_payloads=False)
 
 
 def test_bitwise_equal_bfloat16_and_int4():
     b = np.array([1.5, -0.0], ml_dtypes.bfloat16)
-    ph.assert_bitwise_equal(b.copy(), b, call="c")
+    assertions.assert_bitwise_equal(b.copy(), b, call="c")
     with pytest.raises(AssertionError):
-        ph.assert_bitwise_equal(np.array([1.5, 0.0], ml_dtypes.bfloat16), b, call="c")
+        assertions.assert_bitwise_equal(np.array([1.5, 0.0], ml_dtypes.bfloat16), b, call="c")
     i4 = np.array([-8, 7], ml_dtypes.int4)
     with pytest.raises(AssertionError):
-        ph.assert_bitwise_equal(np.array([-8, 6], ml_dtypes.int4), i4, call="c")
+        assertions.assert_bitwise_equal(np.array([-8, 6], ml_dtypes.int4), i4, call="c")
 
 
 def test_allclose_tolerance_nan_inf():
     want = np.array([1.0, np.nan, np.inf, 0.0], np.float32)
-    ph.assert_allclose(want + np.float32(1e-7), want, rtol=1e-6, atol=1e-6, call="c")
+    assertions.assert_allclose(want + np.float32(1e-7), want, rtol=1e-6, atol=1e-6, call="c")
     for got in ([1.1, np.nan, np.inf, 0.0], [1.0, 0.0, np.inf, 0.0], [1.0, np.nan, -np.inf, 0.0]):
         with pytest.raises(AssertionError, match=r"\[c\]"):
-            ph.assert_allclose(np.array(got, np.float32), want, rtol=1e-6, atol=1e-6, call="c")
+            assertions.assert_allclose(np.array(got, np.float32), want,
+                                       rtol=1e-6, atol=1e-6, call="c")
 
 
 def test_allclose_complex_components():
     want = np.array([complex(np.nan, np.inf)], np.complex64)
-    ph.assert_allclose(want.copy(), want, rtol=0, atol=0, call="c")
+    assertions.assert_allclose(want.copy(), want, rtol=0, atol=0, call="c")
     with pytest.raises(AssertionError):
-        ph.assert_allclose(np.array([complex(np.nan, -np.inf)], np.complex64), want, rtol=0,
-                           atol=0, call="c")
+        assertions.assert_allclose(np.array([complex(np.nan, -np.inf)], np.complex64), want, rtol=0,
+                                   atol=0, call="c")
 
 
 def test_exact_fails_on_integer_difference():
     with pytest.raises(AssertionError, match="1 of 3 elements"):
-        ph.assert_exact(np.array([1, 2, 3]), np.array([1, 2, 4]), call="c")
+        assertions.assert_exact(np.array([1, 2, 3]), np.array([1, 2, 4]), call="c")
 
 
 def test_strategies_validate_arguments():
     with pytest.raises(ValueError, match="min_dims"):
-        hh.shapes(min_dims=3, max_dims=1)
+        strategies.shapes(min_dims=3, max_dims=1)
     with pytest.raises(ValueError, match="min_value"):
-        hh.finite_arrays(dh.BY_NAME["float32"], (2,), min_value=2, max_value=1)
+        strategies.finite_arrays(dtype_helpers.BY_NAME["float32"], (2,), min_value=2, max_value=1)
     with pytest.raises(TypeError, match="argument 'dt'"):
-        hh.bit_patterns(np.float32, (2,))
+        strategies.bit_patterns(np.float32, (2,))
     with pytest.raises(ValueError, match="layout"):
-        sh.with_layout(np.zeros(3), "diagonal")
+        shape_helpers.with_layout(np.zeros(3), "diagonal")
 
 
-@given(x=hh.finite_arrays(dh.BY_NAME["bfloat16"], (4,), min_value=-2.0, max_value=3.0))
+@given(x=strategies.finite_arrays(dtype_helpers.BY_NAME["bfloat16"], (4,), min_value=-2.0,
+                                  max_value=3.0))
 def test_finite_arrays_respect_dtype_and_bounds(x):
     assert x.dtype == ml_dtypes.bfloat16
     assert np.all(x.astype(np.float32) >= -2.0) and np.all(x.astype(np.float32) <= 3.0)
 
 
-@pytest.mark.parametrize("layout", sh.LAYOUTS)
+@pytest.mark.parametrize("layout", shape_helpers.LAYOUTS)
 def test_layouts_keep_values(layout):
     x = np.arange(24, dtype=np.int16).reshape(4, 6)
-    y = sh.with_layout(x, layout)
+    y = shape_helpers.with_layout(x, layout)
     assert np.array_equal(x, y)
     if layout != "c":
         assert not y.flags.c_contiguous
@@ -102,13 +105,13 @@ def test_layouts_keep_values(layout):
 
 def test_gate_skips_capability_but_not_core():
     with pytest.raises(pytest.skip.Exception, match="not_supported: capability bf16"):
-        with capabilities.gated(dh.BY_NAME["bfloat16"], "call"):
+        with capabilities.gated(dtype_helpers.BY_NAME["bfloat16"], "call"):
             raise ValueError("no bf16 here")
     with pytest.raises(ValueError):
-        with capabilities.gated(dh.BY_NAME["float32"], "call"):
+        with capabilities.gated(dtype_helpers.BY_NAME["float32"], "call"):
             raise ValueError("core dtypes are mandatory")
     with pytest.raises(AssertionError):  # wrong results are never gated
-        with capabilities.gated(dh.BY_NAME["bfloat16"], "call"):
+        with capabilities.gated(dtype_helpers.BY_NAME["bfloat16"], "call"):
             raise AssertionError("wrong result")
 
 
@@ -135,7 +138,7 @@ def test_ulp_close_passes_within_tolerance_and_on_matching_specials():
     want = np.array([1.0, np.inf, -np.inf, np.nan, 0.0], np.float32)
     got = want.copy()
     got[0] = _next(np.array([1.0], np.float32), 2)[0]
-    ph.assert_ulp_close(got, want, max_ulp=2, call="c")
+    assertions.assert_ulp_close(got, want, max_ulp=2, call="c")
 
 
 @pytest.mark.parametrize("got,want,kw,fragment", [
@@ -154,13 +157,13 @@ def test_ulp_close_passes_within_tolerance_and_on_matching_specials():
 ])
 def test_ulp_close_fails_with_message(got, want, kw, fragment):
     with pytest.raises(AssertionError) as info:
-        ph.assert_ulp_close(got, want, call="call(x)", **kw)
+        assertions.assert_ulp_close(got, want, call="call(x)", **kw)
     assert fragment in str(info.value) and "[call(x)]" in str(info.value), str(info.value)
 
 
 def test_ulp_close_atol_admits_small_absolute_errors():
-    ph.assert_ulp_close(np.array([1e-30], np.float32), np.array([0.0], np.float32), max_ulp=0,
-                        atol=1e-20, call="c")
+    assertions.assert_ulp_close(np.array([1e-30], np.float32), np.array([0.0], np.float32),
+                                max_ulp=0, atol=1e-20, call="c")
 
 
 def test_ordered_bits_rejects_integers():
@@ -172,30 +175,33 @@ def test_ordered_bits_rejects_integers():
 
 def test_within_bound_passes_inside_and_fails_outside_with_message():
     want = np.array([1.0, 2.0, 3.0], np.float32)
-    ph.assert_within_bound(want + np.float32(0.1), want, np.full(3, 0.2), bound_name="b",
-                           call="c")
+    assertions.assert_within_bound(want + np.float32(0.1), want, np.full(3, 0.2), bound_name="b",
+                                   call="c")
     with pytest.raises(AssertionError, match=r"1 of 3 elements by more than the k\*eps bound "
                                              r"\(worst excess 0\.3\) \[call\(x\)\]"):
         got = want.copy()
         got[1] += np.float32(0.5)
-        ph.assert_within_bound(got, want, np.full(3, 0.2), bound_name="k*eps", call="call(x)")
+        assertions.assert_within_bound(got, want, np.full(3, 0.2), bound_name="k*eps",
+                                       call="call(x)")
     with pytest.raises(AssertionError, match="1 of 1 elements"):
-        ph.assert_within_bound(np.array([np.nan]), np.array([1.0]), np.array([1e9]),
-                               bound_name="b", call="c")
+        assertions.assert_within_bound(np.array([np.nan]), np.array([1.0]), np.array([1e9]),
+                                       bound_name="b", call="c")
     with pytest.raises(AssertionError, match="out.dtype=float64"):
-        ph.assert_within_bound(want.astype(np.float64), want, np.ones(3), bound_name="b",
-                               call="c")
+        assertions.assert_within_bound(want.astype(np.float64), want, np.ones(3), bound_name="b",
+                                       call="c")
 
 
 def test_residual_ratio_passes_small_and_fails_large_or_nan():
     eps = float(np.finfo(np.float32).eps)
-    ph.assert_residual_ratio(np.full((4, 4), eps), 1.0, n=4, eps=eps, what="A - LU", call="c")
+    assertions.assert_residual_ratio(np.full((4, 4), eps), 1.0, n=4,
+                                     eps=eps, what="A - LU", call="c")
     with pytest.raises(AssertionError, match=r"A - LU: residual ratio .* = 100, above LAPACK's "
                                              r"threshold 30 .*\[call\(x\)\]"):
-        ph.assert_residual_ratio(np.full((4, 4), 100 * eps), 4.0, n=1, eps=eps, what="A - LU",
-                                 call="call(x)")
+        assertions.assert_residual_ratio(np.full((4, 4), 100 * eps), 4.0, n=1, eps=eps,
+                                         what="A - LU", call="call(x)")
     with pytest.raises(AssertionError, match="nan"):
-        ph.assert_residual_ratio(np.full((2, 2), np.nan), 1.0, n=2, eps=eps, what="r", call="c")
+        assertions.assert_residual_ratio(
+            np.full((2, 2), np.nan), 1.0, n=2, eps=eps, what="r", call="c")
 
 
 def test_subnormals_are_found_and_flushed_with_their_sign():
@@ -214,11 +220,11 @@ def test_subnormals_are_found_and_flushed_with_their_sign():
 
 def test_within_bound_matches_nan_and_infinities_without_nan_excess():
     want = np.array([np.inf, -np.inf, np.nan, 1.0], np.float32)
-    ph.assert_within_bound(want.copy(), want, np.zeros(4), bound_name="b", call="c")
+    assertions.assert_within_bound(want.copy(), want, np.zeros(4), bound_name="b", call="c")
     for got in ([-np.inf, -np.inf, np.nan, 1.0], [np.inf, -np.inf, 1.0, 1.0],
                 [np.inf, -np.inf, np.nan, np.inf], [3e38, -np.inf, np.nan, 1.0]):
         with pytest.raises(AssertionError, match="1 of 4 elements"):
-            ph.assert_within_bound(np.array(got, np.float32), want, np.full(4, 1e30),
-                                   bound_name="b", call="c")
+            assertions.assert_within_bound(np.array(got, np.float32), want, np.full(4, 1e30),
+                                           bound_name="b", call="c")
     with pytest.raises(TypeError, match="bound_name"):
-        ph.assert_within_bound(want, want, np.zeros(4), call="c")
+        assertions.assert_within_bound(want, want, np.zeros(4), call="c")

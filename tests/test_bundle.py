@@ -7,102 +7,103 @@ import subprocess
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import diff
 from conformance.certification.verdict import profiles
-from tests.bundle_helpers import cli as _cli, crafted as _crafted, rewrite as _rewrite
+from tests.bundle_helpers import cli, crafted, rewrite
 
 
 def test_crafted_certified_bundle_verifies(tmp_path):
-    path = _crafted(tmp_path)
-    assert sorted(p.name for p in path.iterdir()) == sorted(bundle.FILES + (bundle.MANIFEST,))
-    result = bundle.verify(path)
+    path = crafted(tmp_path)
+    assert sorted(p.name for p in path.iterdir()) == sorted(
+        bundle_files.FILES + (bundle_files.MANIFEST,))
+    result = bundle_files.verify(path)
     assert result.valid and result.verdict == "certified" and \
         result.profile == profiles.DEFAULT_PROFILE, result.problems
-    proc = _cli("verify", str(path))
+    proc = cli("verify", str(path))
     assert proc.returncode == 0 and "intact; verdict CERTIFIED (profile " in proc.stdout
 
 
 def test_tampered_file_is_detected(tmp_path):
-    path = _crafted(tmp_path)
+    path = crafted(tmp_path)
     html = (path / "report.html").read_text().replace("CERTIFIED", "CERTIFIED!")
     (path / "report.html").write_text(html)
-    proc = _cli("verify", str(path))
+    proc = cli("verify", str(path))
     assert proc.returncode == 3 and "report.html was modified" in proc.stdout
 
 
 def test_extra_and_missing_files_are_detected(tmp_path):
-    path = _crafted(tmp_path)
+    path = crafted(tmp_path)
     (path / "notes.txt").write_text("x")
     (path / "junit.xml").unlink()
-    problems = bundle.verify(path).problems
+    problems = bundle_files.verify(path).problems
     assert "notes.txt is not listed in MANIFEST.sha256" in problems
     assert "junit.xml is listed in MANIFEST.sha256 but missing" in problems
 
 
 def test_truncated_run_is_detected(tmp_path):
-    path = _crafted(tmp_path)
-    _rewrite(path, lambda d: d["results"].pop())          # a result silently dropped
-    problems = " ".join(bundle.verify(path).problems)
+    path = crafted(tmp_path)
+    rewrite(path, lambda d: d["results"].pop())          # a result silently dropped
+    problems = " ".join(bundle_files.verify(path).problems)
     assert "counts disagree" in problems and "differs from the verdict recomputed" in problems
     assert "missing" in problems
 
 
 def test_count_mismatch_is_detected(tmp_path):
-    path = _crafted(tmp_path)
+    path = crafted(tmp_path)
 
     def inflate(d):
         d["summary"]["by_status"]["pass"] += 5
-    _rewrite(path, inflate)
-    assert any("by_status['pass']" in p for p in bundle.verify(path).problems)
+    rewrite(path, inflate)
+    assert any("by_status['pass']" in p for p in bundle_files.verify(path).problems)
 
 
 def test_forged_verdict_is_detected(tmp_path):
     pid = "test_lifecycle.py::test_use_after_delete_raises[is_ready]"
-    path = _crafted(tmp_path, **{pid: "crash"})
+    path = crafted(tmp_path, **{pid: "crash"})
 
     def forge(d):
         d["verdict"], d["verdict_reasons"] = "certified", []
-    _rewrite(path, forge)
-    result = bundle.verify(path)
+    rewrite(path, forge)
+    result = bundle_files.verify(path)
     assert not result.valid and any("recomputed" in p for p in result.problems)
 
 
 def test_schema_violation_is_detected(tmp_path):
-    path = _crafted(tmp_path)
-    _rewrite(path, lambda d: d["results"][0].update(status="passed-ish"))
-    problems = bundle.verify(path).problems
+    path = crafted(tmp_path)
+    rewrite(path, lambda d: d["results"][0].update(status="passed-ish"))
+    problems = bundle_files.verify(path).problems
     assert any("does not match schema 3 at results/0/status" in p for p in problems), problems
 
 
 def test_profile_mismatch_is_detected(tmp_path):
-    path = _crafted(tmp_path)
-    _rewrite(path, lambda d: d["profile"].update(sha256="f" * 64))
-    assert any("differs from the shipped one" in p for p in bundle.verify(path).problems)
+    path = crafted(tmp_path)
+    rewrite(path, lambda d: d["profile"].update(sha256="f" * 64))
+    assert any("differs from the shipped one" in p for p in bundle_files.verify(path).problems)
 
 
 def test_not_a_bundle(tmp_path):
-    assert _cli("verify", str(tmp_path / "none")).returncode == 3
+    assert cli("verify", str(tmp_path / "none")).returncode == 3
 
 
 def test_diff_of_two_crafted_bundles(tmp_path):
     crash = "test_lifecycle.py::test_use_after_delete_raises[is_ready]"
     wrong = "test_transfer.py::test_round_trip_bit_exact[{device}-int32]"
-    old = _crafted(tmp_path, "old", **{crash: "crash"})
-    new = _crafted(tmp_path, "new", **{wrong: "fail_wrong_result"})
+    old = crafted(tmp_path, "old", **{crash: "crash"})
+    new = crafted(tmp_path, "new", **{wrong: "fail_wrong_result"})
     changes = diff.compare(diff.load(old), diff.load(new))
     assert [c[0] for c in changes["new_failures"]] == [
         "conformance/" + wrong.replace("{device}", "cpu:0")]
     assert changes["fixes"] == [("conformance/" + crash, "crash", "pass")]
     assert ("verdict", "not certified", "not certified") not in changes["environment"]
-    proc = _cli("diff", str(old), str(new))
+    proc = cli("diff", str(old), str(new))
     assert proc.returncode == 1 and "New failures (1):" in proc.stdout and "Fixes (1):" in \
         proc.stdout    # exit 1: a regression
 
 
 def test_diff_reports_changed_environment(tmp_path):
-    old, new = _crafted(tmp_path, "old"), _crafted(tmp_path, "new")
-    _rewrite(new, lambda d: d["environment"].update(jaxlib="0.11.0"))
+    old, new = crafted(tmp_path, "old"), crafted(tmp_path, "new")
+    rewrite(new, lambda d: d["environment"].update(jaxlib="0.11.0"))
     changes = diff.compare(diff.load(old), diff.load(new))
     assert ("environment.jaxlib", "0.10.2", "0.11.0") in changes["environment"]
 
@@ -139,7 +140,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
                                              "installs it when apt-get is available)")
 def test_html_report_renders_in_headless_chromium(tmp_path):
     pid = "test_transfer.py::test_round_trip_bit_exact[{device}-int32]"
-    path = _crafted(tmp_path, **{pid: "fail_wrong_result"})
+    path = crafted(tmp_path, **{pid: "fail_wrong_result"})
     proc = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                            "--disable-background-networking", "--disable-component-update",
                            "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",

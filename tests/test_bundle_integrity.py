@@ -24,7 +24,7 @@ import hypothesis.strategies as st
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.results import runlog
 from conformance.session import results_log
 
@@ -46,7 +46,7 @@ def _cli(out, *extra, select=SELECT):
 
 
 def _verified(path: Path, *verdicts: str) -> dict:
-    check = bundle.verify(path)
+    check = bundle_files.verify(path)
     assert check.valid, (path, check.problems)
     doc = json.loads((path / "report.json").read_text())
     assert not verdicts or doc["verdict"] in verdicts, doc["verdict"]
@@ -132,10 +132,10 @@ def test_a_real_run_cancelled_or_killed_at_a_drawn_moment_verifies(tmp_path_fact
         output = proc.communicate(timeout=240)[0]
     finally:
         proc.kill()
-    if not (out / bundle.MANIFEST).exists():   # no bundle (yet): finalize builds it
+    if not (out / bundle_files.MANIFEST).exists():   # no bundle (yet): finalize builds it
         code = cli.main(["finalize", str(out)])
         if not (out / results_log.RUN_FILE).exists():   # died before it began
-            assert code == 2 and not (out / bundle.MANIFEST).exists(), output[-2000:]
+            assert code == 2 and not (out / bundle_files.MANIFEST).exists(), output[-2000:]
             return
         assert code == 0, output[-2000:]
     _verified(out)
@@ -153,7 +153,7 @@ def test_merge_writes_a_verified_bundle_or_nothing(written, tmp_path_factory, or
     parts = []
     for name in ("s1", "s2"):
         parts.append(Path(shutil.copytree(written / name, root / name)))
-    before = [(p / bundle.MANIFEST).read_bytes() for p in parts]
+    before = [(p / bundle_files.MANIFEST).read_bytes() for p in parts]
     out = {"new": root / "merged", "part": parts[order[0]],
            "inside part": parts[order[1]] / "nested", "holds the parts": root}[where]
     code = cli.main(["merge", *(str(parts[i]) for i in order), "--output", str(out),
@@ -162,7 +162,7 @@ def test_merge_writes_a_verified_bundle_or_nothing(written, tmp_path_factory, or
     if code == 0:
         _verified(out, "certified", "not certified")
     for part, manifest in zip(parts, before):
-        assert (part / bundle.MANIFEST).read_bytes() == manifest
+        assert (part / bundle_files.MANIFEST).read_bytes() == manifest
         _verified(part)
     assert where == "new" or not (parts[order[1]] / "nested").exists()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import local_paths
 from tests.bundle_helpers import crafted
 
@@ -41,7 +41,7 @@ def _bundles():
     from conformance import docsgen
 
     tracked = docsgen.committed_folders(REPORTS.parent)
-    return sorted(p.parent for p in REPORTS.rglob(bundle.MANIFEST)
+    return sorted(p.parent for p in REPORTS.rglob(bundle_files.MANIFEST)
                   if tracked is None or p.parent.relative_to(REPORTS).as_posix() in tracked)
 
 
@@ -85,7 +85,7 @@ def _with_local_paths(doc):
 def test_fresh_bundle_holds_no_local_path(tmp_path):
     doc = json.loads((crafted(tmp_path) / "report.json").read_text())
     out = tmp_path / "fresh"
-    bundle.write(_with_local_paths(doc), out)
+    bundle_files.write(_with_local_paths(doc), out)
     assert (out / "repro" / "test_x.test_y-a.py").is_file()
     assert scan(out) == []
     loaded = json.loads((out / "report.json").read_text())["platform"]["loaded"]
@@ -140,10 +140,10 @@ def test_a_log_that_cannot_be_packed_is_kept_without_local_paths(tmp_path, capsy
     assert local_paths.offenders(raw.decode("utf-8", "replace"))
     os.utime(out / runlog.LOG, ns=(10**18, 10**18))
     assert results_log.pack(out) is None
-    bundle.write(doc, out, extra=results_log.EXTRA)
+    bundle_files.write(doc, out, extra=results_log.EXTRA)
     assert "kept unpacked" in capsys.readouterr().err
     assert not (out / runlog.PACKED).exists() and (out / runlog.LOG).is_file()
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid, check.problems
     assert scan(out) == []
     kept = (out / runlog.LOG).read_bytes()

@@ -12,9 +12,9 @@ import types
 
 import pytest
 
-from conformance.certification.verdict import decide, profiles
+from conformance.certification.verdict import plugin_verdict, profiles
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from runtime.xla_client import XlaRuntimeError
 
 
@@ -40,12 +40,12 @@ def test_requires_marks_every_capability():
 
 
 def test_param_carries_the_dtype_capability_and_more():
-    (mark,) = capabilities.param(dh.BY_NAME["bfloat16"], "multi_device").marks
+    (mark,) = capabilities.param(dtype_helpers.BY_NAME["bfloat16"], "multi_device").marks
     assert mark.args == ("bf16", "multi_device")
-    (mark,) = capabilities.param(dh.BY_NAME["float32"], "donation").marks  # core dtype
+    (mark,) = capabilities.param(dtype_helpers.BY_NAME["float32"], "donation").marks  # core dtype
     assert mark.args == ("donation",)
-    assert not capabilities.param(dh.BY_NAME["float32"]).marks
-    assert capabilities.param(dh.BY_NAME["bfloat16"]).marks[0].args == ("bf16",)
+    assert not capabilities.param(dtype_helpers.BY_NAME["float32"]).marks
+    assert capabilities.param(dtype_helpers.BY_NAME["bfloat16"]).marks[0].args == ("bf16",)
 
 
 def test_required_collects_every_mark_once():
@@ -70,11 +70,12 @@ def test_tier_of_several_capabilities_is_one_joined_tier():
 
 def test_several_capabilities_are_mandatory_only_when_all_are_declared():
     tier = "capability:bf16+donation"
-    assert not decide.mandatory(tier, [])
-    assert not decide.mandatory(tier, ["bf16"])
-    assert not decide.mandatory(tier, ["donation", "f64"])
-    assert decide.mandatory(tier, ["donation", "bf16"])
-    assert decide.mandatory("capability:bf16", ["bf16"]) and decide.mandatory("core", [])
+    assert not plugin_verdict.mandatory(tier, [])
+    assert not plugin_verdict.mandatory(tier, ["bf16"])
+    assert not plugin_verdict.mandatory(tier, ["donation", "f64"])
+    assert plugin_verdict.mandatory(tier, ["donation", "bf16"])
+    assert plugin_verdict.mandatory("capability:bf16", ["bf16"])
+    assert plugin_verdict.mandatory("core", [])
 
 
 def test_a_profile_may_hold_a_joined_tier(tmp_path):
@@ -98,7 +99,7 @@ def test_not_supported_when_any_required_capability_is_missing():
 
 
 def test_gated_names_every_capability_of_a_call():
-    bf16, f64, f32 = (dh.BY_NAME[n] for n in ("bfloat16", "float64", "float32"))
+    bf16, f64, f32 = (dtype_helpers.BY_NAME[n] for n in ("bfloat16", "float64", "float32"))
     with pytest.raises(capabilities.NotSupported,
                        match=r"capability bf16\+f64 \(bfloat16, float64\): convert raised"):
         with capabilities.gated([bf16, f64], "convert"):
@@ -107,7 +108,7 @@ def test_gated_names_every_capability_of_a_call():
         with capabilities.gated([f32, f64], "convert"):
             raise XlaRuntimeError("UNIMPLEMENTED: no f64")
     with pytest.raises(XlaRuntimeError):   # all core: a failure
-        with capabilities.gated([f32, dh.BY_NAME["int32"]], "convert"):
+        with capabilities.gated([f32, dtype_helpers.BY_NAME["int32"]], "convert"):
             raise XlaRuntimeError("UNIMPLEMENTED: no f32")
     with pytest.raises(capabilities.NotSupported, match=r"capability bf16 \(bfloat16\)"):
         with capabilities.gated(bf16, "one dtype, as before"):
@@ -115,7 +116,7 @@ def test_gated_names_every_capability_of_a_call():
 
 
 def test_the_session_knows_a_one_device_platform_lacks_multi_device():
-    from conformance.session import state as session_state
+    from conformance.session import session_state
 
     def state_with(count):
         s = session_state.SessionState(types.SimpleNamespace(getoption=lambda *a: None),

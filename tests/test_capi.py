@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from conformance import capi
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import repro
 from conformance.helpers import reproduction
 from conformance.processes import runner
@@ -186,21 +186,21 @@ def _passing(record: dict) -> dict:
 def test_bundle_repros_reproduce_in_a_fresh_process(special_values_run, tmp_path):
     path, doc = special_values_run
     out = path / "out"
-    listed = (out / bundle.MANIFEST).read_text()
+    listed = (out / bundle_files.MANIFEST).read_text()
     scripts = sorted(p for p in (out / repro.DIR).glob("*.py") if p.name != repro.SHARED)
     assert len(scripts) == len(doc["failures"]) == 2
     assert (out / repro.DIR / repro.SHARED).is_file()   # the checks, written once
     assert all(f"{repro.DIR}/{p.name}" in listed for p in scripts)
-    assert bundle.verify(out).problems == []
+    assert bundle_files.verify(out).problems == []
     copy = tmp_path / "tampered"
     shutil.copytree(out, copy)
     with open(copy / repro.DIR / scripts[0].name, "a") as f:
         f.write("sys.exit(0)\n")  # a rewritten reproduction no longer matches its hash
     (copy / repro.DIR / "extra.py").write_text("")
-    problems = bundle.verify(copy).problems
+    problems = bundle_files.verify(copy).problems
     assert f"{repro.DIR}/{scripts[0].name} was modified: its sha256 differs from " \
-           f"{bundle.MANIFEST}" in problems
-    assert f"{repro.DIR}/extra.py is not listed in {bundle.MANIFEST}" in problems
+           f"{bundle_files.MANIFEST}" in problems
+    assert f"{repro.DIR}/extra.py is not listed in {bundle_files.MANIFEST}" in problems
     for script in scripts + [out / repro.DIR / repro.SHARED]:
         text = script.read_text()
         assert not re.search(r"^\s*(import|from)\s+(conformance|runtime|tests|pytest)\b",

@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import ulp
 from conformance.programs import catalog
 
@@ -16,14 +16,15 @@ def test_rtol_is_never_tighter_than_the_ulp_bound(name):
     """1 ULP of a normal x is at most eps*|x|: a value check with ``rtol`` must accept
     every result that the ULP check accepts."""
     entry = ulp.TOLERANCE[name]
-    real = ml_dtypes.finfo(dh.BY_NAME[name].dtype)
+    real = ml_dtypes.finfo(dtype_helpers.BY_NAME[name].dtype)
     assert entry.rtol > 0 and entry.rtol >= (entry.ulp or 0) * float(real.eps), entry
 
 
 def test_tolerance_lookups():
-    assert dh.tolerance(dh.BY_NAME["int8"]) == 0.0 and dh.tolerance(dh.BY_NAME["bool"]) == 0.0
-    for dt in dh.FLOATS + dh.COMPLEX:
-        assert dh.tolerance(dt) == ulp.rtol(dt.name) == ulp.TOLERANCE[dt.name].rtol
+    assert dtype_helpers.tolerance(dtype_helpers.BY_NAME["int8"]) == 0.0
+    assert dtype_helpers.tolerance(dtype_helpers.BY_NAME["bool"]) == 0.0
+    for dt in dtype_helpers.FLOATS + dtype_helpers.COMPLEX:
+        assert dtype_helpers.tolerance(dt) == ulp.rtol(dt.name) == ulp.TOLERANCE[dt.name].rtol
     assert ulp.max_ulp("float32") == ulp.TOLERANCE["float32"].ulp
     with pytest.raises(KeyError, match="no ULP tolerance for 'complex64'; table has .*float32"):
         ulp.max_ulp("complex64")
@@ -51,7 +52,7 @@ _NUMPY_WRAPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
 
 
 @pytest.mark.parametrize("name", sorted(_NUMPY_WRAPS))
-@pytest.mark.parametrize("dt", dh.INTS + dh.UINTS, ids=lambda d: d.name)
+@pytest.mark.parametrize("dt", dtype_helpers.INTS + dtype_helpers.UINTS, ids=lambda d: d.name)
 def test_integer_references_wrap_like_numpy(name, dt):
     """The Python-integer references agree with NumPy's own two's complement arithmetic
     on the extremes and random values, in dtype and shape."""

@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from conformance.certification.verdict import decide as certification
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.verdict import profiles
 from conformance.certification.catalog import waivers
-from conformance.certification.verdict.decide import CERTIFIED, NOT_CERTIFIED
+from conformance.certification.verdict.plugin_verdict import CERTIFIED, NOT_CERTIFIED
 from tests.bundle_helpers import flagged
 
 PROFILE = profiles.Profile("t", 1, {"test_a.py::t_core[{device}]": "core",
@@ -33,9 +33,9 @@ def _results(**status):
 
 
 def _decide(results, *, declared=(), collected=None, profile=PROFILE, errors=()):
-    return certification.decide(results, collected=len(results) if collected is None
-                                else collected, profile=profile, declared=list(declared),
-                                device_count=2, errors=list(errors))
+    return plugin_verdict.decide(results, collected=len(results) if collected is None
+                                 else collected, profile=profile, declared=list(declared),
+                                 device_count=2, errors=list(errors))
 
 
 def test_complete_passing_run_is_certified():

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.programs import sharded as sp
-from conformance.programs.cache import ProgramCache, lower
-from tests.mutants import CATALOG, rewrite
+from conformance.programs import sharded_programs
+from conformance.programs.compiled_programs import ProgramCache, lower
+from tests.mutants import CATALOG, stablehlo_rewrite
 from tests.test_mutant_rewrite import _op_names, _run
 
 RNG = np.random.default_rng(0)
@@ -66,7 +66,7 @@ def _outputs(client, mutant, name, fn, args):
 def test_composition_mutant_breaks_the_composed_program(client, mutant):
     fn, args, expected, _ = CASES[mutant]
     text = _lowered(client, fn, args)
-    changed = rewrite.apply(text, CATALOG[mutant].client.mutation, mutant)
+    changed = stablehlo_rewrite.apply(text, CATALOG[mutant].client.mutation, mutant)
     assert changed is not None and changed != text
     for out, want in zip(_outputs(client, None, mutant, fn, args), expected, strict=True):
         np.testing.assert_array_equal(out, want)
@@ -79,7 +79,7 @@ def test_composition_mutant_breaks_the_composed_program(client, mutant):
 def test_composition_mutant_leaves_the_single_op_program_alone(client, mutant):
     _, args, _, single = CASES[mutant]
     text = _lowered(client, single, args)
-    assert rewrite.apply(text, CATALOG[mutant].client.mutation, mutant) is None
+    assert stablehlo_rewrite.apply(text, CATALOG[mutant].client.mutation, mutant) is None
     healthy = _outputs(client, None, "single", single, args)
     for out, want in zip(_outputs(client, mutant, "single", single, args), healthy, strict=True):
         np.testing.assert_array_equal(out, want)
@@ -94,14 +94,14 @@ def _sum_case(client, fn, spec, out_spec=PartitionSpec()):
     x = RNG.integers(-4, 5, (4, 8)).astype(np.float32)
     in_s, out_s = NamedSharding(mesh, spec), NamedSharding(mesh, out_spec)
     expected = np.asarray(fn(x))
-    text = sp.lower(fn, [x], [in_s], out_s, client_platform(client))
+    text = sharded_programs.lower(fn, [x], [in_s], out_s, client_platform(client))
     return fn, x, in_s, out_s, expected, expected.shape, text
 
 
 def test_partitioner_mutant_returns_each_devices_local_partial_sum(client):
     mutant = CATALOG["partitioner-forgets-reduction"]
     case = _sum_case(client, lambda x: jnp.sum(x * 2, axis=1) + 1, PartitionSpec(None, "d"))
-    changed = rewrite.apply(case[-1], mutant.client.mutation, mutant.name)
+    changed = stablehlo_rewrite.apply(case[-1], mutant.client.mutation, mutant.name)
     assert "sdy.manual_computation" in _op_names(changed)
     healthy, problem = _run(None, client, case)
     assert not problem, problem
@@ -133,13 +133,13 @@ def test_partitioner_mutant_breaks_a_data_parallel_gradient_step(client):
     for name, fn, want in [("loss", loss, np.sum((x @ w - y) ** 2)),
                            ("step", lambda w, x, y: w - jax.grad(loss)(w, x, y),
                             w - 2 * x.T @ (x @ w - y))]:
-        text = sp.lower(fn, [w, x, y], shardings, replicated, client_platform(client))
-        assert rewrite.apply(text, mutant.client.mutation, mutant.name) is not None, name
+        text = sharded_programs.lower(fn, [w, x, y], shardings, replicated, client_platform(client))
+        assert stablehlo_rewrite.apply(text, mutant.client.mutation, mutant.name) is not None, name
         outs = {}
         for broken in (None, mutant.client):
             c = broken(client._native) if broken else client
-            outs[broken] = sp.ShardedRunner(c, xc).run(name, fn, [w, x, y], shardings,
-                                                       replicated, np.shape(want))[:2]
+            outs[broken] = sharded_programs.ShardedRunner(c, xc).run(name, fn, [w, x, y], shardings,
+                                                                     replicated, np.shape(want))[:2]
         healthy, problem = outs[None]
         assert not problem, problem
         np.testing.assert_array_equal(healthy, want)
@@ -156,12 +156,12 @@ def test_partitioner_mutant_leaves_sums_over_unsharded_axes_alone(client, fn, sp
     if spec is None:
         x = RNG.integers(-4, 5, (4, 8)).astype(np.float32)
         text = _lowered(client, fn, [x])
-        assert rewrite.apply(text, mutant.client.mutation, mutant.name) is None
+        assert stablehlo_rewrite.apply(text, mutant.client.mutation, mutant.name) is None
         out = _outputs(client, mutant.name, "unsharded", fn, [x])[0]
         np.testing.assert_array_equal(out, np.sum(x, axis=1))
         return
     case = _sum_case(client, fn, spec, PartitionSpec("d"))
-    assert rewrite.apply(case[-1], mutant.client.mutation, mutant.name) is None
+    assert stablehlo_rewrite.apply(case[-1], mutant.client.mutation, mutant.name) is None
     out, problem = _run(mutant.client, client, case)
     assert not problem, problem
     np.testing.assert_array_equal(out, case[4])

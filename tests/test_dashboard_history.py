@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conformance.certification.compare.scoreboard import release_key
-from conformance.dashboard import asv_results, bundles, charts, history, limits, regressions
+from conformance.dashboard import asv_results, bundle_history, charts, history, limits, regressions
 from conformance.dashboard import site
 from conformance.dashboard.errors import MalformedInput
 from tests.test_links_and_rates import dead_links
@@ -74,7 +74,7 @@ def real_site(tmp_path_factory):
     """The dashboard of the committed data (asv results, bundles, GPU limits)."""
     out = tmp_path_factory.mktemp("real") / "site"
     inputs = site.Inputs(results=[asv_results.load(COMMITTED)],
-                         bundles=bundles.collect(ROOT / "reports"),
+                         bundles=bundle_history.collect(ROOT / "reports"),
                          limits=limits.load_dir(ROOT / "benchmarks" / "gpu"),
                          thresholds=regressions.thresholds(ROOT / "asv.conf.json"))
     site.write(inputs, out)
@@ -213,8 +213,10 @@ def test_twenty_series_have_distinct_styles_and_swatches():
 
 def test_release_chart_draws_a_zero_percent_area():
     day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
-    per_release = [bundles.Bundle("cpu", Path(f"b{r}"), day, "x", {"dead": (0, 5), "fine": (5, 5)},
-                                  release=r) for r in ("0.10.2", "0.11.2", "0.12.0.1")]
+    per_release = [
+        bundle_history.Bundle("cpu", Path(f"b{r}"), day, "x", {"dead": (0, 5), "fine": (5, 5)},
+                              release=r) for r in ("0.10.2", "0.11.2", "0.12.0.1")
+    ]
     svg, legend = site._release_chart(per_release)
     assert [n for n, _ in legend] == ["all areas", "dead"]
     assert svg.count("dead: 0 % at") == 3  # a point (with tooltip) at 0% per release
@@ -303,10 +305,10 @@ def test_asv_site_is_linked_when_published(tmp_path):
 
 def test_conformance_changes_between_releases_are_listed():
     day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
-    older = bundles.Bundle("cpu", Path("a"), day, "x", {"same": (3, 4), "moved": (4, 4)},
-                           release="0.10.2")
-    newer = bundles.Bundle("cpu", Path("b"), day, "x", {"same": (3, 4), "moved": (2, 4),
-                                                        "new": (0, 1)}, release="0.11.2")
+    older = bundle_history.Bundle("cpu", Path("a"), day, "x", {"same": (3, 4), "moved": (4, 4)},
+                                  release="0.10.2")
+    newer = bundle_history.Bundle("cpu", Path("b"), day, "x", {"same": (3, 4), "moved": (2, 4),
+                                                               "new": (0, 1)}, release="0.11.2")
     changes = site.area_changes("cpu", site.newest_per_release([newer, older]))
     assert [(a, b.release, c.release) for _, a, b, c in changes] == [
         ("all areas", "0.10.2", "0.11.2"), ("moved", "0.10.2", "0.11.2")]
@@ -318,9 +320,10 @@ def test_a_bundle_in_reports_and_in_matrix_is_shown_once(tmp_path):
     reports, matrix = tmp_path / "reports", tmp_path / "matrix"
     shutil.copytree(src, reports / "cpu" / src.name)
     shutil.copytree(src, matrix / "0.10.2-py3.11")
-    merged, broken = bundles.merge([bundles.collect(reports), bundles.collect(matrix)])
+    merged, broken = bundle_history.merge(
+        [bundle_history.collect(reports), bundle_history.collect(matrix)])
     assert sum(len(v) for v in merged.values()) == 1 and broken == []
-    alone = [sum(len(v) for v in bundles.collect(d)[0].values()) for d in (reports, matrix)]
+    alone = [sum(len(v) for v in bundle_history.collect(d)[0].values()) for d in (reports, matrix)]
     assert alone == [1, 1]  # each folder alone has it: merge removed the copy
 
 
@@ -347,12 +350,12 @@ def test_an_area_with_no_counted_test_is_n_a_not_a_crash(tmp_path):
     """An area whose every test was skipped or not supported has no pass rate (None,
     pass_rate.DEFINITION): the site renders, the area shows n/a, never a rise or fall."""
     day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
-    older = bundles.Bundle("cpu", Path("a"), day, "x", {"skipped": (0, 0), "ok": (3, 4)},
-                           release="0.10.2")
-    newer = bundles.Bundle("cpu", Path("b"), day + datetime.timedelta(days=1), "x",
-                           {"skipped": (3, 4), "ok": (3, 4)}, release="0.11.2")
-    bare = bundles.Bundle("cpu", Path("c"), day + datetime.timedelta(days=2), "x",
-                          {"skipped": (0, 0)}, release="0.12.0")
+    older = bundle_history.Bundle("cpu", Path("a"), day, "x", {"skipped": (0, 0), "ok": (3, 4)},
+                                  release="0.10.2")
+    newer = bundle_history.Bundle("cpu", Path("b"), day + datetime.timedelta(days=1), "x",
+                                  {"skipped": (3, 4), "ok": (3, 4)}, release="0.11.2")
+    bare = bundle_history.Bundle("cpu", Path("c"), day + datetime.timedelta(days=2), "x",
+                                 {"skipped": (0, 0)}, release="0.12.0")
     changes = site.area_changes("cpu", [older, newer, bare])
     assert [(a, b.release) for _, a, b, _ in changes] == [  # all areas 75% -> 75%
         ("skipped", "0.10.2"), ("all areas", "0.11.2"), ("skipped", "0.11.2")]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.dashboard import asv_results, bundles, charts, history, site
+from conformance.dashboard import asv_results, bundle_history, charts, history, site
 
 Image = pytest.importorskip("PIL.Image")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -44,7 +44,7 @@ def _count(img, colour, tol=6):
 
 def _inputs(reports=None):
     return site.Inputs(results=[asv_results.load(FIXTURE)],
-                       bundles=bundles.collect(reports) if reports else None, limits=None)
+                       bundles=bundle_history.collect(reports) if reports else None, limits=None)
 
 
 def test_charts_render_offline(tmp_path):

@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
 from conformance.helpers import float_formats
-from conformance.helpers import moved_bytes as mb
-from conformance.helpers import strategies as hh
+from conformance.helpers import moved_bytes
+from conformance.helpers import strategies
 from tests.mutants import CATALOG  # imported once, before pytester snapshots sys.modules
 
 
@@ -24,7 +24,7 @@ from tests.mutants import CATALOG  # imported once, before pytester snapshots sy
 @given(st.data())
 def test_grid_shapes_are_non_square_and_within_budget(data):
     budget = data.draw(st.integers(10, 50_000))
-    shape = data.draw(hh.grid_shapes(budget, min_dims=2, max_dims=3))
+    shape = data.draw(strategies.grid_shapes(budget, min_dims=2, max_dims=3))
     assert 2 <= len(shape) <= 3 and min(shape) >= 1
     assert math.prod(shape) <= budget, shape
     assert len(set(shape)) > 1, shape
@@ -32,26 +32,27 @@ def test_grid_shapes_are_non_square_and_within_budget(data):
 
 @pytest.mark.parametrize("side", [127, 129, 1025, 4097])
 def test_grid_shapes_reach_both_sides_of_tile_boundaries(side):
-    found = hypothesis.find(hh.grid_shapes(40_000), lambda s: side in s,
+    found = hypothesis.find(strategies.grid_shapes(40_000), lambda s: side in s,
                             settings=settings(max_examples=2000, database=None))
     assert side in found
 
 
 def test_grid_shapes_reject_bad_bounds():
     with pytest.raises(ValueError, match="grid_shapes"):
-        hh.grid_shapes(1, min_dims=2, max_dims=2)
+        strategies.grid_shapes(1, min_dims=2, max_dims=2)
     with pytest.raises(ValueError, match="grid_shapes"):
-        hh.grid_shapes(100, min_dims=3, max_dims=2)
+        strategies.grid_shapes(100, min_dims=3, max_dims=2)
 
 
 def _bits(a: np.ndarray) -> set[int]:
-    return set(np.ascontiguousarray(a).view(dh.uint_view_dtype(a.dtype)).reshape(-1).tolist())
+    return set(
+        np.ascontiguousarray(a).view(dtype_helpers.uint_view_dtype(a.dtype)).reshape(-1).tolist())
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16", "float32", "float64"])
 def test_special_bit_patterns_hold_nan_payloads_and_subnormals(name):
-    dt = dh.BY_NAME[name]
-    sp = hh.special_bit_patterns(dt)
+    dt = dtype_helpers.BY_NAME[name]
+    sp = strategies.special_bit_patterns(dt)
     finfo = ml_dtypes.finfo(dt.dtype)
     with np.errstate(invalid="ignore"):  # signaling NaNs
         wide = sp.astype(np.float64)
@@ -63,21 +64,21 @@ def test_special_bit_patterns_hold_nan_payloads_and_subnormals(name):
     assert len(_bits(nans) - quiet) >= 6, "too few NaN payloads"  # signaling, payloads, -NaN
 
 
-@pytest.mark.parametrize("dt", dh.TRANSFER_DTYPES, ids=str)
+@pytest.mark.parametrize("dt", dtype_helpers.TRANSFER_DTYPES, ids=str)
 @settings(max_examples=3, database=None, deadline=None)
 @given(data=st.data())
 def test_seeded_bit_patterns_hold_every_special_pattern(dt, data):
-    sp = hh.special_bit_patterns(dt)
-    x = data.draw(hh.seeded_bit_patterns(dt, (7, 65)))
+    sp = strategies.special_bit_patterns(dt)
+    x = data.draw(strategies.seeded_bit_patterns(dt, (7, 65)))
     assert x.dtype == dt.dtype and x.shape == (7, 65)
     if dt.kind == "complex":
-        parts = dh.real_dtype(dt)
+        parts = dtype_helpers.real_dtype(dt)
         got = {tuple(p) for p in x.reshape(-1).view(parts).view(
-            dh.uint_view_dtype(parts)).reshape(-1, 2).tolist()}
-        want = {tuple(p) for p in sp.view(parts).view(dh.uint_view_dtype(parts)).reshape(
+            dtype_helpers.uint_view_dtype(parts)).reshape(-1, 2).tolist()}
+        want = {tuple(p) for p in sp.view(parts).view(dtype_helpers.uint_view_dtype(parts)).reshape(
             -1, 2).tolist()}
         assert want <= got
-    elif dt.kind == "bool" or dh.is_subbyte(dt.dtype):
+    elif dt.kind == "bool" or dtype_helpers.is_subbyte(dt.dtype):
         assert set(sp.astype(np.int8).tolist()) <= set(x.reshape(-1).astype(np.int8).tolist())
     else:
         assert _bits(sp) <= _bits(x)
@@ -86,41 +87,42 @@ def test_seeded_bit_patterns_hold_every_special_pattern(dt, data):
 @settings(max_examples=5, database=None)
 @given(data=st.data())
 def test_seeded_bit_patterns_small_arrays_are_all_special(data):
-    x = data.draw(hh.seeded_bit_patterns(dh.BY_NAME["float32"], (2,)))
-    assert _bits(x) <= _bits(hh.special_bit_patterns(dh.BY_NAME["float32"]))
-    assert data.draw(hh.seeded_bit_patterns(dh.BY_NAME["int8"], (0, 3))).shape == (0, 3)
+    x = data.draw(strategies.seeded_bit_patterns(dtype_helpers.BY_NAME["float32"], (2,)))
+    assert _bits(x) <= _bits(strategies.special_bit_patterns(dtype_helpers.BY_NAME["float32"]))
+    empty = data.draw(strategies.seeded_bit_patterns(dtype_helpers.BY_NAME["int8"], (0, 3)))
+    assert empty.shape == (0, 3)
 
 
 def test_moved_bytes_pad_matches_numpy_and_keeps_nan_payloads():
     x = np.arange(12, dtype=np.int32).reshape(3, 4)
     config = ((1, 2, 0), (0, 3, 0))
     want = np.pad(x, ((1, 2), (0, 3)), constant_values=-5)
-    np.testing.assert_array_equal(mb.pad(x, np.array(-5, np.int32), config), want)
-    interior = mb.pad(np.array([1, 2, 3], np.int8), np.array(0, np.int8),
-                                  ((-1, 1, 2),))
+    np.testing.assert_array_equal(moved_bytes.pad(x, np.array(-5, np.int32), config), want)
+    interior = moved_bytes.pad(np.array([1, 2, 3], np.int8), np.array(0, np.int8),
+                               ((-1, 1, 2),))
     np.testing.assert_array_equal(interior, [0, 0, 2, 0, 0, 3, 0])
     nan = np.array([0x7FA00001], np.uint32).view(np.float32)
-    out = mb.pad(nan, np.array(nan[0]), ((1, 0, 0),))
+    out = moved_bytes.pad(nan, np.array(nan[0]), ((1, 0, 0),))
     assert _bits(out) == {0x7FA00001}
     with pytest.raises(ValueError, match="'config'"):
-        mb.pad(x, np.array(0, np.int32), ((0, 0, 0),))
+        moved_bytes.pad(x, np.array(0, np.int32), ((0, 0, 0),))
     with pytest.raises(ValueError, match="'value'"):
-        mb.pad(x, np.array(0, np.int8), config)
+        moved_bytes.pad(x, np.array(0, np.int8), config)
     with pytest.raises(ValueError, match="removes more"):
-        mb.pad(x, np.array(0, np.int32), ((-2, -2, 0), (0, 0, 0)))
+        moved_bytes.pad(x, np.array(0, np.int32), ((-2, -2, 0), (0, 0, 0)))
     with pytest.raises(ValueError, match="'b'"):
-        mb.from_bytes(np.zeros((3, 2), np.uint8), np.float32)
+        moved_bytes.from_bytes(np.zeros((3, 2), np.uint8), np.float32)
 
 
 def test_bitwise_mismatch_message_shows_hex_bits():
     want = np.array([0x7FA00001, 1], np.uint32).view(np.float32)
     got = np.array([0x7FC00000, 1], np.uint32).view(np.float32)
     with pytest.raises(AssertionError, match=r"bits 0x7fc00000 vs 0x7fa00001"):
-        ph.assert_bitwise_equal(got, want, call="c")
+        assertions.assert_bitwise_equal(got, want, call="c")
     z = np.array([1 + 1j], np.complex64)
     with pytest.raises(AssertionError, match=r"bits \(0x3f800000, 0x3f800000\) vs "
                                              r"\(0x3f800000, 0x00000000\)"):
-        ph.assert_bitwise_equal(z, np.array([1 + 0j], np.complex64), call="c")
+        assertions.assert_bitwise_equal(z, np.array([1 + 0j], np.complex64), call="c")
 
 
 @pytest.mark.parametrize("target, mantissa", [("bfloat16", 7), ("float16", 10)])
@@ -133,7 +135,7 @@ def test_exact_ties_round_half_to_even_like_ml_dtypes(target, mantissa):
         ties = float_formats.exact_ties(x, mantissa, np.full(x.shape, odd))
         exponent = 8 if target == "bfloat16" else 5
         got = float_formats.reduce_precision(ties, exponent, mantissa)
-        want = ties.astype(dh.BY_NAME[target].dtype).astype(np.float32)
+        want = ties.astype(dtype_helpers.BY_NAME[target].dtype).astype(np.float32)
         np.testing.assert_array_equal(got, want)
         assert np.all((np.abs(got) > np.abs(ties)) == odd)  # even: down, odd: up
         assert not np.any(got == ties)  # every element was a tie, none representable
@@ -197,7 +199,7 @@ def test_the_same_checks_pass_on_the_healthy_client(suite_runs, devices):
 
 
 @settings(max_examples=25, deadline=None)
-@given(shape=hh.shapes(min_dims=1, max_dims=3, min_side=1))
+@given(shape=strategies.shapes(min_dims=1, max_dims=3, min_side=1))
 def test_moves_of_match_numpy_and_carry_the_sharding(shape):
     """The byte references of transpose, broadcast_in_dim and reverse equal NumPy's own
     ops on plain integers; the result PartitionSpec follows the moved dimensions."""

@@ -11,13 +11,13 @@ import sys
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.session import disk_full
 
 FULL_DISK = """
 import errno, os
 from pytest_reportlog import plugin as _reportlog
-from conformance.certification.bundle import files as _bundle
+from conformance.certification.bundle import bundle_files
 
 _written = [0]
 _original = _reportlog.ReportLogPlugin._write_json_data
@@ -35,7 +35,7 @@ def _no_space(*args, **kwargs):
 
 
 _reportlog.ReportLogPlugin._write_json_data = _write
-_bundle.write = _no_space
+bundle_files.write = _no_space
 """
 
 
@@ -55,10 +55,10 @@ def test_a_full_disk_is_one_line_exit_5_and_finalizable(tmp_path, capsys, after)
     assert proc.returncode == disk_full.EXIT_WRITE_FAILED == 5, text[-3000:]
     assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
     assert "No space left on device" in text and f"pjrt-conformance finalize {out}" in text
-    assert not (out / bundle.MANIFEST).exists()
+    assert not (out / bundle_files.MANIFEST).exists()
     # the space is free again (no plugin in this process): the kept results are a bundle
     assert cli.main(["finalize", str(out)]) == 0
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     doc = json.loads((out / "report.json").read_text())
     assert 0 < doc["summary"]["reported"] <= doc["summary"]["collected"]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.processes import lifetime
 from tests.test_run_survival import _start_slow_run, _statuses
 
@@ -28,7 +28,7 @@ def test_a_second_cancel_still_leaves_a_verifiable_bundle(pytester, monkeypatch,
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output[-3000:]
     assert "Traceback" not in output and "KeyboardInterrupt\n" not in output, output[-3000:]
     assert output.count(lifetime.ALREADY_CANCELLING) <= 1, output[-3000:]
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     doc = json.loads((out / "report.json").read_text())
     assert _statuses(doc) == {"test_a": "pass", "test_b": "pass"}

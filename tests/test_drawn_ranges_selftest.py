@@ -21,14 +21,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import test_copy_semantics as tcs
-from conformance import test_kernels_convert as tconv
-from conformance import test_kernels_elementwise as tew
-from conformance import test_kernels_reduce as tred
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
+from conformance import test_copy_semantics
+from conformance import test_kernels_convert
+from conformance import test_kernels_elementwise
+from conformance import test_kernels_reduce
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
 from conformance.helpers import error_bounds
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 from conformance.processes import isolation
 from conformance.programs import rng_and_ids
 from conformance.session import backend, outcomes
@@ -42,15 +42,17 @@ _ARGS = ["--platform=cpu", "--cpu-devices=1", "--profile=none", "-p", "no:cachep
 @pytest.mark.parametrize("name", ["max", "min"])
 @pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64"])
 def test_signed_compare_of_unsigned_values_fails_the_reduce_check(name, dtype):
-    dt = dh.BY_NAME[dtype]
+    dt = dtype_helpers.BY_NAME[dtype]
     half = int(np.iinfo(dt.dtype).max) // 2 + 1
     x = np.array([[3, half + 5, 7], [half, 1, half + 1]], dt.dtype)  # rows mix both halves
     signed = x.view(f"i{dt.dtype.itemsize}")
     broken = (signed.max(axis=1) if name == "max" else signed.min(axis=1)).view(dt.dtype)
     with pytest.raises(AssertionError):
-        tred._check(name, broken, x, (1,), dt, "signed compare", fc.IEEE)
+        test_kernels_reduce._check(name, broken, x, (1,), dt,
+                                   "signed compare", float_control_modes.IEEE)
     right = x.max(axis=1) if name == "max" else x.min(axis=1)
-    tred._check(name, right, x, (1,), dt, "unsigned compare", fc.IEEE)
+    test_kernels_reduce._check(name, right, x, (1,), dt,
+                               "unsigned compare", float_control_modes.IEEE)
 
 
 # -- int64/uint64 -> narrow float --------------------------------------------------------------
@@ -61,7 +63,7 @@ def test_round_int_to_float_is_the_correctly_rounded_value(v):
     """Against an independent rounding: the nearest of the two neighbours by Fraction
     distance, ties to the even significand."""
     for dtype in (np.float32, ml_dtypes.bfloat16, np.float16):
-        got = tconv.round_int_to_float(v, np.dtype(dtype))
+        got = test_kernels_convert.round_int_to_float(v, np.dtype(dtype))
         with np.errstate(over="ignore"):  # candidates: v rounded down/up at dtype's precision
             nmant = int(ml_dtypes.finfo(dtype).nmant)
         shift = max(abs(v).bit_length() - 1 - nmant, 0)
@@ -81,13 +83,13 @@ def test_round_int_to_float_is_the_correctly_rounded_value(v):
 def test_double_rounding_fails_the_wide_integer_check(src, dst, via):
     """A backend rounding through ``via`` first gives another value for some near-ties
     that :func:`near_ties` draws; found within 200 draws, and the check then fails."""
-    s, d = dh.BY_NAME[src], dh.BY_NAME[dst]
+    s, d = dtype_helpers.BY_NAME[src], dtype_helpers.BY_NAME[dst]
     found = []
 
     @settings(max_examples=200, deadline=None, database=None)
-    @given(v=tconv.near_ties(s, d))
+    @given(v=test_kernels_convert.near_ties(s, d))
     def search(v):
-        right = tconv.round_int_to_float(v, d.dtype)
+        right = test_kernels_convert.round_int_to_float(v, d.dtype)
         twice = float(np.array(float(np.array(v, s.dtype).astype(via)), np.float64)
                       .astype(d.dtype).astype(np.float64))
         if twice != right:
@@ -96,9 +98,9 @@ def test_double_rounding_fails_the_wide_integer_check(src, dst, via):
     assert found, f"no double-rounding witness among the draws of near_ties({src}, {dst})"
     v, twice, right = found[0]
     with pytest.raises(AssertionError):
-        ph.assert_ulp_close(np.array([twice], np.float64).astype(d.dtype),
-                            np.array([right], np.float64).astype(d.dtype), max_ulp=0,
-                            call="double rounding")
+        assertions.assert_ulp_close(np.array([twice], np.float64).astype(d.dtype),
+                                    np.array([right], np.float64).astype(d.dtype), max_ulp=0,
+                                    call="double rounding")
 
 
 # -- complex divide ---------------------------------------------------------------------------
@@ -116,20 +118,22 @@ def _naive_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("huge", [True, False])
 def test_unscaled_complex_divide_fails_the_bound(dtype, huge):
-    dt = dh.BY_NAME[dtype]
-    fi = ml_dtypes.finfo(dh.real_dtype(dt))
+    dt = dtype_helpers.BY_NAME[dtype]
+    fi = ml_dtypes.finfo(dtype_helpers.real_dtype(dt))
     rng = np.random.default_rng(1)
     e = np.full(64, int(fi.maxexp) - 4 if huge else int(fi.minexp) + 30)
-    b = tew._scaled_complex(rng, dt.dtype, e)
-    a = tew._scaled_complex(rng, dt.dtype, e + 1)
-    exact = tew.exact_quotient(a, b)
+    b = test_kernels_elementwise._scaled_complex(rng, dt.dtype, e)
+    a = test_kernels_elementwise._scaled_complex(rng, dt.dtype, e + 1)
+    exact = test_kernels_elementwise.exact_quotient(a, b)
     bound = error_bounds.rounding_bound(dt.dtype, np.abs(exact),
-                                        roundings=tew.COMPLEX_DIVIDE_ROUNDINGS, underflows=2,
-                                        name="test", controls=fc.XLA_CPU)
+                                        roundings=test_kernels_elementwise.COMPLEX_DIVIDE_ROUNDINGS,
+                                        underflows=2, name="test",
+                                        controls=float_control_modes.XLA_CPU)
     with pytest.raises(AssertionError):
-        ph.assert_within_bound(_naive_divide(a, b), exact.astype(dt.dtype), bound, call="naive")
+        assertions.assert_within_bound(_naive_divide(a, b), exact.astype(dt.dtype), bound,
+                                       call="naive")
     with np.errstate(all="ignore"):  # NumPy's division scales (Smith): within the bound
-        ph.assert_within_bound(a / b, exact.astype(dt.dtype), bound, call="numpy")
+        assertions.assert_within_bound(a / b, exact.astype(dt.dtype), bound, call="numpy")
 
 
 # -- donation observed through live_arrays() ---------------------------------------------------
@@ -140,10 +144,11 @@ def _run(snippet: str) -> str:
 
 
 def test_live_arrays_observation_fails_when_execution_copies_instead_of_donating():
-    snippet, line, _ = tcs._ALIASING_OBSERVATIONS["aliased_live_arrays"]
-    donated = _run(tcs._ALIASING + snippet)
+    snippet, line, _ = test_copy_semantics._ALIASING_OBSERVATIONS["aliased_live_arrays"]
+    donated = _run(test_copy_semantics._ALIASING + snippet)
     assert line in donated, donated
-    copied = _run(tcs._ALIASING.replace("donate=(0,)", "donate=()") + snippet)  # ALWAYS_COPY
+    copied = _run(test_copy_semantics._ALIASING.replace(
+        "donate=(0,)", "donate=()") + snippet)  # ALWAYS_COPY
     assert line not in copied and "INPUT_LIVE True" in copied, copied
 
 
@@ -152,15 +157,15 @@ def test_live_arrays_observation_fails_when_execution_copies_instead_of_donating
 def test_uniform_interval_check():
     a, b = 2.0**24 - 2, 2.0**24
     rng_and_ids.check_uniform_interval(np.array([a, a + 1], np.float32), a, b, call="ok")
-    with pytest.raises(ph.SpecPropertyViolation, match="1 equal b"):
+    with pytest.raises(assertions.SpecPropertyViolation, match="1 equal b"):
         rng_and_ids.check_uniform_interval(np.array([a, b], np.float32), a, b, call="b")
-    with pytest.raises(ph.SpecPropertyViolation):  # the sample check raises it too
+    with pytest.raises(assertions.SpecPropertyViolation):  # the sample check raises it too
         rng_and_ids.check_rng_sample(np.full((4,), b, np.float32), "UNIFORM", a, b, (4,),
                                      np.float32, call="b")
 
 
 def test_spec_property_is_recorded_in_the_outcome():
-    err = ph.SpecPropertyViolation("outside")
+    err = assertions.SpecPropertyViolation("outside")
     assert outcomes.spec_property(err)
     assert outcomes.spec_property(ExceptionGroup("g", [AssertionError("x"), err]))
     assert not outcomes.spec_property(AssertionError("x"))
@@ -171,7 +176,7 @@ def test_spec_property_failure_passing_on_rerun_is_a_wrong_result(pytester, monk
     monkeypatch.setenv("PJRT_TEST_MARK", str(pytester.path / "mark"))
     pytester.makepyfile(test_mix="""
         import os, pathlib
-        from conformance.helpers import assertions as ph
+        from conformance.helpers import assertions
         def _first(name):
             mark = pathlib.Path(os.environ["PJRT_TEST_MARK"] + name)
             if mark.exists():
@@ -180,7 +185,7 @@ def test_spec_property_failure_passing_on_rerun_is_a_wrong_result(pytester, monk
             return True
         def test_spec():
             if _first("spec"):
-                raise ph.SpecPropertyViolation("value b outside [a, b)")
+                raise assertions.SpecPropertyViolation("value b outside [a, b)")
         def test_statistic():
             if _first("stat"):
                 assert False, "sample mean off by 7 sigma"

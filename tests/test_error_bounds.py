@@ -6,12 +6,12 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import float_controls as fc
+from conformance.helpers import assertions
+from conformance.helpers import float_control_modes
 
 #: The flushing declaration (XLA:CPU's): the bounds below accept flushed subnormals
 #: under it; tests/test_float_controls.py shows an IEEE declaration rejects them.
-FLUSHING = fc.XLA_CPU
+FLUSHING = float_control_modes.XLA_CPU
 
 
 def _prod_check(x, out, axes=(0,), controls=FLUSHING):
@@ -20,8 +20,8 @@ def _prod_check(x, out, axes=(0,), controls=FLUSHING):
     with np.errstate(over="ignore"):
         wide = x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
         expected = np.asarray(np.prod(wide, axis=axes)).astype(x.dtype)
-    ph.assert_within_bound(np.asarray(out, x.dtype).reshape(expected.shape), expected,
-                           product_bound(x, axes, controls=controls), call="c")
+    assertions.assert_within_bound(np.asarray(out, x.dtype).reshape(expected.shape), expected,
+                                   product_bound(x, axes, controls=controls), call="c")
 
 
 def test_product_bound_accepts_flushed_and_subnormal_partial_products():
@@ -73,14 +73,15 @@ def test_rounding_bound_allows_flushed_subnormal_outputs_but_not_wrong_zeros():
     mag = np.abs(x.astype(np.float64)).sum(keepdims=True)
     bound = rounding_bound(np.float32, mag, roundings=3, name="3*eps*sum|x| + 3*tiny",
                            controls=FLUSHING)
-    ph.assert_within_bound(np.zeros(1, np.float32), half, bound, call="c")  # flushed
-    ph.assert_within_bound(exact.copy(), exact, bound, call="c")
+    assertions.assert_within_bound(np.zeros(1, np.float32), half, bound, call="c")  # flushed
+    assertions.assert_within_bound(exact.copy(), exact, bound, call="c")
     big = rounding_bound(np.float32, np.array([3.0]), roundings=3, name="b", controls=FLUSHING)
     with pytest.raises(AssertionError, match="worst excess"):
-        ph.assert_within_bound(np.zeros(1, np.float32), np.ones(1, np.float32), big, call="c")
+        assertions.assert_within_bound(np.zeros(1, np.float32),
+                                       np.ones(1, np.float32), big, call="c")
     one_off = np.array([1.0 + 2**-23 * 64], np.float32)  # 64 ULP: beyond 3*eps*3
     with pytest.raises(AssertionError, match="worst excess"):
-        ph.assert_within_bound(one_off, np.ones(1, np.float32), big, call="c")
+        assertions.assert_within_bound(one_off, np.ones(1, np.float32), big, call="c")
 
 
 def test_error_bound_helpers_validate_arguments():

@@ -16,7 +16,7 @@ def test_settings(x):
           f"database={s.database is not None} jax={'jax' in sys.modules} "
           f"jaxlib={'jaxlib' in sys.modules} "
           f"plugin={'conformance.session.pytest_plugin' in sys.modules} "
-          f"state={'conformance.session.state' in sys.modules}")
+          f"state={'conformance.session.session_state' in sys.modules}")
 """
 
 

@@ -79,7 +79,7 @@ def planted_copy(tmp_path_factory) -> Path:
     ("conformance/processes/cluster.py", "from conformance.session import validate",
      "conformance.processes is not allowed to import conformance.session"),
     # Independent siblings of one layer.
-    ("conformance/dashboard/bundles.py", "import conformance.session.api",
+    ("conformance/dashboard/bundle_history.py", "import conformance.session.api",
      "conformance.dashboard is not allowed to import conformance.session"),
     ("conformance/helpers/dtype_helpers.py", "import conformance.cli",
      "conformance.helpers is not allowed to import conformance."),

@@ -18,7 +18,7 @@ import pytest
 
 from conformance.certification.rendering import report_html
 from conformance.certification.compare import scoreboard
-from conformance.dashboard import bundles as bundles_mod
+from conformance.dashboard import bundle_history
 from conformance.dashboard import site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,8 +102,8 @@ def test_percent_rejects_bad_counts(passed, total):
 def test_a_zero_percent_area_is_drawn():
     import datetime
     day = datetime.datetime(2026, 11, 24, tzinfo=datetime.timezone.utc)
-    b = [bundles_mod.Bundle("cpu / built-in", Path("x"), day, "jaxlib 0.12.0.1",
-                            {"dead": (0, 5), "fine": (5, 5), "half": (1, 2)})]
+    b = [bundle_history.Bundle("cpu / built-in", Path("x"), day, "jaxlib 0.12.0.1",
+                               {"dead": (0, 5), "fine": (5, 5), "half": (1, 2)})]
     _, legend = site._conformance_chart(b)
     names = [n for n, _ in legend]
     assert "dead" in names and "half" in names and "fine" not in names

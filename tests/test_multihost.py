@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.processes import cluster, cluster_report, launcher, mp_checks
 from conformance.session.validate import OptionError
 from tests.bundle_helpers import clean
@@ -123,7 +123,7 @@ def test_broken_cross_process_all_reduce_is_caught(monkeypatch):
 
 
 def _verified(out, n):
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid, check.problems
     doc = json.loads((out / "report.json").read_text())
     c = doc["cluster"]
@@ -168,7 +168,7 @@ def test_mpirun_killing_a_rank_gives_an_incomplete_bundle(tmp_path, no_launcher)
                            *_run_args(out, "--multihost")],
                           env=env, capture_output=True, text=True, timeout=200)
     assert proc.returncode != 0
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid, check.problems
     doc = json.loads((out / "report.json").read_text())
     assert doc["verdict"] == "incomplete" and doc["interrupted"], doc["interrupted"]

@@ -1,12 +1,12 @@
-"""The structural rewriter of mutants and broken backends (tests/mutants/rewrite.py) on
+"""The structural rewriter of mutants and broken backends (tests/mutants/stablehlo_rewrite.py) on
 programs lowered by the installed jax, and the loud failure of a no-op rewrite."""
 
 import numpy as np
 import pytest
 from jax.sharding import Mesh
 
-from conformance.programs import sharded as sp
-from tests.mutants import CATALOG, rewrite, rewrite_log, runner
+from conformance.programs import compiled_programs, sharded_programs
+from tests.mutants import CATALOG, stablehlo_rewrite, rewrite_log, runner
 from tests.mutants.catalog import parse_targets
 from tests.mutants.runner import rewrites
 
@@ -25,9 +25,9 @@ def _collective(client, name):
     from runtime.xla_bridge import client_platform
 
     mesh = Mesh(np.array(client.local_devices()), ("d",))
-    fn, x, in_s, out_s, expected, shape = sp.collective_case(
-        mesh, "d", sp.COLLECTIVES[name], (2, 2), np.int32, np.random.default_rng(0))
-    text = sp.lower(fn, [x], [in_s], out_s, client_platform(client))
+    fn, x, in_s, out_s, expected, shape = sharded_programs.collective_case(
+        mesh, "d", sharded_programs.COLLECTIVES[name], (2, 2), np.int32, np.random.default_rng(0))
+    text = sharded_programs.lower(fn, [x], [in_s], out_s, client_platform(client))
     return fn, x, in_s, out_s, expected, shape, text
 
 
@@ -37,7 +37,7 @@ def _op_names(text):
 
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
-        return [op.name for op in rewrite._walk(module.operation)]
+        return [op.name for op in stablehlo_rewrite._walk(module.operation)]
 
 
 def _run(client_class, client, case):
@@ -45,7 +45,8 @@ def _run(client_class, client, case):
 
     fn, x, in_s, out_s, _, shape, _ = case
     broken = client_class(client._native) if client_class else client
-    out, problem, _, _ = sp.ShardedRunner(broken, xc).run("c", fn, [x], [in_s], out_s, shape)
+    out, problem, _, _ = sharded_programs.ShardedRunner(broken, xc).run(
+        "c", fn, [x], [in_s], out_s, shape)
     return out, problem
 
 
@@ -59,7 +60,7 @@ def test_collective_mutants_break_programs_lowered_by_this_jax(client, mutant, c
     case = _collective(client, collective)
     text = case[-1]
     assert f"stablehlo.{collective}" in _op_names(text)
-    changed = rewrite.apply(text, CATALOG[mutant].client.mutation, mutant)
+    changed = stablehlo_rewrite.apply(text, CATALOG[mutant].client.mutation, mutant)
     assert changed is not None and changed != text
     healthy, problem = _run(None, client, case)
     assert not problem, problem
@@ -73,8 +74,8 @@ def test_all_reduce_alone_removes_the_collective_whatever_its_replica_groups_syn
     # jax 0.12 prints replica_groups as #stablehlo.replica_group_mesh_axes<...>, earlier
     # releases as dense<[[0, 1]]>: the rewrite does not read either.
     text = _collective(client, "all_reduce")[-1]
-    changed = rewrite.apply(text, CATALOG["broken-all-reduce"].client.mutation,
-                            "broken-all-reduce")
+    changed = stablehlo_rewrite.apply(text, CATALOG["broken-all-reduce"].client.mutation,
+                                      "broken-all-reduce")
     assert "stablehlo.all_reduce" in _op_names(text)
     assert "stablehlo.all_reduce" not in _op_names(changed)
 
@@ -82,30 +83,33 @@ def test_all_reduce_alone_removes_the_collective_whatever_its_replica_groups_syn
 def test_aliasing_mutant_drops_the_donation_of_a_lowered_program(client):
     from runtime.xla_bridge import client_platform
 
-    text = sp.programs.lower(lambda a: a + 1, [np.ones(4, np.float32)],
-                             client_platform(client), donate=(0,))
-    changed = rewrite.apply(text, CATALOG["broken-aliasing"].client.mutation, "broken-aliasing")
+    text = compiled_programs.lower(lambda a: a + 1, [np.ones(4, np.float32)],
+                                   client_platform(client), donate=(0,))
+    changed = stablehlo_rewrite.apply(
+        text, CATALOG["broken-aliasing"].client.mutation, "broken-aliasing")
     assert "tf.aliasing_output" in text and "tf.aliasing_output" not in changed
 
 
 def test_a_rewrite_that_selects_but_changes_nothing_raises_naming_the_mutant(client):
     text = _collective(client, "all_reduce")[-1]
-    idle = rewrite.Mutation(rewrite.named("stablehlo.all_reduce"), lambda op: None)
-    with pytest.raises(rewrite.NoOpRewrite, match="mutant idle-mutant: .*stablehlo.all_reduce"):
-        rewrite.apply(text, idle, "idle-mutant")
+    idle = stablehlo_rewrite.Mutation(stablehlo_rewrite.named("stablehlo.all_reduce"),
+                                      lambda op: None)
+    with pytest.raises(stablehlo_rewrite.NoOpRewrite,
+                       match="mutant idle-mutant: .*stablehlo.all_reduce"):
+        stablehlo_rewrite.apply(text, idle, "idle-mutant")
 
 
 def test_a_rewrite_that_selects_nothing_leaves_the_program_alone(client):
     text = _collective(client, "all_reduce")[-1]
     mutation = CATALOG["hlo-logistic-as-tanh"].client.mutation
-    assert rewrite.apply(text, mutation, "hlo-logistic-as-tanh") is None
+    assert stablehlo_rewrite.apply(text, mutation, "hlo-logistic-as-tanh") is None
 
 
 def test_rewriter_rejects_bad_arguments():
     with pytest.raises(TypeError, match="'computation'"):
-        rewrite.apply(None, CATALOG["broken-all-reduce"].client.mutation, "x")
+        stablehlo_rewrite.apply(None, CATALOG["broken-all-reduce"].client.mutation, "x")
     with pytest.raises(ValueError, match="'names'"):
-        rewrite.named("all_reduce")
+        stablehlo_rewrite.named("all_reduce")
     with pytest.raises(ValueError, match="'outcome'"):
         rewrite_log.record("x", "p", "maybe")
 
@@ -126,7 +130,8 @@ def test_every_program_rewriting_mutant_is_checked_by_the_runner():
     rewriting = [n for n, m in CATALOG.items() if rewrites(m)]
     assert {"broken-all-reduce", "broken-aliasing", "coll-permute-nowhere",
             "hlo-add-to-subtract", "hlo-dynamic-pad-low-as-high"} <= set(rewriting)
-    assert all(isinstance(CATALOG[n].client.mutation, rewrite.Mutation) for n in rewriting)
+    assert all(isinstance(CATALOG[n].client.mutation, stablehlo_rewrite.Mutation)
+               for n in rewriting)
 
 
 def test_a_no_op_mutant_run_is_an_error_not_a_kill_or_a_survivor():

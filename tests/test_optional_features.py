@@ -13,8 +13,8 @@ import importlib.util
 
 import pytest
 
-from conformance.helpers import capabilities as caps
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import capabilities
+from conformance.helpers import dtype_helpers
 from runtime import _plugin_ffi
 from runtime.xla_client import XlaRuntimeError
 from tests.bundle_helpers import clean, flagged
@@ -27,8 +27,9 @@ COST = ("-k", "test_cost_analysis")
 @pytest.mark.parametrize("err", [UNIMPLEMENTED, NotImplementedError("no"),
                                  XlaRuntimeError("INTERNAL: GetFoo is not implemented yet")])
 def test_unimplemented_is_not_supported_naming_the_feature(err):
-    with pytest.raises(caps.NotSupported, match="not_supported: optional feature cost_analysis"):
-        with caps.optional_feature("cost_analysis", "cost_analysis()"):
+    with pytest.raises(capabilities.NotSupported,
+                       match="not_supported: optional feature cost_analysis"):
+        with capabilities.optional_feature("cost_analysis", "cost_analysis()"):
             raise err
 
 
@@ -36,13 +37,13 @@ def test_unimplemented_is_not_supported_naming_the_feature(err):
                                  ValueError("bad"), AssertionError("wrong")])
 def test_other_errors_stay_failures(err):
     with pytest.raises(type(err)):
-        with caps.optional_feature("cost_analysis", "cost_analysis()"):
+        with capabilities.optional_feature("cost_analysis", "cost_analysis()"):
             raise err
 
 
 def test_unknown_feature_is_a_value_error():
     with pytest.raises(ValueError, match="argument 'feature'"):
-        with caps.optional_feature("teleport", "x"):
+        with capabilities.optional_feature("teleport", "x"):
             pass
 
 
@@ -73,9 +74,9 @@ def test_plugin_without_ffi_extension_gives_framework_failures(plugin_without_ff
     reason = _plugin_ffi.missing_target_reason(MISSING)
     assert reason.startswith(_plugin_ffi.FRAMEWORK_MARKER) and "lapack_dgetrf_ffi" in reason
     # a capability dtype's gate does not hide it as not_supported; a core one fails too
-    for dt in (dh.BY_NAME["float64"], dh.BY_NAME["float32"]):
-        with pytest.raises(caps.FrameworkGap, match=_plugin_ffi.FRAMEWORK_MARKER):
-            with caps.gated(dt, "execute(lu)"):
+    for dt in (dtype_helpers.BY_NAME["float64"], dtype_helpers.BY_NAME["float32"]):
+        with pytest.raises(capabilities.FrameworkGap, match=_plugin_ffi.FRAMEWORK_MARKER):
+            with capabilities.gated(dt, "execute(lu)"):
                 raise XlaRuntimeError(MISSING)
 
 
@@ -85,8 +86,8 @@ def test_unrelated_missing_handler_is_not_the_framework(plugin_without_ffi):
     assert _plugin_ffi.missing_target_reason("INTERNAL: boom") is None
     with pytest.raises(TypeError, match="'error_text'"):
         _plugin_ffi.missing_target_reason(None)
-    with pytest.raises(caps.NotSupported):  # an f64 gap of the backend stays not_supported
-        with caps.gated(dh.BY_NAME["float64"], "execute"):
+    with pytest.raises(capabilities.NotSupported):  # an f64 gap of the backend stays not_supported
+        with capabilities.gated(dtype_helpers.BY_NAME["float64"], "execute"):
             raise XlaRuntimeError("UNIMPLEMENTED: f64 dot")
 
 
@@ -154,9 +155,9 @@ def test_registered_target_the_plugin_does_not_find_is_the_framework():
 
 def test_a_features_own_answer_counts_only_for_that_feature():
     err = XlaRuntimeError("NOT_FOUND: No compiler registered for platform cpu")
-    with pytest.raises(caps.NotSupported, match="optional feature compile_only"):
-        with caps.optional_feature("compile_only", "compile(fma)"):
+    with pytest.raises(capabilities.NotSupported, match="optional feature compile_only"):
+        with capabilities.optional_feature("compile_only", "compile(fma)"):
             raise err
     with pytest.raises(XlaRuntimeError):
-        with caps.optional_feature("cost_analysis", "cost_analysis()"):
+        with capabilities.optional_feature("cost_analysis", "cost_analysis()"):
             raise err

@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from conformance import capi
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.bundle import repro
 from tests.test_real_plugin import LIBRARY
 
@@ -133,7 +133,7 @@ def test_a_partitioned_program_without_its_placement_is_declined(mutant_run):
         assert check["declined"].startswith("not run: partitioned program (2 partitions)")
         assert capi.run(check) == (capi.DECLINED, check["declined"])
         assert capi.evidence(record, header) is None
-        assert attribution.capi_facts("execute", capi.DECLINED, check["declined"]) is None
+        assert attribution_sources.capi_facts("execute", capi.DECLINED, check["declined"]) is None
 
 
 def test_the_child_declines_too():

@@ -7,8 +7,8 @@ import textwrap
 
 import pytest
 
-from runtime import _plugin_discovery as pd  # private: its parsers are tested directly
-from runtime import xla_bridge as xb
+from runtime import _plugin_discovery  # private: its parsers are tested directly
+from runtime import xla_bridge
 from runtime.xla_client import PluginLoadError
 from tests.bundle_helpers import clean
 
@@ -56,7 +56,7 @@ def test_namespace_and_entry_point_plugins_register_in_priority_order(registry, 
     _namespace_plugin(plugin_path, "t_ns", _INIT.format(name="t-ns", devices=2, priority=50))
     _entry_point_plugin(plugin_path, "t_ep_dist", "t_ep_mod",
                         _INIT.format(name="t-ep", devices=3, priority=60))
-    assert {"jax_plugins.t_ns", "t_ep_mod"} <= set(pd.discover_plugin_modules())
+    assert {"jax_plugins.t_ns", "t_ep_mod"} <= set(_plugin_discovery.discover_plugin_modules())
     registry.discover_pjrt_plugins()
     assert {"t-ns", "t-ep"} <= set(registry.registered_platforms())
     live = registry.backends()
@@ -74,7 +74,7 @@ def test_namespace_and_entry_point_plugins_register_in_priority_order(registry, 
 ])
 def test_broken_plugin_is_reported_loudly(registry, plugin_path, body, fragment):
     _namespace_plugin(plugin_path, "t_broken", body)
-    with pytest.warns(xb.PluginWarning, match="jax_plugins.t_broken"):
+    with pytest.warns(xla_bridge.PluginWarning, match="jax_plugins.t_broken"):
         registry.discover_pjrt_plugins()
     assert fragment in registry.plugin_errors()["jax_plugins.t_broken"]
     with pytest.raises(RuntimeError, match="Plugins that failed to load: .*t_broken"):
@@ -82,9 +82,9 @@ def test_broken_plugin_is_reported_loudly(registry, plugin_path, body, fragment)
 
 
 def test_env_names_and_paths():
-    assert pd.parse_names_and_paths("") == {}
-    assert pd.parse_names_and_paths("a:/x/a.so,b:/y/b.json") == {"a": "/x/a.so",
-                                                                  "b": "/y/b.json"}
+    assert _plugin_discovery.parse_names_and_paths("") == {}
+    assert _plugin_discovery.parse_names_and_paths("a:/x/a.so,b:/y/b.json") == {"a": "/x/a.so",
+                                                                                "b": "/y/b.json"}
 
 
 @pytest.mark.parametrize("value,fragment", [
@@ -96,20 +96,20 @@ def test_env_names_and_paths():
 ])
 def test_env_bad_entries_are_errors(value, fragment):
     with pytest.raises(PluginLoadError, match=fragment):
-        pd.parse_names_and_paths(value)
+        _plugin_discovery.parse_names_and_paths(value)
 
 
 def test_env_registration_reports_each_failure(registry, monkeypatch, tmp_path):
     monkeypatch.setenv("PJRT_NAMES_AND_LIBRARY_PATHS",
                        f"t-missing:{tmp_path}/nope.so,t-json:{tmp_path}/bad.json")
     (tmp_path / "bad.json").write_text("{}")
-    with pytest.warns(xb.PluginWarning):
+    with pytest.warns(xla_bridge.PluginWarning):
         registry.register_pjrt_plugin_factories_from_env()
     errors = registry.plugin_errors()
     assert "nope.so" in errors["t-missing"] and "does not exist" in errors["t-missing"]
     assert "needs a string 'library_path'" in errors["t-json"]
     monkeypatch.setenv("PJRT_NAMES_AND_LIBRARY_PATHS", "garbage")
-    with pytest.warns(xb.PluginWarning, match="invalid entry 'garbage'"):
+    with pytest.warns(xla_bridge.PluginWarning, match="invalid entry 'garbage'"):
         registry.register_pjrt_plugin_factories_from_env()
 
 
@@ -117,10 +117,10 @@ def test_json_config_every_value_type(tmp_path):
     options = {"s": "x", "i": 3, "f": 0.5, "b": True, "li": [0, 1, 2]}
     cfg = tmp_path / "p.json"
     cfg.write_text(json.dumps({"library_path": "lib/p.so", "create_options": options}))
-    path, opts = pd.read_plugin_config("p", str(cfg))
+    path, opts = _plugin_discovery.read_plugin_config("p", str(cfg))
     assert path == str(tmp_path / "lib" / "p.so") and opts == options
     cfg.write_text(json.dumps({"library_path": "/abs/p.so"}))
-    assert pd.read_plugin_config("p", str(cfg)) == ("/abs/p.so", None)
+    assert _plugin_discovery.read_plugin_config("p", str(cfg)) == ("/abs/p.so", None)
 
 
 @pytest.mark.parametrize("content,fragment", [
@@ -137,13 +137,13 @@ def test_json_config_errors_name_plugin_and_file(tmp_path, content, fragment):
     cfg = tmp_path / "bad.json"
     cfg.write_text(content)
     with pytest.raises(PluginLoadError, match="PJRT plugin 'p' from .*bad.json") as info:
-        pd.read_plugin_config("p", str(cfg))
+        _plugin_discovery.read_plugin_config("p", str(cfg))
     assert fragment in str(info.value)
 
 
 def test_json_config_missing_file(tmp_path):
     with pytest.raises(PluginLoadError, match="cannot read the plugin config"):
-        pd.read_plugin_config("p", str(tmp_path / "none.json"))
+        _plugin_discovery.read_plugin_config("p", str(tmp_path / "none.json"))
 
 
 def test_suite_certifies_a_discovered_platform(pytester):

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from conformance import file_limits
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import jsontext
 from conformance.certification.verdict import report
@@ -345,15 +345,15 @@ def test_a_spec_larger_than_an_argument_reaches_the_preflight_and_isolation_chil
 def _small_bundle(path: Path) -> Path:
     results = [report.Result("conformance/test_a.py::t", "a", "pass", message="m")]
     doc = report.build(results, collected=1, header=HEADER, today=datetime.date(2026, 11, 22))
-    return bundle.write(json.loads(json.dumps(doc)), path).parent
+    return bundle_files.write(json.loads(json.dumps(doc)), path).parent
 
 
 def _retext(path: Path, extra: str) -> None:
     """Add the raw JSON member ``extra`` to report.json and re-hash the manifest."""
     target = path / "report.json"
     target.write_text("{" + extra + ", " + target.read_text().lstrip()[1:])
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
-    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+    lines = [f"{bundle_files.sha256_file(path / n)}  {n}" for n in bundle_files.FILES]
+    (path / bundle_files.MANIFEST).write_text("\n".join(lines) + "\n")
 
 
 def test_a_5000_digit_number_in_report_json_is_malformed_input(tmp_path, capsys):

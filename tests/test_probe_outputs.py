@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import scoreboard
 from conformance.session import results_log
 from conformance.session import validate
@@ -210,8 +210,8 @@ def logged_bundle(tmp_path):
                     "outcome": "passed", "longrepr": None, "when": "call",
                     "user_properties": [], "sections": [], "duration": 0.5}) + "\n"
         for r in doc["results"]))
-    bundle.write(doc, done, extra=(results_log.LOG_FILE,))
-    assert bundle.verify(done).problems == []
+    bundle_files.write(doc, done, extra=(results_log.LOG_FILE,))
+    assert bundle_files.verify(done).problems == []
     return done
 
 
@@ -233,7 +233,7 @@ def test_no_command_writes_into_a_bundle_it_did_not_make(logged_bundle, capsys, 
     rc = cli.main(given)
     err = capsys.readouterr().err
     assert rc == 2 and "is inside the report bundle" in err, err
-    assert _manifest_bytes(logged_bundle) == before and bundle.verify(logged_bundle).valid
+    assert _manifest_bytes(logged_bundle) == before and bundle_files.verify(logged_bundle).valid
     assert _tree(logged_bundle) == sorted(before)
 
 
@@ -272,7 +272,7 @@ def test_verify_flags_a_fifo_or_link_without_opening_it(tmp_path, how):
     proc = _cli("verify", path)      # first in a child: a hang fails, never blocks pytest
     assert proc.returncode == 3 and "NOT INTACT" in proc.stdout, proc.stdout + proc.stderr
     assert all(f in proc.stdout for f in fragments), proc.stdout
-    problems = bundle.verify(path).problems
+    problems = bundle_files.verify(path).problems
     assert all(any(f in p for p in problems) for f in fragments), problems
 
 
@@ -300,8 +300,8 @@ def test_a_bundle_dated_in_the_future_is_not_intact_and_never_the_newest(tmp_pat
     reports = tmp_path / "reports"
     old = _dated(reports / "cpu", "old", "2026-11-22T00:00:00+00:00")
     future = _dated(reports / "cpu", "future", "2099-01-01T00:00:00+00:00")
-    assert bundle.verify(old).problems == []
-    problems = bundle.verify(future).problems
+    assert bundle_files.verify(old).problems == []
+    problems = bundle_files.verify(future).problems
     assert problems and "dated in the future: started_utc 2099-01-01" in problems[0], problems
     passed_over = []
     rows = scoreboard.collect(reports, passed_over)
@@ -317,8 +317,8 @@ def test_a_small_clock_skew_is_allowed():
 
     now = datetime.datetime(2026, 11, 27, 12, 0, tzinfo=datetime.timezone.utc)
     doc = {"started_utc": "2026-11-27T12:30:00+00:00", "duration_s": 600.0}
-    assert bundle._check_dates(doc, now) == []
+    assert bundle_files._check_dates(doc, now) == []
     doc["started_utc"] = "2026-11-27T12:55:00+00:00"           # ends 13:05: over 1 h ahead
-    assert bundle._check_dates(doc, now)
+    assert bundle_files._check_dates(doc, now)
     doc.update(started_utc="yesterday")
-    assert "is not a time" in bundle._check_dates(doc, now)[0]
+    assert "is not a time" in bundle_files._check_dates(doc, now)[0]

@@ -320,7 +320,7 @@ def test_verify_finds_a_log_that_lost_results(small_bundle, tmp_path):
     manifest re-hashed, verify said intact."""
     import lzma
 
-    from conformance.certification.bundle import files as bundle_files
+    from conformance.certification.bundle import bundle_files
     from conformance.certification.results import runlog
 
     copy = _copy(small_bundle, tmp_path)
@@ -341,7 +341,7 @@ def test_verify_stops_at_the_cap_of_a_log_that_unpacks_too_far(small_bundle, tmp
     import lzma
 
     from conformance import file_limits
-    from conformance.certification.bundle import files as bundle_files
+    from conformance.certification.bundle import bundle_files
     from conformance.certification.results import runlog
 
     copy = _copy(small_bundle, tmp_path)

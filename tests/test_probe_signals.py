@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import signing
 from conformance.certification.results import runlog
 from conformance.session import results_log
@@ -80,7 +80,7 @@ def _finish(proc, timeout=240):
 
 
 def _incomplete(out):
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     return json.loads((out / "report.json").read_text())
 
@@ -102,7 +102,7 @@ def _as_killed(bundle_dir, target):
     shutil.copytree(bundle_dir, target)
     packed = target / runlog.PACKED
     (target / runlog.LOG).write_bytes(lzma.decompress(packed.read_bytes()))
-    for name in (*bundle.FILES, bundle.MANIFEST, signing.SIGNATURE, runlog.PACKED):
+    for name in (*bundle_files.FILES, bundle_files.MANIFEST, signing.SIGNATURE, runlog.PACKED):
         (target / name).unlink(missing_ok=True)
     shutil.rmtree(target / "repro", ignore_errors=True)
     return target
@@ -145,9 +145,9 @@ def test_sigterm_once_the_run_claimed_its_directory_leaves_an_incomplete_bundle(
 _SIGTERM_IN = """
 import os, signal, sys
 sys.argv = ["pjrt-conformance", *sys.argv[1:]]
-import conformance.cli as cli
-from conformance.certification.bundle import files, signing
-module = {"write": files, "sign": signing}[os.environ["PJRT_TEST_SIGTERM_IN"]]
+from conformance import cli
+from conformance.certification.bundle import bundle_files, signing
+module = {"write": bundle_files, "sign": signing}[os.environ["PJRT_TEST_SIGTERM_IN"]]
 name = os.environ["PJRT_TEST_SIGTERM_IN"]
 real, calls = getattr(module, name), []
 def patched(*args, **kwargs):
@@ -184,14 +184,14 @@ def test_sigterm_while_the_bundle_is_written_or_signed_exits_4(tmp_path, monkeyp
     doc = _incomplete(out)
     assert doc["summary"]["reported"] == 5 and doc["interrupted"] == "cancelled by SIGTERM"
     if moment == "sign":
-        check = bundle.verify(out, key=Path(f"{key}.pub"))
+        check = bundle_files.verify(out, key=Path(f"{key}.pub"))
         assert check.valid and check.signature.state == "verified", check.problems
 
 
 # -- 2. finalize keeps the good lines -------------------------------------------------
 
 def test_finalize_drops_a_corrupt_middle_line_and_keeps_the_rest(finished_run, tmp_path,
-                                                                  capsys):
+                                                                 capsys):
     run = _as_killed(finished_run, tmp_path / "run")
     log = run / runlog.LOG
     lines = log.read_bytes().split(b"\n")
@@ -252,7 +252,7 @@ def test_a_timeout_inside_hypothesis_is_a_timeout_with_its_limit(pytester, monke
     (failure,) = doc["failures"]
     assert "Timeout (>2.0s) from pytest-timeout" in failure["message"], failure["message"]
     assert failure["nodeid"].endswith("test_stuck.py::test_stuck_once")
-    assert bundle.verify(out).valid
+    assert bundle_files.verify(out).valid
 
 
 # -- 4. a key with a passphrase is refused before the first test ----------------------
@@ -367,7 +367,7 @@ def test_finalize_that_cannot_write_for_memory_exits_5(finished_run, tmp_path,
     def no_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(bundle, "write", no_memory)
+    monkeypatch.setattr(bundle_files, "write", no_memory)
     assert cli.main(["finalize", str(run)]) == 5
     err = capsys.readouterr().err
     assert "cannot write the bundle" in err and "run finalize again" in err, err

@@ -7,7 +7,7 @@ import pytest
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from runtime import xla_client
 
 
@@ -19,7 +19,7 @@ def client():
 
 
 def test_plain_programs_compile_once_per_signature(client):
-    cache = programs.ProgramCache(client)
+    cache = compiled_programs.ProgramCache(client)
     device = client.local_devices()[0]
     x = np.ones(3, np.float32)
     exe, text = cache.load("negate", lax.neg, [x], [device])
@@ -32,7 +32,7 @@ def test_plain_programs_compile_once_per_signature(client):
 def test_sharded_programs_are_keyed_by_name_not_function(client):
     devices = client.local_devices()[:2]
     sharding = NamedSharding(Mesh(np.array(devices), ("x",)), PartitionSpec("x"))
-    cache = programs.ProgramCache(client)
+    cache = compiled_programs.ProgramCache(client)
     x = np.arange(4, dtype=np.float32)
     first, text = cache.load_sharded("inc", lambda a: a + 1, [x], [sharding], sharding)
     again, _ = cache.load_sharded("inc", lambda a: a + 1, [x], [sharding], sharding)
@@ -42,20 +42,20 @@ def test_sharded_programs_are_keyed_by_name_not_function(client):
 
 def test_lower_names_and_donates(client):
     x = np.zeros(4, np.float32)
-    text = programs.lower(lambda a: a * 2, [x], "cpu", name="double it")
+    text = compiled_programs.lower(lambda a: a * 2, [x], "cpu", name="double it")
     assert "@jit_double_it" in text and "tf.aliasing_output" not in text
     sharding = NamedSharding(Mesh(np.array(client.local_devices()[:1]), ("x",)),
                              PartitionSpec("x"))
-    donated = programs.lower(lambda a: a * 2, [x], "cpu", in_shardings=[sharding],
-                             out_shardings=sharding, donate=(0,))
+    donated = compiled_programs.lower(lambda a: a * 2, [x], "cpu", in_shardings=[sharding],
+                                      out_shardings=sharding, donate=(0,))
     assert "tf.aliasing_output" in donated
 
 
 def test_avals_of_rejects_other_arguments():
-    assert programs.avals_of([np.zeros((2, 3), np.int8), ((), "float32")]) == (
+    assert compiled_programs.avals_of([np.zeros((2, 3), np.int8), ((), "float32")]) == (
         ((2, 3), "int8"), ((), "float32"))
     with pytest.raises(TypeError, match="argument 1 must be an array or a"):
-        programs.avals_of([np.zeros(2), 3.0])
+        compiled_programs.avals_of([np.zeros(2), 3.0])
 
 
 def test_benchmarks_compile_through_the_suite_cache(monkeypatch):

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
 from conformance.programs.dag import Node, Program
 from conformance.test_programs import check_outputs
@@ -49,7 +49,7 @@ def test_generated_programs_agree_with_jax_cpu(family, data):
     program = data.draw(dag_strategy.programs(family, budget=256, max_ops=12))
     inputs, idx = dag_strategy.inputs(data.draw, program)
     check_outputs(program, _jax_outputs(program, inputs, idx), inputs, idx, "jax cpu",
-                  fc.XLA_CPU)
+                  float_control_modes.XLA_CPU)
 
 
 def _reduce_of_product(x: np.ndarray) -> Program:
@@ -63,10 +63,10 @@ def test_float_oracle_fails_a_reduce_that_drops_its_tail():
     x = np.random.default_rng(0).uniform(-2, 2, (3, 129)).astype(np.float32)
     program = _reduce_of_product(x)
     healthy = np.sum(x * x, axis=1, dtype=np.float32)
-    check_outputs(program, [healthy], [x], IDX, "healthy", fc.XLA_CPU)
+    check_outputs(program, [healthy], [x], IDX, "healthy", float_control_modes.XLA_CPU)
     dropped = np.sum((x * x)[:, :-1], axis=1, dtype=np.float32)
     with pytest.raises(AssertionError, match="running error bound"):
-        check_outputs(program, [dropped], [x], IDX, "tail dropped", fc.XLA_CPU)
+        check_outputs(program, [dropped], [x], IDX, "tail dropped", float_control_modes.XLA_CPU)
 
 
 def test_float_oracle_accepts_flush_to_zero_and_rejects_one_ulp_per_element_bias():
@@ -79,13 +79,13 @@ def test_float_oracle_accepts_flush_to_zero_and_rejects_one_ulp_per_element_bias
                        Node("add", (1, 0), (), (4,), "float32"))
     flushed = np.where(np.abs(x) < tiny, 0, x * x + x).astype(np.float32)
     flushed[3] = 0 + x[3]  # 9e-40 flushed to 0, then + x
-    check_outputs(program, [flushed], [x], IDX, "ftz", fc.XLA_CPU)
+    check_outputs(program, [flushed], [x], IDX, "ftz", float_control_modes.XLA_CPU)
     exact = (x.astype(np.float64) ** 2 + x).astype(np.float32)
     moved = np.nextafter(exact, np.float32(np.inf))
     for _ in range(7):
         moved = np.nextafter(moved, np.float32(np.inf))
     with pytest.raises(AssertionError):
-        check_outputs(program, [moved], [x], IDX, "8 ulp", fc.XLA_CPU)
+        check_outputs(program, [moved], [x], IDX, "8 ulp", float_control_modes.XLA_CPU)
 
 
 def test_exact_oracle_fails_a_dot_without_its_last_contracting_index():
@@ -97,10 +97,11 @@ def test_exact_oracle_fails_a_dot_without_its_last_contracting_index():
                                                     ("contract", ((1,), (1,)))), (4, 4),
                             "int32"))
     good = (-a) @ a.T
-    check_outputs(program, [good.astype(np.int32)], [a], IDX, "healthy", fc.IEEE)
+    check_outputs(program, [good.astype(np.int32)], [a], IDX, "healthy", float_control_modes.IEEE)
     bad = (-a[:, :-1]) @ a[:, :-1].T
     with pytest.raises(AssertionError, match="bitwise"):
-        check_outputs(program, [bad.astype(np.int32)], [a], IDX, "dropped", fc.IEEE)
+        check_outputs(program, [bad.astype(np.int32)], [a],
+                      IDX, "dropped", float_control_modes.IEEE)
 
 
 def test_exact_oracle_fails_a_broadcast_read_in_reverse():
@@ -109,10 +110,10 @@ def test_exact_oracle_fails_a_broadcast_read_in_reverse():
                        Node("broadcast_in_dim", (0,), (("dims", (1,)),), (3, 5), "int32"),
                        Node("add", (1, 1), (), (3, 5), "int32"))
     check_outputs(program, [np.broadcast_to(2 * v, (3, 5)).copy()], [v], IDX, "healthy",
-                  fc.IEEE)
+                  float_control_modes.IEEE)
     with pytest.raises(AssertionError):
         check_outputs(program, [np.broadcast_to(2 * v[::-1], (3, 5)).copy()], [v], IDX,
-                      "reversed", fc.IEEE)
+                      "reversed", float_control_modes.IEEE)
 
 
 def test_dynamic_starts_follow_jax_then_stablehlo():
@@ -122,7 +123,7 @@ def test_dynamic_starts_follow_jax_then_stablehlo():
     for start, first in [(-1, 7), (-20, 0), (100, 7), (2, 2)]:
         idx = np.full(dag.IDX_LEN, start, np.int32)
         assert dag.OPS["dynamic_slice"].numpy(node, [x], idx).tolist() == [first, first + 1,
-                                                                            first + 2]
+                                                                           first + 2]
 
 
 def test_generated_source_is_the_program():
@@ -199,16 +200,16 @@ def test_nodes_are_hashable_records():
 def test_float_oracle_holds_an_ieee_backend_to_gradual_underflow():
     """``x + x`` of a subnormal flushed to zero passes under the flushing declaration
     (XLA:CPU's) and fails under ``ieee``, where the sum is exact."""
-    from conformance.helpers import float_controls as fc
+    from conformance.helpers import float_control_modes
     tiny = np.finfo(np.float32).tiny
     x = np.array([tiny / 8, 1.0], np.float32)
     program = _program("float", Node("param", (), (("index", 0),), (2,), "float32"),
                        Node("add", (0, 0), (), (2,), "float32"))
     flushed = np.array([0.0, 2.0], np.float32)
-    check_outputs(program, [flushed], [x], IDX, "ftz", fc.XLA_CPU)
-    check_outputs(program, [x + x], [x], IDX, "ieee exact", fc.IEEE)
+    check_outputs(program, [flushed], [x], IDX, "ftz", float_control_modes.XLA_CPU)
+    check_outputs(program, [x + x], [x], IDX, "ieee exact", float_control_modes.IEEE)
     with pytest.raises(AssertionError):
-        check_outputs(program, [flushed], [x], IDX, "flushed under ieee", fc.IEEE)
+        check_outputs(program, [flushed], [x], IDX, "flushed under ieee", float_control_modes.IEEE)
 
 
 def test_add_insensitive_inputs_survive_an_add_of_zero():

@@ -4,7 +4,7 @@ import json
 
 import jsonschema
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 
 import pytest
 from tests.bundle_helpers import clean, flagged
@@ -48,7 +48,7 @@ def test_statuses_and_verdict(pytester):
     pytester.makepyfile(test_synthetic=SYNTHETIC)
     result, doc, md = _run(pytester)
     assert doc["schema_version"] == 3
-    jsonschema.validate(doc, bundle.schema())     # the written report matches its schema
+    jsonschema.validate(doc, bundle_files.schema())     # the written report matches its schema
     by_status = doc["summary"]["by_status"]
     assert by_status == {"pass": 1, "fail_wrong_result": 2, "fail_error": 1, "crash": 1,
                          "timeout": 0, "not_supported": 1, "skipped": 1, "waived": 0,
@@ -101,7 +101,7 @@ def test_known_crash_keeps_its_status(pytester):
 KERNEL_FAMILY = """
 import numpy as np
 from jax import lax
-from conformance.programs import cache as programs, catalog
+from conformance.programs import catalog, compiled_programs
 
 
 def test_twice(program_cache, device):
@@ -120,7 +120,7 @@ def test_kernel_families_and_program_counts_are_reported(pytester, workers):
     """Counts from pytest-xdist workers are summed by the controller."""
     pytester.makepyfile(test_kernels_demo=KERNEL_FAMILY)
     result, doc, md = _run(pytester, "--cpu-devices=2", *workers)
-    jsonschema.validate(doc, bundle.schema())
+    jsonschema.validate(doc, bundle_files.schema())
     assert doc["kernel_families"] == {"demo": {**{s: 0 for s in doc["kernel_families"]["demo"]},
                                                "pass": 2, "fail_wrong_result": 2}}
     # two devices: each compiles once and reuses once

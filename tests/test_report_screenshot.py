@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 from conformance.certification.results import records
 from conformance.certification.verdict import report
 from conformance.certification.rendering import report_html
@@ -107,7 +107,7 @@ def test_first_screen_shows_identity_why_not_certified_and_the_root_causes(tmp_p
     doc = json.loads(path.read_text())
     page = report_html.render(doc)
     title = page[page.index("<h1>"):page.index("</h1>")]
-    assert view.title(doc) in html.unescape(title)   # the plugin, named
+    assert failure_view.title(doc) in html.unescape(title)   # the plugin, named
     img = _screenshot(tmp_path, doc, transform=_marked)
     for sel, rgb in MARKERS.items():
         assert _count(img, (0, 0, WIDTH, HEIGHT), rgb, tol=1) > 500, sel

@@ -6,11 +6,11 @@ import re
 import numpy as np
 import pytest
 
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 from conformance.certification.rendering import report_html
 from conformance.certification.rendering import report_md
 from conformance.certification.rendering import svg
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import ulp_stats
 from conformance.session import outcomes
 from tests import report_docs
@@ -19,23 +19,23 @@ from tests import report_docs
 def test_local_paths_are_stripped():
     text = (f"'{report_docs.SITE}/jax/_src/api.py' '/work/wt/x/conformance/test_a.py' "
             "'/home/bob/notes.txt' /usr/lib/libfoo.so")
-    got = view.strip_local_paths(text)
+    got = failure_view.strip_local_paths(text)
     assert got == "'jax/_src/api.py' 'conformance/test_a.py' '~/notes.txt' /usr/lib/libfoo.so"
 
 
 def test_platform_as_asked_and_no_internal_command():
     d = report_docs.doc()
-    assert view.display_platform(d) == "cuda (client reports gpu)"
-    assert view.display_command(d) == "pjrt-conformance run --platform cuda -n 6"
+    assert failure_view.display_platform(d) == "cuda (client reports gpu)"
+    assert failure_view.display_command(d) == "pjrt-conformance run --platform cuda -n 6"
     same = dict(d, requested_platform="gpu")
-    assert view.display_platform(same) == "gpu"
+    assert failure_view.display_platform(same) == "gpu"
 
 
 def test_hypothesis_group_is_headed_by_its_first_failure():
     d = report_docs.doc()
     group = next(f for f in d["failures"] if f["status"] == "fail_error")
-    assert view.headline(group).startswith("AssertionError: out.shape=(8, 0)")
-    assert "Hypothesis found 2 distinct failures" in view.headline(group)
+    assert failure_view.headline(group).startswith("AssertionError: out.shape=(8, 0)")
+    assert "Hypothesis found 2 distinct failures" in failure_view.headline(group)
     err = ExceptionGroup("Hypothesis found 2 distinct failures.",
                          [AssertionError("first real one"), ValueError("second")])
     assert outcomes.group_message(err).splitlines()[1] == "first: AssertionError: first real one"
@@ -44,11 +44,12 @@ def test_hypothesis_group_is_headed_by_its_first_failure():
 
 def test_failures_group_by_area_and_root_cause():
     d = report_docs.doc()
-    groups = {g.area: g for g in view.group(d["failures"])}
+    groups = {g.area: g for g in failure_view.group(d["failures"])}
     assert [len(c.failures) for c in groups["copy_semantics"].causes] == [3, 2]  # SEGV, ABRT
     assert [len(c.failures) for c in groups["kernels_elementwise"].causes] == [3]
     assert groups["copy_semantics"].causes[0].title.startswith("BackendCrash: process killed")
-    attributed = {g.area: g for g in view.group(report_docs.doc(attributed=True)["failures"])}
+    attributed = {g.area: g
+                  for g in failure_view.group(report_docs.doc(attributed=True)["failures"])}
     assert [c.title.split(":")[0] for c in attributed["copy_semantics"].causes] == [
         "JAXLIB-0", "JAXLIB-1"]  # the defect id wins over the message
 
@@ -56,19 +57,19 @@ def test_failures_group_by_area_and_root_cause():
 def test_verdict_reasons_are_given_in_full():
     d = report_docs.doc()
     assert "(+2)" in d["verdict_reasons"][0]  # the stored reason names 3 of 5
-    summary, tests = view.full_reasons(d)[0]
+    summary, tests = failure_view.full_reasons(d)[0]
     assert summary == "5 test(s) with status crash" and len(tests) == 5
     d["verdict_reasons"][0] = "something else: a::b"  # disagrees: the stored reasons stay
-    assert view.full_reasons(d)[0] == ("something else", ["a::b"])
+    assert failure_view.full_reasons(d)[0] == ("something else", ["a::b"])
 
 
 def test_bar_widths_follow_the_counts():
-    bar = svg.pass_rate_bar({"pass": 3, "crash": 1, "skipped": 0}, view.FAILING, width=200)
+    bar = svg.pass_rate_bar({"pass": 3, "crash": 1, "skipped": 0}, failure_view.FAILING, width=200)
     widths = {c: float(w) for w, c in re.findall(r'width="([\d.]+)" height="14" fill="(#\w+)"',
                                                  bar)}
     assert widths == {svg.PASS_COLOUR: 150.0, svg.FAIL_COLOUR: 50.0}
     with pytest.raises(ValueError, match="counts"):
-        svg.pass_rate_bar({"pass": -1}, view.FAILING)
+        svg.pass_rate_bar({"pass": -1}, failure_view.FAILING)
     with pytest.raises(ValueError, match="same non-zero length"):
         svg.histogram(["0"], [1, 2])
 
@@ -78,9 +79,9 @@ def test_ulp_close_failure_records_the_error_distribution():
     got = want.copy()
     got[3] = np.nextafter(np.nextafter(want[3], np.inf), np.inf)  # 2 ULP off
     got[2] = np.float32(3.5)  # far off
-    ph.assert_ulp_close(want.copy(), want, max_ulp=0, call="ok")  # healthy: no error
+    assertions.assert_ulp_close(want.copy(), want, max_ulp=0, call="ok")  # healthy: no error
     with pytest.raises(AssertionError) as info:
-        ph.assert_ulp_close(got, want, max_ulp=1, call="broken")
+        assertions.assert_ulp_close(got, want, max_ulp=1, call="broken")
     hist = ulp_stats.of(info.value)
     assert hist["counts"][:3] == [2, 0, 1] and sum(hist["counts"]) == 4
     assert hist["limit_index"] == 2 and hist["max_ulp"] == 1
@@ -101,11 +102,11 @@ def test_html_shows_each_failure_once_without_local_paths(attributed):
     # the drawn example of the Hypothesis group
     assert html.count("1.17e-38") == 3 and html.count("dt=&#39;float32&#39;") == 1
     assert len(re.findall(r'<td class="fail">', html)) >= 4  # areas and tiers with failures
-    first = view.by_attribution(d["failures"])[0].areas[0].causes[0].failures[0]
+    first = failure_view.by_attribution(d["failures"])[0].areas[0].causes[0].failures[0]
     # the 3 wrong results, and the first failure's card on the first screen
     assert html.count('<svg class="hist"') == 3 + bool(first.get("ulp_errors"))
     for f in d["failures"]:
-        assert f'id="f-{view.anchor(f["nodeid"])}"' in html
+        assert f'id="f-{failure_view.anchor(f["nodeid"])}"' in html
     assert ("Attribution: <b>framework</b>" in html) is attributed
     assert "plugin: NOT CERTIFIED | stack findings: " in html  # the two-part headline
     assert ("stack findings: 2 framework defects" in html) is attributed
@@ -115,9 +116,9 @@ def test_failures_are_ordered_plugin_first_each_group_with_its_count():
     d = report_docs.doc(attributed=True)
     attrs = [f.get("attribution") or "unattributed" for f in d["failures"]]
     assert "plugin" in attrs and "framework" in attrs   # the fixture mixes them
-    groups = view.by_attribution(d["failures"])
+    groups = failure_view.by_attribution(d["failures"])
     order = [g.attribution for g in groups]
-    assert order == [a for a in view.ATTRIBUTION_ORDER if a in attrs]
+    assert order == [a for a in failure_view.ATTRIBUTION_ORDER if a in attrs]
     assert [g.count for g in groups] == [attrs.count(a) for a in order]
     html = report_html.render(d)
     heads = [html.index(f'id="{g.anchor}">{g.attribution.capitalize()} failures ({g.count})')
@@ -127,7 +128,7 @@ def test_failures_are_ordered_plugin_first_each_group_with_its_count():
     assert "Attribution: <b>plugin</b>" in first_card
     # a report whose failures carry no attribution: one "unattributed" group
     bare = [{k: v for k, v in f.items() if k != "attribution"} for f in d["failures"]]
-    assert [g.attribution for g in view.by_attribution(bare)] == ["unattributed"]
+    assert [g.attribution for g in failure_view.by_attribution(bare)] == ["unattributed"]
 
 
 def test_identity_title_and_c_api_skew_on_top():
@@ -164,10 +165,10 @@ def test_bitwise_mismatch_lines_get_their_hex_bits_and_scalars_print_as_values()
                     "\n  scale np.float32(2.5)",
          "arrays": {"observed": reproduction.encode_array(out),
                     "expected": reproduction.encode_array(want)}}
-    shown = view.shown_details(f)
+    shown = failure_view.shown_details(f)
     assert "at (0,): out=nan, expected=nan (bits 0x7fc00000 vs 0x7fc00001)" in shown
     assert "np.float32" not in shown and "scale 2.5" in shown
-    assert view.shown_details({**f, "arrays": {}}).count("bits") == 0   # nothing recorded
+    assert failure_view.shown_details({**f, "arrays": {}}).count("bits") == 0   # nothing recorded
 
 
 def test_markdown_groups_failures():

@@ -7,16 +7,16 @@ import subprocess
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.verdict import profiles
 from conformance.certification.verdict import report
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
-from conformance.processes import reference_differential as ref
+from conformance.processes import reference_differential
 from tests.bundle_helpers import crafted, main, rewrite
 
-REF = ref.REFERENCE_NAME
+REF = reference_differential.REFERENCE_NAME
 
 
 def _pids(n):
@@ -32,10 +32,10 @@ def _pids(n):
 
 
 def _recompute(doc):
-    from conformance.certification.attribution import sources as attribution
-    from conformance.certification.verdict import decide as verdict
-    doc["stack_findings"] = attribution.stack_findings(doc["results"])
-    doc["verdict"], doc["verdict_reasons"] = verdict.decide(
+    from conformance.certification.attribution import attribution_sources
+    from conformance.certification.verdict import plugin_verdict
+    doc["stack_findings"] = attribution_sources.stack_findings(doc["results"])
+    doc["verdict"], doc["verdict_reasons"] = plugin_verdict.decide(
         doc["results"], collected=doc["summary"]["collected"],
         profile=profiles.load(profiles.DEFAULT_PROFILE), declared=[], device_count=1,
         errors=[], interrupted=None)
@@ -75,7 +75,7 @@ def _old_bundle(tmp_path):
                           "is right"]),
         c: ("unattributed", [f"reference: fails the same on {REF} (fail_wrong_result)"])},
         schema_version=2)
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
     return path, (a, b, c)
 
 
@@ -114,7 +114,7 @@ def test_a_schema_2_bundle_keeps_its_re_runs_as_recorded(tmp_path, capsys):
     assert got[c][0] == "unattributed"
     after = {ln for ln in (path / "report.md").read_text().splitlines() if "evidence:" in ln}
     assert after == before and len(after) == 3
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
 
 
 def _keypair(tmp_path):
@@ -126,7 +126,7 @@ def _keypair(tmp_path):
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
 def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
     path, (a, b, c) = _rule_changed_bundle(tmp_path)
-    problems = bundle.verify(path).problems   # the rule changed: verify says so
+    problems = bundle_files.verify(path).problems   # the rule changed: verify says so
     assert any("evidence 0 (reference)" in p and "answers 'framework'" in p
                for p in problems), problems
     key, pub = _keypair(tmp_path)
@@ -150,15 +150,15 @@ def test_an_old_bundle_is_reattributed_rerendered_and_signed(tmp_path, capsys):
     assert "Why not certified" in (path / "report.html").read_text()
     # junit.xml is stored as its exact bytes in junit.xml.xz; the manifest lists junit.xml
     assert not (path / "junit.xml").exists() and (path / "junit.xml.xz").is_file()
-    assert "  junit.xml\n" in (path / bundle.MANIFEST).read_text()
+    assert "  junit.xml\n" in (path / bundle_files.MANIFEST).read_text()
     assert main(capsys, "verify", path, "--key", pub).returncode == 1   # intact, not certified
-    assert bundle.verify(path, key=pub).problems == []
+    assert bundle_files.verify(path, key=pub).problems == []
 
 
 def test_rerender_reads_data_not_prose(tmp_path, monkeypatch):
     """Evidence prose changed arbitrarily (every renderer, and a schema-2 bundle's
     strings) changes report.md and report.html, never what rerender decides."""
-    from conformance.certification.attribution import sources as attribution
+    from conformance.certification.attribution import attribution_sources
     from conformance.certification.rendering import failure_view, rerender
 
     plain, _ = _rule_changed_bundle(tmp_path / "plain")
@@ -166,7 +166,7 @@ def test_rerender_reads_data_not_prose(tmp_path, monkeypatch):
     rerender.rerender(plain)
     monkeypatch.setattr(failure_view, "EVIDENCE_TEXT",
                         {k: (lambda e, status: "passes on ~ fails the same (crash) ~ correct")
-                         for k in attribution.NAMES})
+                         for k in attribution_sources.NAMES})
     rerender.rerender(odd)
     assert (odd / "report.json").read_bytes() == (plain / "report.json").read_bytes()
     assert "passes on ~ fails the same" in (odd / "report.md").read_text()
@@ -208,7 +208,7 @@ def test_a_changed_junit_xz_breaks_the_bundle(tmp_path, capsys):
     (path / "junit.xml.xz").unlink()
     (path / "junit.xml").write_bytes(text.replace(b"<testcase ", b"<testcase x=\"1\" ", 1))
     assert "junit.xml was modified: its sha256 differs from MANIFEST.sha256" in \
-        bundle.verify(path).problems
+        bundle_files.verify(path).problems
 
 
 def test_an_old_byte_for_byte_log_is_packed(tmp_path, capsys):
@@ -222,16 +222,16 @@ def test_an_old_byte_for_byte_log_is_packed(tmp_path, capsys):
               for r in json.loads((path / "report.json").read_text())["results"]]
     (path / runlog.LOG).write_text("".join(json.dumps(r) + "\n" for r in [record, *others]))
     names = sorted(p.relative_to(path).as_posix() for p in path.rglob("*")
-                   if p.is_file() and p.name != bundle.MANIFEST)
-    (path / bundle.MANIFEST).write_text("".join(f"{bundle.sha256_file(path / n)}  {n}\n"
-                                                for n in names))
+                   if p.is_file() and p.name != bundle_files.MANIFEST)
+    (path / bundle_files.MANIFEST).write_text(
+        "".join(f"{bundle_files.sha256_file(path / n)}  {n}\n" for n in names))
     runlog.compress(path)   # as older bundles were stored: results.jsonl listed, .xz present
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
     assert main(capsys, "rerender", path).returncode == 0
-    assert f"  {runlog.PACKED}\n" in (path / bundle.MANIFEST).read_text()
+    assert f"  {runlog.PACKED}\n" in (path / bundle_files.MANIFEST).read_text()
     back = runlog.records(path / runlog.PACKED)[0]
     assert back["duration"] == 0.5 and back["keywords"] == {} and "sections" not in back
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
 
 
 def test_store_xz_names_and_bad_input(tmp_path):

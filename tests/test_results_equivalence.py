@@ -7,9 +7,9 @@ import re
 import jsonschema
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.helpers import capabilities
-from conformance.helpers import reproduction as repro
+from conformance.helpers import reproduction
 from conformance.helpers.assertions import BackendCrash
 from conformance.processes.isolation import BackendHang
 from conformance.session import outcomes
@@ -21,7 +21,7 @@ from hypothesis import given, strategies as st
 from jax import lax
 
 from conformance.helpers import capabilities
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers.reproduction import reproduction
 
 
@@ -37,7 +37,7 @@ def test_error():
     raise RuntimeError("backend exploded")
 
 
-@pytest.mark.parametrize("dt", [capabilities.param(dh.BY_NAME["bfloat16"])])
+@pytest.mark.parametrize("dt", [capabilities.param(dtype_helpers.BY_NAME["bfloat16"])])
 def test_gated(dt):
     with capabilities.gated(dt, "put(x)"):
         raise ValueError("no bf16 here")
@@ -73,7 +73,7 @@ def _report(pytester, *workers):
         f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "--cpu-devices=2",
         f"--known-failures={pytester.path / 'known.txt'}", "--defects=none", *workers)
     doc = json.loads((out / "report.json").read_text())
-    jsonschema.validate(doc, bundle.schema())
+    jsonschema.validate(doc, bundle_files.schema())
     return result, doc
 
 
@@ -190,8 +190,8 @@ def test_pytest_timeout_failure_is_a_timeout(pytester):
 
 def test_reproduction_facts_travel_with_the_exception():
     with pytest.raises(AssertionError) as info:
-        with repro.reproduction("outer"):
-            with repro.reproduction("inner", program="module @m {}", inputs=[[1, 2]]):
+        with reproduction.reproduction("outer"):
+            with reproduction.reproduction("inner", program="module @m {}", inputs=[[1, 2]]):
                 raise AssertionError("wrong")
     facts = outcomes.failure_facts(info.value)
     assert facts["program_text"] == "module @m {}"

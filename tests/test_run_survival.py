@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.results import runlog
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.results.records import Collector
 from conformance.processes import runner
 from conformance.session import results_log
@@ -106,7 +106,7 @@ def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkey
                               "test_flaky": "flaky", "test_after": "pass"}, result.stdout.str()
     assert flagged(doc)
     assert any("status flaky" in r or "flaky" in r for r in doc["verdict_reasons"])
-    assert bundle.verify(out).valid
+    assert bundle_files.verify(out).valid
     # the bundle's log is packed, and reads back into the same results
     assert not (out / runlog.LOG).exists() and (out / runlog.PACKED).is_file()
     collector = Collector()
@@ -166,7 +166,7 @@ def _run_and_kill_the_victims_worker(root, death):
     finally:
         proc.kill()
     assert "crashed while running 'test_zzkill.py::test_victim'" in output, output[-3000:]
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid, check.problems
     return json.loads((out / "report.json").read_text())
 
@@ -197,7 +197,7 @@ def test_sigterm_cancels_with_an_incomplete_bundle(pytester, monkeypatch):
         proc.kill()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, output
     assert "cancelled by SIGTERM" in output
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     doc = json.loads((out / "report.json").read_text())
     assert _statuses(doc) == {"test_a": "pass", "test_b": "pass"}  # test_slow: in flight
@@ -218,7 +218,7 @@ def test_sigkill_of_the_controller_takes_its_worker_and_finalize_builds_the_bund
     assert not (out / "report.json").exists()
     assert cli.main(["finalize", str(out)]) == 0
     assert "INCOMPLETE: 2 finished result(s) of 3 collected" in capsys.readouterr().out
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     assert _statuses(json.loads((out / "report.json").read_text())) == {
         "test_a": "pass", "test_b": "pass"}
@@ -240,7 +240,7 @@ def test_cli_sigterm_exits_4_with_a_verifiable_bundle(tmp_path):
         proc.kill()
     assert proc.returncode == 4, output[-3000:]
     assert "verdict INCOMPLETE" in output
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
 
 
@@ -264,13 +264,13 @@ def test_results_log_keeps_whole_lines_only(tmp_path):
 
 def test_interrupted_run_is_incomplete_even_when_all_passed():
     results = [{"nodeid": "t.py::a", "tier": "core", "status": "pass"}]
-    decided = verdict.decide(results, collected=1, profile=None, declared=[], device_count=1,
-                             errors=[], interrupted="cancelled by SIGINT")
+    decided = plugin_verdict.decide(results, collected=1, profile=None, declared=[], device_count=1,
+                                    errors=[], interrupted="cancelled by SIGINT")
     assert decided == ("incomplete", ["run incomplete (cancelled by SIGINT): 1 of 1 collected "
                                       "test(s) finished"])
     flaky = [{"nodeid": "t.py::a", "tier": "core", "status": "flaky"}]
-    assert verdict.decide(flaky, collected=1, profile=None, declared=[], device_count=1,
-                          errors=[])[0] == "not certified"
+    assert plugin_verdict.decide(flaky, collected=1, profile=None, declared=[], device_count=1,
+                                 errors=[])[0] == "not certified"
 
 
 def test_preflight_reports_a_backend_that_cannot_start_in_one_line():
@@ -329,7 +329,7 @@ def test_finalize_reads_the_runs_option_files_and_its_bundle_names_no_local_path
     during = (out / results_log.RUN_FILE).read_text()
     assert cli.main(["finalize", str(out)]) == 0, capsys.readouterr().err
     assert str(files / "w.toml") in during   # the run's working file: real paths
-    check = bundle.verify(out)
+    check = bundle_files.verify(out)
     assert check.valid and check.verdict == "incomplete", check.problems
     doc = json.loads((out / "report.json").read_text())
     assert _statuses(doc) == {"test_a": "pass", "test_b": "waived"}

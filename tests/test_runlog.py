@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.results import runlog
 from conformance.certification.bundle import shards
 from conformance.certification.bundle import signing
@@ -125,19 +125,19 @@ def _with_plain_log(tmp_path):
     (path / runlog.LOG).write_text("".join(   # a report of each result (verify checks)
         json.dumps({**_report(r["nodeid"]), "location": [r["nodeid"].split("::")[0], 1, "t"]})
         + "\n" for r in results))
-    with open(path / bundle.MANIFEST, "a") as manifest:
-        manifest.write(f"{bundle.sha256_file(path / runlog.LOG)}  {runlog.LOG}\n")
-    assert bundle.verify(path).valid
+    with open(path / bundle_files.MANIFEST, "a") as manifest:
+        manifest.write(f"{bundle_files.sha256_file(path / runlog.LOG)}  {runlog.LOG}\n")
+    assert bundle_files.verify(path).valid
     return path
 
 
 def test_an_old_log_compressed_keeps_the_manifest_valid(tmp_path):
     path = _with_plain_log(tmp_path)
-    manifest = (path / bundle.MANIFEST).read_bytes()
+    manifest = (path / bundle_files.MANIFEST).read_bytes()
     assert runlog.compress(path) == path / runlog.PACKED
     assert not (path / runlog.LOG).exists()
-    assert (path / bundle.MANIFEST).read_bytes() == manifest
-    assert bundle.verify(path).valid, bundle.verify(path).problems
+    assert (path / bundle_files.MANIFEST).read_bytes() == manifest
+    assert bundle_files.verify(path).valid, bundle_files.verify(path).problems
 
 
 @pytest.mark.parametrize("damage", ["changed", "cut off", "plain beside it"])
@@ -152,7 +152,7 @@ def test_a_damaged_compressed_log_fails_verify(tmp_path, damage):
         packed.write_bytes(packed.read_bytes()[:-20])
     else:        # the plain log is checked; a packed file beside it is not vouched for
         (path / runlog.LOG).write_bytes(original)
-    problems = bundle.verify(path).problems
+    problems = bundle_files.verify(path).problems
     expected = f"{runlog.PACKED} is not listed" if damage == "plain beside it" else \
         f"{runlog.LOG} was modified"
     assert any(expected in p for p in problems), problems
@@ -165,7 +165,7 @@ def test_committed_signed_bundles_still_verify_with_their_key():
     signed = sorted(p.parent for p in (ROOT / "reports").glob(f"*/*/{signing.SIGNATURE}"))
     assert signed, "no signed bundle committed"
     for path in signed:
-        check = bundle.verify(path, allowed_signers=ROOT / "reports" / "allowed_signers")
+        check = bundle_files.verify(path, allowed_signers=ROOT / "reports" / "allowed_signers")
         assert check.valid and check.signature.state == "verified", (path, check.problems)
 
 

@@ -2,7 +2,7 @@
 
 These tests used to sit in ``conformance/test_*.py`` (core or capability tiers), but no
 backend can fail them: they check ``runtime``'s argument validation (done before any
-backend call), the program cache (``conformance/programs/cache.py``), host-only
+backend call), the program cache (``conformance/programs/compiled_programs.py``), host-only
 ``HloSharding``/``NamedSharding`` computations, the runtime's registries and dtype/Shape
 tables, the runtime's choice of default device and jaxlib's LAPACK registrations
 (issue 33 item 8). Their assertions are the originals'; the client is a runtime CPU
@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.sharding import NamedSharding, PartitionSpec
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import sharding_helpers as shh
-from conformance.programs import cache as programs
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import sharding_helpers
+from conformance.programs import compiled_programs
 from conformance.programs import catalog, lowering
 from conformance.programs.catalog import ELEMENTWISE
 from conformance.session.hypothesis_profiles import PROFILES
@@ -52,7 +52,7 @@ def device(client, request):
 
 @pytest.fixture
 def program_cache(client):
-    return programs.ProgramCache(client)
+    return compiled_programs.ProgramCache(client)
 
 
 # -- from conformance/test_execute.py: the program cache ----------------------------------
@@ -79,12 +79,12 @@ def test_default_device_is_first_local(client):
 
 # -- from conformance/test_sharding.py: host-only sharding computations -------------------
 
-def _describe(case: shh.ShardedCase) -> str:
+def _describe(case: sharding_helpers.ShardedCase) -> str:
     return (f"NamedSharding(mesh={dict(case.mesh.shape)} over "
             f"{[d.id for d in case.mesh.devices.flat]}, spec={case.spec}), shape={case.shape}")
 
 
-def _as_gspmd(case: shh.ShardedCase):
+def _as_gspmd(case: sharding_helpers.ShardedCase):
     """The GSPMDSharding with the same devices and HloSharding as ``case.sharding``."""
     hlo = lowering.hlo_sharding_of(case.sharding, len(case.shape))
     return xla_client.GSPMDSharding(lowering.device_assignment_of(case.sharding), hlo)
@@ -93,10 +93,10 @@ def _as_gspmd(case: shh.ShardedCase):
 @CI
 @given(data=st.data())
 def test_indices_map_covers_each_element_once_per_replica(client, data):
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
-    pieces = int(np.prod(shh.shards_per_dim(case.mesh, case.spec, len(case.shape))))
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
+    pieces = int(np.prod(sharding_helpers.shards_per_dim(case.mesh, case.spec, len(case.shape))))
     replicas = client.local_device_count() // pieces
-    counts = shh.coverage(case.sharding, case.shape)
+    counts = sharding_helpers.coverage(case.sharding, case.shape)
     bad = np.argwhere(counts != replicas)
     assert bad.size == 0, (
         f"devices_indices_map covers element {tuple(bad[0])} {counts[tuple(bad[0])]} time(s), "
@@ -106,9 +106,10 @@ def test_indices_map_covers_each_element_once_per_replica(client, data):
 @CI
 @given(data=st.data())
 def test_equivalent_shardings_are_equal_and_hash_equal(client, data):
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
     ndim = len(case.shape)
-    padded = NamedSharding(case.mesh, PartitionSpec(*case.spec, *([None] * (ndim - len(case.spec)))))
+    padded = NamedSharding(case.mesh, PartitionSpec(
+        *case.spec, *([None] * (ndim - len(case.spec)))))
     assert padded == case.sharding and hash(padded) == hash(case.sharding), (
         f"{padded} and {case.sharding} differ only by trailing None, but compare unequal or "
         "hash differently")
@@ -135,12 +136,12 @@ def test_single_device_sharding(client, device):
 @CI
 @given(data=st.data())
 def test_hlo_sharding_round_trip_and_predicates(client, data):
-    case = data.draw(shh.sharded_cases(client.local_devices()), label="case")
+    case = data.draw(sharding_helpers.sharded_cases(client.local_devices()), label="case")
     hlo = lowering.hlo_sharding_of(case.sharding, len(case.shape))
     again = xla_client.HloSharding.from_proto(hlo.to_proto())
     assert again == hlo and hash(again) == hash(hlo), (
         f"HloSharding.from_proto(to_proto()) = {again}, but should be {hlo} [{_describe(case)}]")
-    pieces = int(np.prod(shh.shards_per_dim(case.mesh, case.spec, len(case.shape))))
+    pieces = int(np.prod(sharding_helpers.shards_per_dim(case.mesh, case.spec, len(case.shape))))
     assert hlo.is_replicated() == (pieces == 1), (
         f"{hlo}.is_replicated()={hlo.is_replicated()}, but the spec cuts the array into "
         f"{pieces} piece(s) [{_describe(case)}]")
@@ -157,8 +158,8 @@ def test_hlo_sharding_round_trip_and_predicates(client, data):
 # -- from conformance/test_errors.py: argument checks made before any backend call --------
 
 def _add_text(client):
-    return programs.lowered_text("add", catalog.ELEMENTWISE["add"].fn,
-                                 (((3,), "float32"), ((3,), "float32")), client)
+    return compiled_programs.lowered_text("add", catalog.ELEMENTWISE["add"].fn,
+                                          (((3,), "float32"), ((3,), "float32")), client)
 
 
 @pytest.mark.parametrize("bad,kind", [
@@ -182,7 +183,7 @@ def test_buffer_from_pyval_rejects_foreign_device(client):
     x = np.arange(3, dtype=np.float32)
     with pytest.raises(ValueError, match="argument 'device'"):
         client.buffer_from_pyval(x, other.local_devices()[0])
-    ph.assert_bitwise_equal(x, np.arange(3, dtype=np.float32), call="caller's array")
+    assertions.assert_bitwise_equal(x, np.arange(3, dtype=np.float32), call="caller's array")
 
 
 def test_buffer_from_pyval_rejects_non_device(client):
@@ -307,7 +308,7 @@ def _no_dtype(xc, p) -> bool:
 
 @CI
 @given(dims=st.lists(st.integers(0, 64), max_size=6),
-       dt=st.sampled_from([d.dtype for d in dh.TRANSFER_DTYPES]))
+       dt=st.sampled_from([d.dtype for d in dtype_helpers.TRANSFER_DTYPES]))
 def test_array_shape_dimensions_and_rank(xc, dims, dt):
     shape = xc.Shape.array_shape(dt, dims)
     assert shape.dimensions() == tuple(dims), (

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conformance.certification.results import attempt
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.verdict import profiles
 from conformance.certification.verdict import report
 from conformance.certification.compare import scoreboard
@@ -40,7 +40,7 @@ def _bundle(root, folder, stamp, *, library=None, started="2026-11-22T00:00:00+0
                for pid, tier in sorted(prof.tests.items())]
     doc = report.build(results, collected=len(results), header=header, profile=prof,
                        device_count=1)
-    return bundle.write(doc, root / folder / stamp).parent
+    return bundle_files.write(doc, root / folder / stamp).parent
 
 
 def _cli(*args):
@@ -164,7 +164,7 @@ def test_cells_are_coloured_by_pass_rate_and_never_round_to_all():
 def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
     import json as _json
     import shutil as _shutil
-    from conformance.certification.compare import scoreboard as sb
+    from conformance.certification.compare import scoreboard
     src = sorted((ROOT / "reports" / "cpu").glob("*/report.json"))[-1].parent
     for release in ("0.10.2", "0.12.0.1"):
         dst = tmp_path / "reports" / "cpu" / f"r{release}"
@@ -172,10 +172,10 @@ def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
         doc = _json.loads((dst / "report.json").read_text())
         doc["environment"]["jaxlib"] = release
         (dst / "report.json").write_text(_json.dumps(doc))
-    rows = sb.collect(tmp_path / "reports")
+    rows = scoreboard.collect(tmp_path / "reports")
     assert [r.jaxlib for r in rows] == ["0.10.2", "0.12.0.1"]  # release order
     assert all(r.profile.startswith("v") or " v" in r.profile for r in rows)
-    page = sb.render_html(rows, tmp_path / "reports")
+    page = scoreboard.render_html(rows, tmp_path / "reports")
     assert 'href="cpu/r0.10.2/report.html"' in page and 'href="cpu/r0.12.0.1/report.html"' in page
 
 

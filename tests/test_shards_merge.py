@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from bundle_helpers import main, rewrite
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import merge_check
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
@@ -139,7 +139,7 @@ def test_merge_never_writes_into_or_over_its_inputs(capsys, tmp_path, runs, wher
     assert proc.returncode == 2 and "merge never writes" in _one_line(proc)
     assert not (parts[1] / "nested").exists()
     for part in parts:
-        check = bundle.verify(part)
+        check = bundle_files.verify(part)
         assert check.valid, (part, check.problems)
 
 
@@ -209,7 +209,7 @@ def test_a_merged_bundle_edited_after_the_merge_fails_verify(capsys, tmp_path, r
     victim["status"] = "skipped"     # a consistent forgery: counts and verdict recomputed
     forged_doc = merge_check.combine(parts, reportfile.load(merged)["merge"]["parts"], "x")
     forged = _edited(tmp_path, merged, lambda d: (d.clear(), d.update(forged_doc)))
-    found = bundle.verify(forged).problems
+    found = bundle_files.verify(forged).problems
     assert "report.json results differs from the merge of its parts" in found
     # report.json alone was edited: its report.md no longer matches (rendering_check)
     found = [p for p in found if not p.startswith("report.md is not rendered")]
@@ -221,4 +221,4 @@ def test_a_merged_bundle_edited_after_the_merge_fails_verify(capsys, tmp_path, r
     shutil.copyfile(runs["s3"] / "report.json", swapped / "parts" / "2" / "report.json")
     rewrite(swapped, lambda d: None)     # the outer manifest re-hashed, the part's not
     assert any(p.startswith("part 2 (shard 2/3): its report.json is not the one")
-               for p in bundle.verify(swapped).problems)
+               for p in bundle_files.verify(swapped).problems)

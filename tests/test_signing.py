@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import signing
 from tests.bundle_helpers import crafted, main, rewrite
 
@@ -61,11 +61,11 @@ def test_bundle_rewritten_to_pass_fails(signed, tmp_path, capsys):
     the old signature no longer covers the manifest."""
     forged = _copy(signed["path"], tmp_path / "forged")
     honest_pass = crafted(tmp_path, "pass")            # a consistent all-pass report
-    for name in bundle.FILES:   # report.md/html rendered from it too (verify checks that)
+    for name in bundle_files.FILES:   # report.md/html rendered from it too (verify checks that)
         shutil.copy(honest_pass / name, forged / name)
     rewrite(forged, lambda d: None)                    # re-hash every file
-    assert bundle.verify(forged).problems == [
-        f"{signing.SIGNATURE} does not match {bundle.MANIFEST}: Signature verification "
+    assert bundle_files.verify(forged).problems == [
+        f"{signing.SIGNATURE} does not match {bundle_files.MANIFEST}: Signature verification "
         "failed: incorrect signature Could not verify signature."]
     proc = main(capsys, "verify", str(forged), "--key", str(signed["lab_pub"]))
     assert proc.returncode == 3, proc.stdout
@@ -92,7 +92,7 @@ def test_signature_removed_from_its_bundle_is_detected(signed, tmp_path, capsys)
     shutil.copy(signed["path"] / signing.SIGNATURE, other / signing.SIGNATURE)
     assert main(capsys, "verify", str(other)).returncode == 3
     assert main(capsys, "verify", str(other), "--key", str(signed["lab_pub"])).returncode == 3
-    (other / bundle.MANIFEST).unlink()
+    (other / bundle_files.MANIFEST).unlink()
     for args in ((), ("--key", signed["lab_pub"])):
         proc = main(capsys, "verify", other, *args)
         assert proc.returncode == 3 and "MANIFEST.sha256 is missing" in proc.stdout

@@ -12,10 +12,10 @@ from jax import lax
 
 from conformance.certification.rendering import coverage_md
 from conformance.helpers import float_formats
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 from conformance.programs import coverage, interpreter, mlir_ops, spec_ops_extract
-from conformance.programs import stablehlo_catalog as catalog
-from conformance.programs import stablehlo_text as text
+from conformance.programs import stablehlo_catalog
+from conformance.programs import stablehlo_text
 from conformance.session import outcomes
 
 ISSUE_MISSING = ("reduce_precision", "reverse", "select_and_scatter", "rng_bit_generator",
@@ -51,8 +51,9 @@ def test_extractor_reads_element_types_from_the_type_column():
 
 
 def test_ops_of_walks_the_module_for_ops_and_element_types():
-    module = programs.lower(lambda p, x, y: lax.select(p, lax.reduce_precision(x, 4, 3), y),
-                            [((3,), "bool"), ((3,), "bfloat16"), ((3,), "bfloat16")], "cpu")
+    module = compiled_programs.lower(
+        lambda p, x, y: lax.select(p, lax.reduce_precision(x, 4, 3), y),
+        [((3,), "bool"), ((3,), "bfloat16"), ((3,), "bfloat16")], "cpu")
     found = mlir_ops.ops_of(module)
     assert ("reduce_precision", "bfloat16") in found
     assert ("select", "bfloat16") in found  # typed by its second operand, not the predicate
@@ -62,7 +63,7 @@ def test_ops_of_walks_the_module_for_ops_and_element_types():
 
 
 def test_coverage_counts_compared_only_after_a_comparison():
-    module = programs.lower(lambda x: lax.rev(x, (0,)), [((4,), "int8")], "cpu")
+    module = compiled_programs.lower(lambda x: lax.rev(x, (0,)), [((4,), "int8")], "cpu")
     coverage.reset()
     coverage.note_executed(module)
     assert coverage.take("pass")["reverse"]["int8"] == [1, 1, 1]
@@ -95,7 +96,7 @@ def test_coverage_matrix_counts_tests_and_lists_gaps_with_reasons():
 
 def test_interpreter_agrees_with_numpy_and_a_wrong_reference_is_a_suite_defect():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    module = programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
+    module = compiled_programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
 
     def exact(got, want, call):
         np.testing.assert_array_equal(got, want, err_msg=call)
@@ -113,7 +114,7 @@ def test_the_device_is_judged_even_when_the_oracles_disagree():
     a device matching either oracle leaves the suite's OracleDisagreement, a device
     matching neither is still the device's wrong result, the disagreement reported too."""
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    module = programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
+    module = compiled_programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
     right, wrong_ref, garbage = x[::-1, ::-1], x[::-1], x + 100
 
     def exact(got, want, call):
@@ -140,24 +141,25 @@ def test_the_device_is_judged_even_when_the_oracles_disagree():
 
 def test_interpreter_declines_what_it_cannot_evaluate():
     spd = np.eye(3, dtype=np.float32) * 2
-    assert interpreter.evaluate(text.cholesky(spd), [spd]) is None  # would abort the process
+    # would abort the process
+    assert interpreter.evaluate(stablehlo_text.cholesky(spd), [spd]) is None
     bf = np.ones(3, ml_dtypes.bfloat16)
-    assert interpreter.evaluate(text.unary("logistic", bf), [bf]) is None
+    assert interpreter.evaluate(stablehlo_text.unary("logistic", bf), [bf]) is None
 
 
 def test_catalog_references_on_known_properties():
     operand = np.array([[1, 5, 2], [5, 0, 3]], np.int32)  # a tie of maxima: 5 and 5
     source = np.array([[10, 20]], np.int32)
-    out = catalog.select_and_scatter_reference(operand, source, (2, 2))
+    out = stablehlo_catalog.select_and_scatter_reference(operand, source, (2, 2))
     assert out[0, 1] == 30 and out.sum() == 30  # both windows pick the first 5
     rng = np.random.default_rng(0)
     x = rng.normal(size=(64, 3))
-    y, mean, var = catalog.batch_norm_reference(
+    y, mean, var = stablehlo_catalog.batch_norm_reference(
         "training", [x, np.ones(3), np.zeros(3)], epsilon=0.0)
     np.testing.assert_allclose(y.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(y.var(axis=0), 1, rtol=1e-9)
-    assert {c.op for c in catalog.CASES} >= {"reduce_precision", "reverse", "cholesky",
-                                              "triangular_solve", "batch_norm_grad", "map"}
+    assert {c.op for c in stablehlo_catalog.CASES} >= {"reduce_precision", "reverse", "cholesky",
+                                                       "triangular_solve", "batch_norm_grad", "map"}
 
 
 def test_broken_reduce_precision_fails_and_coverage_is_in_the_report(run_suite):
@@ -202,15 +204,16 @@ def test_broken_text_only_ops_fail(run_suite, mutant, selection, op):
 
 def test_gap_references_and_rng_sample_check():
     from conformance.programs import rng_and_ids
-    from conformance.programs import stablehlo_catalog_gaps as gaps
+    from conformance.programs import stablehlo_catalog_gaps
 
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
-    padded = gaps.pad_reference(x, np.int32(-1), (1, 0), (0, 2), (1, 1))
+    padded = stablehlo_catalog_gaps.pad_reference(x, np.int32(-1), (1, 0), (0, 2), (1, 1))
     assert padded.shape == (4, 7) and padded[1, 0] == 0 and padded[1, 1] == -1
     assert padded[3, 4] == 5 and padded[0].tolist() == [-1] * 7
-    conv = gaps.conv_reference(np.ones((1, 1, 4)), np.ones((1, 1, 3)), (1, 1))
+    conv = stablehlo_catalog_gaps.conv_reference(np.ones((1, 1, 4)), np.ones((1, 1, 3)), (1, 1))
     assert conv.ravel().tolist() == [2, 3, 3, 2]
-    deq, q = gaps.quantize_reference(np.array([0.25, 0.75, -100.0, 100.0], np.float32), 0.5, 3)
+    deq, q = stablehlo_catalog_gaps.quantize_reference(
+        np.array([0.25, 0.75, -100.0, 100.0], np.float32), 0.5, 3)
     assert q.tolist() == [3, 5, -128, 127] and deq.tolist() == [0.0, 1.0, -65.5, 62.0]
     rng = np.random.default_rng(0)
     ok = rng.uniform(2, 5, (64, 64)).astype(np.float32)

@@ -17,7 +17,7 @@ reports:
   literal (``def check(..., threshold=30.0)``);
 - ``table bypass`` (test files, ``conformance/test_*.py``, only): a test that reads the
   table or the error-bound builders directly (``tolerances.ulp_bound``,
-  ``error_bounds.rounding_bound``, ``ulp.rtol``, ``dh.tolerance``...) instead of
+  ``error_bounds.rounding_bound``, ``ulp.rtol``, ``dtype_helpers.tolerance``...) instead of
   ``tolerances.bound``.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 
 ROOT = Path(__file__).resolve().parent.parent / "conformance"
 #: The tolerance table: the one module allowed to hold the numbers.
@@ -45,10 +45,12 @@ HELPER_TOLERANCE_NAMES = TOLERANCE_NAMES | {"threshold", "eps", "bound"}
 _ENTRY_POINT = "bound"
 #: Calls that compare with a tolerance besides the ``assert_*`` helpers.
 _COMPARERS = frozenset({"allclose", "isclose", "approx"})
+#: The module of the suite's own assertion helpers.
+_ASSERTIONS = "conformance.helpers.assertions"
 #: Parameter names of the suite's own assertion helpers, by position.
 _SIGNATURES = {name: [p.name for p in inspect.signature(fn).parameters.values()
                       if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-               for name, fn in vars(ph).items()
+               for name, fn in vars(assertions).items()
                if name.startswith("assert_") and inspect.isfunction(fn)}
 #: What a test file may use of the modules behind ``tolerances.bound``: module -> names.
 _ALLOWED_IN_TESTS = {
@@ -148,6 +150,7 @@ def violations(path: Path, *, test_file: bool | None = None) -> list[str]:
     the module docstring); ``test_file`` (default: the name starts with ``test_``) adds
     the table-bypass rule. SyntaxError for a file that does not parse."""
     tree = ast.parse(path.read_text(), filename=str(path))
+    modules = _modules(tree)
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
@@ -161,7 +164,8 @@ def violations(path: Path, *, test_file: bool | None = None) -> list[str]:
             if not helper:
                 continue
             params = _SIGNATURES.get(name) if isinstance(node.func, ast.Attribute) and \
-                isinstance(node.func.value, ast.Name) and node.func.value.id == "ph" \
+                isinstance(node.func.value, ast.Name) and \
+                modules.get(node.func.value.id) == _ASSERTIONS \
                 or (isinstance(node.func, ast.Name) and name in _SIGNATURES) else None
             for i, arg in enumerate(node.args):
                 if params is not None:
@@ -202,19 +206,20 @@ def test_no_literal_tolerance_under_conformance():
 
 
 PLANTED = {
-    "rtol keyword": 'ph.assert_allclose(out, want, rtol=1e-5, atol=tol.atol, call="c")\n',
-    "atol arithmetic": "ph.assert_ulp_close(out, want, max_ulp=tol.max_ulp, atol=2 * eps, "
-                       "call='c')\n",
-    "max_ulp zero": "ph.assert_ulp_close(out, want, max_ulp=0, call='c')\n",
-    "bound array": "ph.assert_within_bound(out, want, np.full(out.shape, 64 * eps), "
-                   "bound_name='b', call='c')\n",
+    "rtol keyword": 'assertions.assert_allclose(out, want, rtol=1e-5, atol=tol.atol, call="c")\n',
+    "atol arithmetic": "assertions.assert_ulp_close(out, want, max_ulp=tol.max_ulp, atol=2 * eps, "
+    "call='c')\n",
+    "max_ulp zero": "assertions.assert_ulp_close(out, want, max_ulp=0, call='c')\n",
+    "bound array": "assertions.assert_within_bound(out, want, np.full(out.shape, 64 * eps), "
+    "bound_name='b', call='c')\n",
     "numpy positional": "np.testing.assert_allclose(out, want, 1e-5)\n",
     "isclose": "assert np.isclose(out, want, 1e-6).all()\n",
     "default": "def check(out, want, *, threshold=30.0):\n    pass\n",
     "bypass": "from conformance.helpers import tolerances\n"
-              "k = tolerances.ulp_bound('exp', 'float32')\n",
+    "k = tolerances.ulp_bound('exp', 'float32')\n",
     "bypass import": "from conformance.helpers.error_bounds import rounding_bound\n",
-    "dtype rtol": "from conformance.helpers import dtype_helpers as dh\nr = dh.tolerance(dt)\n",
+    "dtype rtol": "from conformance.helpers import dtype_helpers\n"
+                  "r = dtype_helpers.tolerance(dt)\n",
 }
 
 
@@ -223,7 +228,7 @@ def test_a_planted_literal_tolerance_fails(tmp_path, name):
     """The check of the check: each way of writing a literal tolerance, planted in a temp
     test file, is reported with its line."""
     path = tmp_path / "test_planted.py"
-    path.write_text("import numpy as np\nfrom conformance.helpers import assertions as ph\n\n"
+    path.write_text("import numpy as np\nfrom conformance.helpers import assertions\n\n"
                     + PLANTED[name])
     found = violations(path)
     assert found and all(v.startswith(f"{path}:") for v in found), (name, found)
@@ -234,18 +239,19 @@ def test_comments_docstrings_and_table_calls_do_not_count(tmp_path):
     path = tmp_path / "test_clean.py"
     path.write_text('''"""Held to rtol=1e-5 (a docstring)."""
 import numpy as np
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import tolerances
 
 
 def check(out, want, controls, atol=0.0):  # a zero default adds nothing
-    """ph.assert_allclose(out, want, rtol=1e-5, atol=1e-5)"""
-    # ph.assert_allclose(out, want, rtol=1e-5)
+    """assertions.assert_allclose(out, want, rtol=1e-5, atol=1e-5)"""
+    # assertions.assert_allclose(out, want, rtol=1e-5)
     tol = tolerances.bound("value", want.dtype, op="exp", scale=np.max(np.abs(want)))
-    ph.assert_allclose(out[..., :1], want[..., :1], rtol=tol.rtol, atol=tol.atol, call="c")
-    ph.assert_residual_ratio(out - want, 1.0, n=4, bound=tolerances.bound("residual", out.dtype),
-                             what="r", call="c")
-    ph.assert_within_bound(out, want, tolerances.bound(
+    assertions.assert_allclose(out[..., :1], want[..., :1], rtol=tol.rtol, atol=tol.atol, call="c")
+    assertions.assert_residual_ratio(out - want, 1.0, n=4,
+                                     bound=tolerances.bound("residual", out.dtype),
+                                     what="r", call="c")
+    assertions.assert_within_bound(out, want, tolerances.bound(
         "rounding", want.dtype, magnitude=np.abs(want), roundings=2 * 3, controls=controls,
         name="6*eps*|want|"), call="c")
 ''')

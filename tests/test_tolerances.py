@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import mpmath_reference, tolerances, ulp
 from conformance.programs import catalog
-from conformance.programs import stablehlo_catalog as shlo
+from conformance.programs import stablehlo_catalog
 from conformance.programs import stablehlo_compare
 
 
@@ -95,8 +95,8 @@ def test_bound_dispatches_to_the_table_with_the_numbers_of_before():
     sin = tolerances.bound("ulp", np.float32, op="sin", scale=3.0)
     assert sin.max_ulp == 4 and sin.atol == np.finfo(np.float32).eps * 3.0
     for name in ("bfloat16", "float16", "float32", "complex64", "complex128"):
-        dt = dh.BY_NAME[name]
-        assert tolerances.bound("value", dt.dtype, op="exp").rtol == dh.tolerance(dt)
+        dt = dtype_helpers.BY_NAME[name]
+        assert tolerances.bound("value", dt.dtype, op="exp").rtol == dtype_helpers.tolerance(dt)
     value = tolerances.bound("value", np.float32, op="add", scale=4.0)
     assert value.atol == ulp.rtol("float32") * 4.0
     assert tolerances.bound("value", np.int32).rtol == 0.0
@@ -115,19 +115,22 @@ def test_bound_dispatches_to_the_table_with_the_numbers_of_before():
 def test_bound_running_error_kinds_are_error_bounds():
     x = np.array([[1.0, -2.0, 3.0], [0.5, 0.25, 4.0]], np.float32)
     from conformance.helpers import error_bounds
-    got = tolerances.bound("summation", x.dtype, x=x, axes=(1,), controls=fc.XLA_CPU).error
-    want = error_bounds.summation_bound(x, (1,), controls=fc.XLA_CPU)
+    got = tolerances.bound("summation", x.dtype, x=x, axes=(1,),
+                           controls=float_control_modes.XLA_CPU).error
+    want = error_bounds.summation_bound(x, (1,), controls=float_control_modes.XLA_CPU)
     assert np.array_equal(got.abs, want.abs) and got.name == want.name
-    got = tolerances.bound("product", x.dtype, x=x, axes=(1,), controls=fc.XLA_CPU).error
-    assert np.array_equal(got.abs, error_bounds.product_bound(x, (1,), controls=fc.XLA_CPU).abs)
+    got = tolerances.bound("product", x.dtype, x=x, axes=(1,),
+                           controls=float_control_modes.XLA_CPU).error
+    assert np.array_equal(got.abs, error_bounds.product_bound(
+        x, (1,), controls=float_control_modes.XLA_CPU).abs)
     mag = np.abs(x).sum(axis=1)
     got = tolerances.bound("rounding", np.float32, magnitude=mag, roundings=4, name="r",
-                           controls=fc.XLA_CPU)
+                           controls=float_control_modes.XLA_CPU)
     eps, tiny = float(np.finfo(np.float32).eps), float(np.finfo(np.float32).tiny)
     assert np.array_equal(got.error.abs, 4 * eps * mag + 4 * tiny)
-    ph.assert_within_bound(x.sum(axis=1), x.sum(axis=1), got, call="a Bound is accepted")
+    assertions.assert_within_bound(x.sum(axis=1), x.sum(axis=1), got, call="a Bound is accepted")
     with pytest.raises(TypeError, match="has no running error bound"):
-        ph.assert_within_bound(x, x, tolerances.bound("pivot", np.float32), call="c")
+        assertions.assert_within_bound(x, x, tolerances.bound("pivot", np.float32), call="c")
 
 
 def test_bound_refuses_unknown_kinds_and_missing_declarations():
@@ -143,7 +146,7 @@ def test_bound_refuses_unknown_kinds_and_missing_declarations():
         tolerances.bound("fixed", np.float32, check="x")
     with pytest.raises(TypeError, match="not x's"):
         tolerances.bound("summation", np.float64, x=np.ones(2, np.float32), axes=(0,),
-                         controls=fc.IEEE)
+                         controls=float_control_modes.IEEE)
 
 
 # -- the mpmath reference -------------------------------------------------------------------
@@ -183,9 +186,9 @@ def test_mpmath_reference_rejects_bad_arguments():
 def test_exact_class_allows_zero_ulp():
     want = np.array([1.5, -0.0, 3.0], np.float32)
     inside, past = _at_bound(want, 0.0)
-    ph.assert_ulp_close(inside, want, max_ulp=0, signed_zeros=True, call="exact")
+    assertions.assert_ulp_close(inside, want, max_ulp=0, signed_zeros=True, call="exact")
     with pytest.raises(AssertionError, match="ULP"):
-        ph.assert_ulp_close(past, want, max_ulp=0, signed_zeros=True, call="exact")
+        assertions.assert_ulp_close(past, want, max_ulp=0, signed_zeros=True, call="exact")
 
 
 @pytest.mark.parametrize("op", sorted(tolerances.FLOAT64_OPS))
@@ -201,9 +204,9 @@ def test_float64_ulp_budget_just_inside_and_just_past(op):
         inside[0] = np.nextafter(inside[0], np.inf)
     past[0] = np.nextafter(inside[0], np.inf)
     tiny = float(np.finfo(np.float64).tiny)
-    ph.assert_ulp_close(inside, want, max_ulp=k, atol=tiny, call=op)
+    assertions.assert_ulp_close(inside, want, max_ulp=k, atol=tiny, call=op)
     with pytest.raises(AssertionError, match=f"{k + 1} ULP > {k} ULP"):
-        ph.assert_ulp_close(past, want, max_ulp=k, atol=tiny, call=op)
+        assertions.assert_ulp_close(past, want, max_ulp=k, atol=tiny, call=op)
 
 
 @pytest.mark.parametrize("op", sorted(tolerances.FLOAT64_OPS))
@@ -212,9 +215,9 @@ def test_float64_value_rtol_just_inside_and_just_past(op):
     rtol = tolerances.value_rtol(op, "float64")
     want = np.array([0.75, 2.0, -3.0])
     inside, past = _at_bound(want, rtol + rtol * np.abs(want))
-    ph.assert_allclose(inside, want, rtol=rtol, atol=rtol, call=op)
+    assertions.assert_allclose(inside, want, rtol=rtol, atol=rtol, call=op)
     with pytest.raises(AssertionError, match="max abs error"):
-        ph.assert_allclose(past, want, rtol=rtol, atol=rtol, call=op)
+        assertions.assert_allclose(past, want, rtol=rtol, atol=rtol, call=op)
 
 
 @pytest.mark.parametrize("name", ["float32", "float64"])
@@ -222,12 +225,13 @@ def test_dtype_rtol_just_inside_and_just_past(name):
     rtol = ulp.rtol(name)
     want = np.array([1.25, -7.0], name)
     inside, past = _at_bound(want, rtol * np.abs(want.astype(np.float64)))
-    ph.assert_allclose(inside, want, rtol=rtol, atol=0.0, call=name)
+    assertions.assert_allclose(inside, want, rtol=rtol, atol=0.0, call=name)
     with pytest.raises(AssertionError, match="in 1 of 2 elements"):
-        ph.assert_allclose(past, want, rtol=rtol, atol=0.0, call=name)
+        assertions.assert_allclose(past, want, rtol=rtol, atol=0.0, call=name)
 
 
-BOUNDED = [c for c in shlo.CASES if c.tolerance == shlo.APPROX and c.bound is not None]
+BOUNDED = [c for c in stablehlo_catalog.CASES
+           if c.tolerance == stablehlo_catalog.APPROX and c.bound is not None]
 
 
 @pytest.mark.parametrize("case", BOUNDED, ids=lambda c: c.id)
@@ -239,10 +243,11 @@ def test_derived_bound_just_inside_and_just_past(case, name, data):
     comparison; one representable value further fails it."""
     if name not in case.dtypes:
         return
-    dt = dh.BY_NAME[name]
+    dt = dtype_helpers.BY_NAME[name]
     args = case.inputs(data, dt)
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
+    compare = stablehlo_compare.comparison(
+        case, dt, args, expected, controls=float_control_modes.XLA_CPU)
     roundings, magnitude, *growth = case.bound(args)[0]
     want = case.view(expected[0])
     eps, tiny = float(ml_dtypes.finfo(dt.dtype).eps), float(ml_dtypes.finfo(dt.dtype).tiny)
@@ -262,12 +267,13 @@ def test_batch_norm_bound_allows_a_flushed_subnormal_mean_moved_by_the_normalisa
     31.6 at variance 0) moves that into y. Allowed (the bound's growth); a result 50x
     further off is not."""
     case = next(c for c in BOUNDED if c.op == "batch_norm_training")
-    dt, tiny = dh.BY_NAME["float64"], float(np.finfo(np.float64).tiny)
+    dt, tiny = dtype_helpers.BY_NAME["float64"], float(np.finfo(np.float64).tiny)
     x = np.full((4, 3), tiny)
     x[0, 0] = 0.0
     args = [x, np.ones(3), np.zeros(3)]
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
+    compare = stablehlo_compare.comparison(
+        case, dt, args, expected, controls=float_control_modes.XLA_CPU)
     flushed = x / np.sqrt(0.0 + 1e-3)           # mean and variance flushed to zero
     compare(flushed, expected[0], "flushed mean")
     with pytest.raises(AssertionError, match="by more than the"):
@@ -281,12 +287,13 @@ def test_batch_norm_grad_bounds_allow_a_flushed_subnormal_mean():
     Every output of that computation is allowed (the bounds' growth); d_scale 50x further
     off is not."""
     case = next(c for c in BOUNDED if c.op == "batch_norm_grad")
-    dt, tiny = dh.BY_NAME["float64"], float(np.finfo(np.float64).tiny)
+    dt, tiny = dtype_helpers.BY_NAME["float64"], float(np.finfo(np.float64).tiny)
     x, dy = np.full((4, 3), tiny), np.ones((4, 3))
     args = [x, np.ones(3), np.full(3, tiny / 2), np.zeros(3), dy]
     expected = case.reference(args)
     flushed = case.reference([x, np.ones(3), np.zeros(3), np.zeros(3), dy])
-    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
+    compare = stablehlo_compare.comparison(
+        case, dt, args, expected, controls=float_control_modes.XLA_CPU)
     assert not np.array_equal(flushed[1], expected[1])  # the flush is visible in d_scale
     for got, want, name in zip(flushed, expected, ("dx", "d_scale", "d_offset")):
         compare(got, want, f"flushed mean: {name}")
@@ -297,14 +304,15 @@ def test_batch_norm_grad_bounds_allow_a_flushed_subnormal_mean():
 def test_comparison_needs_the_inputs_of_a_derived_bound():
     case = next(c for c in BOUNDED if c.op == "batch_norm_inference")
     with pytest.raises(ValueError, match="derived bound; pass 'args' and 'expected'"):
-        stablehlo_compare.comparison(case, dh.BY_NAME["float32"], controls=fc.XLA_CPU)
+        stablehlo_compare.comparison(
+            case, dtype_helpers.BY_NAME["float32"], controls=float_control_modes.XLA_CPU)
 
 
 def test_no_multiplier_is_left():
-    assert not any(hasattr(c, "rtol_factor") for c in shlo.CASES)
+    assert not any(hasattr(c, "rtol_factor") for c in stablehlo_catalog.CASES)
     assert {c.op for c in BOUNDED} >= {"batch_norm_inference", "batch_norm_training",
-                                        "batch_norm_grad", "dynamic_conv", "composite",
-                                        "cholesky", "triangular_solve"}
+                                       "batch_norm_grad", "dynamic_conv", "composite",
+                                       "cholesky", "triangular_solve"}
 
 
 @pytest.mark.parametrize("name", ["bfloat16", "float16", "float32", "float64"])
@@ -313,7 +321,7 @@ def test_batch_norm_bound_rejects_zero_and_negated_outputs(kind, name):
     """The old x64 multiplier let an all-zero or negated bfloat16 output pass; the derived
     bound does not (inputs with a healthy variance)."""
     case = next(c for c in BOUNDED if c.op == f"batch_norm_{kind}")
-    dt = dh.BY_NAME[name]
+    dt = dtype_helpers.BY_NAME[name]
     x = np.array([[-3.0, 1.0, 2.5], [1.0, -2.0, 0.5], [2.0, 3.0, -1.5], [-1.0, 0.25, 3.0]])
     scale, offset = np.array([1.5, -1.0, 0.75]), np.array([0.25, 0.5, -0.5])
     mean, var = x.mean(axis=0), x.var(axis=0)
@@ -322,7 +330,8 @@ def test_batch_norm_bound_rejects_zero_and_negated_outputs(kind, name):
             "grad": [x, scale, mean, var, dy]}[kind]
     args = [a.astype(dt.dtype) for a in args]
     expected = case.reference(args)
-    compare = stablehlo_compare.comparison(case, dt, args, expected, controls=fc.XLA_CPU)
+    compare = stablehlo_compare.comparison(
+        case, dt, args, expected, controls=float_control_modes.XLA_CPU)
     compare(expected[0].copy(), expected[0], "reference itself")
     for wrong in (np.zeros_like(expected[0]), -expected[0]):
         with pytest.raises(AssertionError, match="by more than the"):

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, PartitionSpec
 
-from conformance.helpers import host_memory as hm
-from conformance.helpers import sharding_helpers as shh
+from conformance.helpers import host_memory
+from conformance.helpers import sharding_helpers
 from conformance.programs import ffi_build
 
 
 def test_host_buffer_alignment_and_pattern():
-    for offset in hm.ALIGNMENTS.values():
-        x = hm.host_buffer(1000, np.float32, offset=offset)
-        assert hm.misalignment(x) == offset and x.flags.writeable and np.all(x != 0)
+    for offset in host_memory.ALIGNMENTS.values():
+        x = host_memory.host_buffer(1000, np.float32, offset=offset)
+        assert host_memory.misalignment(x) == offset and x.flags.writeable and np.all(x != 0)
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -25,15 +25,15 @@ def test_host_buffer_alignment_and_pattern():
 ])
 def test_host_buffer_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        hm.host_buffer(kwargs.pop("n"), kwargs.pop("dtype"), **kwargs)
+        host_memory.host_buffer(kwargs.pop("n"), kwargs.pop("dtype"), **kwargs)
 
 
 def test_transfer_sizes_per_profile():
-    ci = hm.transfer_sizes(4, "ci")
+    ci = host_memory.transfer_sizes(4, "ci")
     assert ci == {"empty": 0, "one": 1, "under-page": 1021, "1MiB": 1 << 18}
-    assert hm.transfer_sizes(4, "nightly")["64MiB"] * 4 == 64 << 20
+    assert host_memory.transfer_sizes(4, "nightly")["64MiB"] * 4 == 64 << 20
     with pytest.raises(ValueError, match="argument 'itemsize' must divide 4096, got 3"):
-        hm.transfer_sizes(3, "ci")
+        host_memory.transfer_sizes(3, "ci")
 
 
 class _Fake:
@@ -47,13 +47,13 @@ class _Fake:
 
 
 @pytest.mark.parametrize("hold,seen", [
-    (lambda x: x.copy(), hm.Seen.COPY),
-    (lambda x: x, hm.Seen.ALIASED),
-    (lambda x: x[::-1].copy(), hm.Seen.CORRUPT),
+    (lambda x: x.copy(), host_memory.Seen.COPY),
+    (lambda x: x, host_memory.Seen.ALIASED),
+    (lambda x: x[::-1].copy(), host_memory.Seen.CORRUPT),
 ])
 def test_observe_put_classifies(hold, seen):
-    x = hm.host_buffer(16, np.int32, offset=0)
-    assert hm.observe_put(lambda h: _Fake(hold(h)), x).seen is seen
+    x = host_memory.host_buffer(16, np.int32, offset=0)
+    assert host_memory.observe_put(lambda h: _Fake(hold(h)), x).seen is seen
 
 
 class _TornFake(_Fake):
@@ -69,32 +69,36 @@ class _TornFake(_Fake):
 
 
 def test_observe_put_sees_a_torn_alias():
-    x = hm.host_buffer(16, np.int32, offset=0)
-    assert hm.observe_put(_TornFake, x).seen is hm.Seen.CORRUPT
+    x = host_memory.host_buffer(16, np.int32, offset=0)
+    assert host_memory.observe_put(_TornFake, x).seen is host_memory.Seen.CORRUPT
 
 
 def test_check_put_detaches_fails_on_aliasing_under_a_copying_semantics():
     semantics = types.SimpleNamespace(name="IMMUTABLE_UNTIL_TRANSFER_COMPLETES")
-    x = hm.host_buffer(16, np.int32, offset=0)
+    x = host_memory.host_buffer(16, np.int32, offset=0)
     with pytest.raises(AssertionError, match="must copy"):
-        hm.check_put_detaches(lambda h: _Fake(h), x, semantics, False, "put")
+        host_memory.check_put_detaches(lambda h: _Fake(h), x, semantics, False, "put")
     zero_copy = types.SimpleNamespace(name="ZERO_COPY")
-    assert hm.check_put_detaches(lambda h: _Fake(h), hm.host_buffer(4, np.int32, offset=0),
-                                 zero_copy, False, "put") is hm.Seen.ALIASED
+    assert host_memory.check_put_detaches(lambda h: _Fake(h),
+                                          host_memory.host_buffer(4, np.int32, offset=0), zero_copy,
+                                          False, "put") is host_memory.Seen.ALIASED
     with pytest.raises(AssertionError, match="must copy"):
-        hm.check_put_detaches(lambda h: _Fake(h), hm.host_buffer(4, np.int32, offset=0),
-                              zero_copy, True, "put")
+        host_memory.check_put_detaches(lambda h: _Fake(h),
+                                       host_memory.host_buffer(4, np.int32, offset=0), zero_copy,
+                                       True, "put")
     with pytest.raises(AssertionError):
-        hm.check_put_detaches(lambda h: _TornFake(h), hm.host_buffer(16, np.int32, offset=0),
-                              zero_copy, False, "put")
+        host_memory.check_put_detaches(lambda h: _TornFake(h),
+                                       host_memory.host_buffer(16, np.int32, offset=0), zero_copy,
+                                       False, "put")
 
 
 def test_mesh_shapes_and_specs():
-    assert shh.mesh_shapes(8, 2) == [(1, 8), (2, 4), (4, 2), (8, 1)]
-    assert (2, 2, 2) in shh.mesh_shapes(8, 3) and shh.mesh_shapes(1, 3) == [(1, 1, 1)]
+    assert sharding_helpers.mesh_shapes(8, 2) == [(1, 8), (2, 4), (4, 2), (8, 1)]
+    assert (2, 2, 2) in sharding_helpers.mesh_shapes(8, 3)
+    assert sharding_helpers.mesh_shapes(1, 3) == [(1, 1, 1)]
     with pytest.raises(ValueError, match="must be >= 1"):
-        shh.mesh_shapes(0, 2)
-    specs = shh.all_partition_specs(("x", "y"), 2)
+        sharding_helpers.mesh_shapes(0, 2)
+    specs = sharding_helpers.all_partition_specs(("x", "y"), 2)
     assert len(specs) == len(set(specs)) == 11
     assert PartitionSpec(("y", "x"), None) in specs and PartitionSpec(None, "x") in specs
 
@@ -110,23 +114,23 @@ class _Dev:
 def test_expected_index_follows_mesh_coordinates_major_first():
     devices = [_Dev(i) for i in range(4)]
     mesh = Mesh(np.array(devices, dtype=object).reshape(2, 2), ("x", "y"))
-    index = shh.expected_index(mesh, PartitionSpec(("y", "x")), (8,))
+    index = sharding_helpers.expected_index(mesh, PartitionSpec(("y", "x")), (8,))
     # device at mesh (x=1, y=0) is block y*2 + x = 1 under ('y', 'x')
     assert index[devices[2]] == (slice(2, 4),) and index[devices[1]] == (slice(4, 6),)
     with pytest.raises(ValueError, match="does not divide"):
-        shh.expected_index(mesh, PartitionSpec("x"), (3,))
+        sharding_helpers.expected_index(mesh, PartitionSpec("x"), (3,))
 
 
 @pytest.mark.parametrize("count", [1, 6, 8])
 def test_one_mib_shards_are_one_mib(count):
     devices = [_Dev(i) for i in range(count)]
     for ndim in (1, 2, 3):
-        mesh, spec, shape = shh.one_mib_shards(devices, ndim)
-        pieces = shh.shards_per_dim(mesh, spec, len(shape))
+        mesh, spec, shape = sharding_helpers.one_mib_shards(devices, ndim)
+        pieces = sharding_helpers.shards_per_dim(mesh, spec, len(shape))
         assert mesh.devices.size == count and np.prod(pieces) == count
         assert int(np.prod(shape)) // count * 4 == 1 << 20, (ndim, shape)
     with pytest.raises(ValueError, match="argument 'ndim' must be 1, 2 or 3, got 4"):
-        shh.one_mib_shards(devices, 4)
+        sharding_helpers.one_mib_shards(devices, 4)
 
 
 def test_handler_capsule_names_a_missing_symbol():

@@ -11,9 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from benchmarks import transfer_paths as ratios_bench
+from benchmarks import transfer_paths
 from runtime import _transfer, xla_client
-from runtime.xla_client import HostBufferSemantics as Sem
+from runtime.xla_client import HostBufferSemantics
 
 MIB = 1 << 20
 
@@ -40,7 +40,7 @@ def test_only_an_aliasable_zero_copy_request_is_aliased(cpu, offset, force_copy,
     host = _offset(2 * MIB, offset)
     expected = host.copy()
     x = client.buffer_from_pyval(host, dev, force_copy=force_copy,
-                                 host_buffer_semantics=getattr(Sem, semantics))
+                                 host_buffer_semantics=getattr(HostBufferSemantics, semantics))
     x.block_until_ready()
     aliased = x.unsafe_buffer_pointer() == host.ctypes.data
     assert aliased == (semantics == "ZERO_COPY" and not force_copy and offset == 0)
@@ -53,7 +53,7 @@ def test_only_an_aliasable_zero_copy_request_is_aliased(cpu, offset, force_copy,
 def test_unaligned_zero_copy_is_staged_only_on_the_builtin_cpu_client(cpu):
     client, _ = cpu
     unaligned, aligned = _offset(2 * MIB, 16), _offset(2 * MIB, 0)
-    zc = Sem.ZERO_COPY
+    zc = HostBufferSemantics.ZERO_COPY
     assert _transfer._stage_on_cpu(client.native, unaligned, False, zc)
     assert not _transfer._stage_on_cpu(client.native, aligned, False, zc)
     assert _transfer._stage_on_cpu(client.native, aligned, True, zc)
@@ -92,14 +92,14 @@ def test_the_exactness_check_catches_a_copy_that_drops_the_last_chunk(monkeypatc
 
 
 def test_ratio_benchmark_measures_every_path_side_by_side():
-    got = ratios_bench.ratios(2 * MIB, reps=1)
-    assert set(got) == set(ratios_bench.PATHS)
+    got = transfer_paths.ratios(2 * MIB, reps=1)
+    assert set(got) == set(transfer_paths.PATHS)
     assert all(math.isfinite(r) and r > 0 for r in got.values())
 
 
 @pytest.mark.parametrize("call, arg", [
-    (lambda: ratios_bench.path_function("h2d_bogus", MIB), "path"),
-    (lambda: ratios_bench.paired_ratios(lambda: None, {"f": lambda: None}, reps=0), "reps"),
+    (lambda: transfer_paths.path_function("h2d_bogus", MIB), "path"),
+    (lambda: transfer_paths.paired_ratios(lambda: None, {"f": lambda: None}, reps=0), "reps"),
 ])
 def test_ratio_benchmark_rejects_bad_arguments(call, arg):
     with pytest.raises(ValueError, match=arg):

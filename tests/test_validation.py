@@ -150,7 +150,7 @@ def test_pytest_plugin_reports_bad_options_as_usage_error(pytester):
 
 
 def test_an_empty_plugin_library_says_the_command_substitution_printed_nothing():
-    from conformance.session import validate as v
-    with pytest.raises(v.OptionError, match="^--plugin-library: the path is empty"):
-        v.parsed_plugin_options(None, "")
-    assert v.parsed_plugin_options(None, None) is None
+    from conformance.session import validate
+    with pytest.raises(validate.OptionError, match="^--plugin-library: the path is empty"):
+        validate.parsed_plugin_options(None, "")
+    assert validate.parsed_plugin_options(None, None) is None

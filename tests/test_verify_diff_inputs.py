@@ -10,7 +10,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import diff
 from conformance.certification.verdict import report
 from conformance.certification.bundle import reportfile
@@ -94,13 +94,13 @@ def _write_malformed(path, case):
 
 def _rehash(path):
     """Re-hash the manifest over the files as they are (a consistent, malformed bundle)."""
-    lines = [f"{bundle.sha256_file(path / n)}  {n}" for n in bundle.FILES]
-    (path / bundle.MANIFEST).write_text("\n".join(lines) + "\n")
+    lines = [f"{bundle_files.sha256_file(path / n)}  {n}" for n in bundle_files.FILES]
+    (path / bundle_files.MANIFEST).write_text("\n".join(lines) + "\n")
 
 
 @pytest.fixture(scope="module")
 def small_bundle(tmp_path_factory):
-    return bundle.write(_small_doc(), tmp_path_factory.mktemp("small") / "b").parent
+    return bundle_files.write(_small_doc(), tmp_path_factory.mktemp("small") / "b").parent
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
@@ -171,11 +171,11 @@ def test_any_value_anywhere_never_escapes_as_an_exception(data, tmp_path_factory
     paths = list(_paths(doc))
     where = data.draw(st.sampled_from(paths[1:]), label="path")
     _set(list(where), data.draw(JSON, label="value"))(doc)
-    path = bundle.write(_small_doc(), tmp_path_factory.mktemp("h") / "b").parent
+    path = bundle_files.write(_small_doc(), tmp_path_factory.mktemp("h") / "b").parent
     (path / "report.json").write_text(json.dumps(doc))
     _rehash(path)
-    result = bundle.verify(path)
-    assert isinstance(result, bundle.Verification)
+    result = bundle_files.verify(path)
+    assert isinstance(result, bundle_files.Verification)
     try:
         loaded = diff.load(path)
     except reportfile.MalformedReport as err:
@@ -185,7 +185,7 @@ def test_any_value_anywhere_never_escapes_as_an_exception(data, tmp_path_factory
 
 
 def _bundle(tmp_path, name, doc):
-    return bundle.write(doc, tmp_path / name).parent
+    return bundle_files.write(doc, tmp_path / name).parent
 
 
 A, B, C = ("conformance/test_a.py::t[1]", "conformance/test_a.py::t[2]",
@@ -241,13 +241,14 @@ def test_manifest_covers_subdirectories_and_stays_inside_the_bundle(tmp_path, ca
     (path / "repro" / "t.py").write_text("print(1)\n")
     proc = main(capsys, "verify", path)
     assert proc.returncode == 3 and "repro/t.py is not listed in MANIFEST.sha256" in proc.stdout
-    manifest = path / bundle.MANIFEST
+    manifest = path / bundle_files.MANIFEST
     manifest.write_text(manifest.read_text()
-                        + f"{bundle.sha256_file(path / 'repro' / 't.py')}  repro/t.py\n")
+                        + f"{bundle_files.sha256_file(path / 'repro' / 't.py')}  repro/t.py\n")
     assert main(capsys, "verify", path).returncode == 0      # a listed file in a subdirectory
     outside = tmp_path / "outside.txt"
     outside.write_text("x")
-    manifest.write_text(manifest.read_text() + f"{bundle.sha256_file(outside)}  ../outside.txt\n")
+    manifest.write_text(manifest.read_text()
+                        + f"{bundle_files.sha256_file(outside)}  ../outside.txt\n")
     proc = main(capsys, "verify", path)
     assert proc.returncode == 3 and "names a file outside the bundle: '../outside.txt'" in \
         proc.stdout

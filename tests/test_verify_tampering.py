@@ -10,9 +10,9 @@ import shutil
 
 import pytest
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.verdict import report
-from conformance.dashboard import bundles as dashboard_bundles
+from conformance.dashboard import bundle_history
 from tests.bundle_helpers import HEADER, main, rewrite
 
 FAILING = "conformance/test_a.py::t[2]"
@@ -31,7 +31,7 @@ def _doc(started="2026-11-22T00:00:00+00:00", platform="cpu", **statuses):
 
 
 def _bundle(tmp_path, name, **kw):
-    return bundle.write(_doc(**kw), tmp_path / name).parent
+    return bundle_files.write(_doc(**kw), tmp_path / name).parent
 
 
 def _rehash(path):
@@ -39,7 +39,7 @@ def _rehash(path):
 
 
 def _not_intact(capsys, path, fragment):
-    problems = bundle.verify(path).problems
+    problems = bundle_files.verify(path).problems
     assert any(fragment in p for p in problems), problems
     proc = main(capsys, "verify", path)
     assert proc.returncode == 3 and "NOT INTACT" in proc.stdout, proc.stdout
@@ -47,7 +47,7 @@ def _not_intact(capsys, path, fragment):
 
 def test_an_untampered_bundle_is_intact(tmp_path, capsys):
     path = _bundle(tmp_path, "b", **{FAILING: "fail_wrong_result"})
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
     assert main(capsys, "verify", path).returncode == 1      # intact, not certified
 
 
@@ -122,13 +122,13 @@ def test_diff_of_different_platforms_warns(tmp_path, capsys):
 
 def test_dashboard_marks_a_tampered_bundle_broken(tmp_path):
     reports = tmp_path / "reports"
-    good = bundle.write(_doc(), reports / "cpu" / "20261122T000000Z").parent
-    bad = bundle.write(_doc(started="2026-11-23T00:00:00+00:00"),
-                       reports / "cpu" / "20261123T000000Z").parent
+    good = bundle_files.write(_doc(), reports / "cpu" / "20261122T000000Z").parent
+    bad = bundle_files.write(_doc(started="2026-11-23T00:00:00+00:00"),
+                             reports / "cpu" / "20261123T000000Z").parent
     doc = json.loads((bad / "report.json").read_text())
     doc["results"][1]["status"] = "crash"        # tampered, manifest not re-hashed
     (bad / "report.json").write_text(json.dumps(doc))
-    by_backend, broken = dashboard_bundles.collect(reports)
+    by_backend, broken = bundle_history.collect(reports)
     assert [b.path for bs in by_backend.values() for b in bs] == [good]
     assert [b.path for b in broken] == [bad] and "not intact" in broken[0].reason
 
@@ -136,8 +136,8 @@ def test_dashboard_marks_a_tampered_bundle_broken(tmp_path):
 def _with_evidence(tmp_path):
     """A bundle whose failure carries a recorded C API re-run and reference re-run (the
     plugin's wrong result: wrong through the C API too, passes on the CPU client)."""
-    from conformance.certification.attribution import sources as attribution
-    from conformance.certification.verdict import decide as verdict
+    from conformance.certification.attribution import attribution_sources
+    from conformance.certification.verdict import plugin_verdict
 
     path = _bundle(tmp_path, "b", **{FAILING: "fail_wrong_result"})
 
@@ -145,16 +145,16 @@ def _with_evidence(tmp_path):
         for entry in doc["results"] + doc["failures"]:
             if entry["nodeid"] == FAILING:
                 entry["attribution"], entry["evidence"] = "plugin", [
-                    attribution.item("capi", **attribution.capi_facts(
+                    attribution_sources.item("capi", **attribution_sources.capi_facts(
                         "execute", "wrong", "element 0 differs")),
-                    attribution.item("reference", "plugin", status="fail_wrong_result",
-                                     reference_status="pass")]
-        doc["stack_findings"] = attribution.stack_findings(doc["results"])
-        doc["verdict"], doc["verdict_reasons"] = verdict.decide(
+                    attribution_sources.item("reference", "plugin", status="fail_wrong_result",
+                                             reference_status="pass")]
+        doc["stack_findings"] = attribution_sources.stack_findings(doc["results"])
+        doc["verdict"], doc["verdict_reasons"] = plugin_verdict.decide(
             doc["results"], collected=doc["summary"]["collected"], profile=None,
             declared=[], device_count=1, errors=[], interrupted=None)
     rewrite(path, attribute, render=True)
-    assert bundle.verify(path).problems == []
+    assert bundle_files.verify(path).problems == []
     return path
 
 

@@ -4,7 +4,7 @@ import warnings
 
 import pytest
 
-from runtime import xla_bridge as xb
+from runtime import xla_bridge
 from runtime import xla_client
 from runtime.xla_client import Client
 
@@ -84,9 +84,9 @@ def test_set_platforms_rejects_malformed_lists(registry, value, error, fragment)
 
 
 def test_gpu_alias(registry):
-    assert xb.expand_platform_alias("gpu") == ["cuda", "rocm"]
-    assert xb.expand_platform_alias("cpu") == ["cpu"]
-    assert xb.is_gpu("cuda") and xb.is_gpu("rocm") and not xb.is_gpu("gpu")
+    assert xla_bridge.expand_platform_alias("gpu") == ["cuda", "rocm"]
+    assert xla_bridge.expand_platform_alias("cpu") == ["cpu"]
+    assert xla_bridge.is_gpu("cuda") and xla_bridge.is_gpu("rocm") and not xla_bridge.is_gpu("gpu")
     assert registry.is_known_platform("gpu") and registry.is_known_platform("cpu")
     assert not registry.is_known_platform("nope")
     assert registry.canonicalize_platform("cpu") == "cpu"
@@ -133,7 +133,7 @@ def test_unusable_backends_fail(registry, factory, fragment):
 def test_experimental_platform_warns(registry):
     registry.register_backend_factory("t-exp", _cpu(), experimental=True)
     registry.set_platforms("t-exp")
-    with pytest.warns(xb.ExperimentalPlatformWarning, match="'t-exp' is experimental"):
+    with pytest.warns(xla_bridge.ExperimentalPlatformWarning, match="'t-exp' is experimental"):
         registry.backends()
 
 
@@ -201,23 +201,23 @@ class _Reports:
     ("gpu", "cuda 13000", "cuda"), ("gpu", "ROCm 7.0", "rocm"), ("gpu", "metal", "gpu"),
     ("cpu", "cuda 13000", "cpu"), ("tpu", "", "tpu")])
 def test_client_platform_names_the_concrete_gpu_platform(platform, version, expected):
-    assert xb.client_platform(_Reports(platform, version)) == expected
+    assert xla_bridge.client_platform(_Reports(platform, version)) == expected
 
 
 def test_plugin_file_helpers(tmp_path, monkeypatch):
     import hashlib
     import os
 
-    assert xb.gpu_plugin_library("cpu") is None             # no built-in GPU plugin
+    assert xla_bridge.gpu_plugin_library("cpu") is None             # no built-in GPU plugin
     lib = tmp_path / "lib" / "p.so"
     lib.parent.mkdir()
     lib.write_bytes(b"\x7fELF" + bytes(range(256)) * 4099)  # more than one 1 MiB block
-    assert xb.library_sha256(str(lib)) == hashlib.sha256(lib.read_bytes()).hexdigest()
+    assert xla_bridge.library_sha256(str(lib)) == hashlib.sha256(lib.read_bytes()).hexdigest()
     monkeypatch.chdir(tmp_path)
-    assert xb.normalize_library_path("lib/../lib/p.so") == str(lib)
+    assert xla_bridge.normalize_library_path("lib/../lib/p.so") == str(lib)
     monkeypatch.setenv("HOME", str(tmp_path))
-    assert xb.normalize_library_path("~/lib/p.so") == str(lib)
-    assert os.path.isabs(xb.normalize_library_path("p.so"))
+    assert xla_bridge.normalize_library_path("~/lib/p.so") == str(lib)
+    assert os.path.isabs(xla_bridge.normalize_library_path("p.so"))
 
 
 def test_runtime_strings_name_no_command_line_option():

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.helpers import partitioned
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.bundle import local_paths, repro
 from conformance.processes import runner
 
@@ -131,7 +131,7 @@ def evidence(record: dict[str, Any], header: dict[str, Any], *,
 
     ``record``: a ``report.json["failures"]`` entry; ``header``: the report (its
     ``platform.loaded``). Returns the ``capi`` evidence item's facts
-    (:func:`conformance.certification.attribution.sources.capi_facts`): ``answer``
+    (:func:`conformance.certification.attribution.attribution_sources.capi_facts`): ``answer``
     ``framework`` when the plugin gets it right on its own (``outcome`` ``correct``),
     ``plugin`` when it does not, a crash included (``wrong``), with the ``check`` and the
     child's ``detail``; None when this check cannot decide (no C API plugin, nothing
@@ -144,7 +144,7 @@ def evidence(record: dict[str, Any], header: dict[str, Any], *,
     if check is None:
         return None
     outcome, detail = run(check, timeout=timeout)
-    return attribution.capi_facts(check["check"], outcome, detail)
+    return attribution_sources.capi_facts(check["check"], outcome, detail)
 
 
 def hook(header: dict[str, Any], *, timeout: float = 120.0

@@ -2,8 +2,8 @@
 
 A static site (HTML with inline CSS and SVG: no script, no external asset, so it opens
 from disk in an air-gapped lab) rendered from asv results directories
-(:mod:`.asv_results`), the committed conformance bundles (:mod:`.bundles`) and the
+(:mod:`.asv_results`), the committed conformance bundles (:mod:`.bundle_history`) and the
 device-limits files of GPU runs (:mod:`.limits`). :mod:`.history` turns asv results
 into chart series, :mod:`.charts` draws them, :mod:`.site` writes the pages and
-:mod:`.command` is the CLI subcommand.
+:mod:`.dashboard_command` is the CLI subcommand.
 """

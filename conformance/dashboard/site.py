@@ -24,7 +24,7 @@ from typing import Any
 
 import jinja2
 
-from conformance.dashboard import bundles as bundles_mod
+from conformance.dashboard import bundle_history
 from conformance.certification.compare import pass_rate
 from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts, history, last_run, regressions
@@ -77,7 +77,7 @@ class Inputs:
     ordered by asv's commit date, and the pages say so)."""
 
     results: list[ResultsDir]
-    bundles: tuple[dict[str, list[bundles_mod.Bundle]], list[bundles_mod.Broken]] | None
+    bundles: tuple[dict[str, list[bundle_history.Bundle]], list[bundle_history.Broken]] | None
     limits: list[Limits] | None
     generated: datetime.datetime = dataclasses.field(
         default_factory=lambda: datetime.datetime.now(datetime.timezone.utc))
@@ -98,7 +98,7 @@ def _legend(series: list[tuple[str, Any]]) -> list[tuple[str, charts.Style]]:
     return [(name, charts.style(i)) for i, (name, _) in enumerate(series)]
 
 
-def _rate_chart(bundles: list[bundles_mod.Bundle], x_of: Any,
+def _rate_chart(bundles: list[bundle_history.Bundle], x_of: Any,
                 categories: list[str] | None = None
                 ) -> tuple[str, list[tuple[str, charts.Style]]]:
     """Pass rate (%) of ``bundles`` at ``x_of(bundle)``: all areas, then every area below
@@ -114,31 +114,31 @@ def _rate_chart(bundles: list[bundles_mod.Bundle], x_of: Any,
             _legend(series))
 
 
-def _conformance_chart(backend_bundles: list[bundles_mod.Bundle]
+def _conformance_chart(backend_bundles: list[bundle_history.Bundle]
                        ) -> tuple[str, list[tuple[str, charts.Style]]]:
     """Pass rate (%) over bundle dates (:func:`_rate_chart`)."""
     return _rate_chart(backend_bundles, lambda b: b.started)
 
 
-def newest_per_release(backend_bundles: list[bundles_mod.Bundle]
-                       ) -> list[bundles_mod.Bundle]:
+def newest_per_release(backend_bundles: list[bundle_history.Bundle]
+                       ) -> list[bundle_history.Bundle]:
     """The newest bundle of each jaxlib release (bundles without one left out), oldest
     release first (:func:`~conformance.certification.compare.scoreboard.release_key`)."""
-    newest: dict[str, bundles_mod.Bundle] = {}
+    newest: dict[str, bundle_history.Bundle] = {}
     for b in backend_bundles:
         if b.release and (b.release not in newest or newest[b.release].started < b.started):
             newest[b.release] = b
     return [newest[r] for r in sorted(newest, key=release_key)]
 
 
-def _release_chart(per_release: list[bundles_mod.Bundle]
+def _release_chart(per_release: list[bundle_history.Bundle]
                    ) -> tuple[str, list[tuple[str, charts.Style]]]:
     """Pass rate (%) per jax release (:func:`_rate_chart` on a category axis)."""
     return _rate_chart(per_release, lambda b: b.release, [b.release for b in per_release])
 
 
-def area_changes(backend: str, per_release: list[bundles_mod.Bundle]
-                 ) -> list[tuple[str, str, bundles_mod.Bundle, bundles_mod.Bundle]]:
+def area_changes(backend: str, per_release: list[bundle_history.Bundle]
+                 ) -> list[tuple[str, str, bundle_history.Bundle, bundle_history.Bundle]]:
     """(backend, area, before, after) for every area whose pass rate differs between
     consecutive releases of ``per_release`` (an area absent from one side is left out);
     "all areas" first, then areas by name. An area with no counted test on one side

@@ -1,1 +1,1 @@
-"""Test helpers: dtypes (dh), shapes (sh), strategies (hh), assertions (ph), ULP, references."""
+"""Test helpers: dtypes, shapes, strategies, assertions, ULP, references."""

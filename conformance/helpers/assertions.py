@@ -1,4 +1,4 @@
-"""Assertions comparing device results with NumPy (alias ``ph``).
+"""Assertions comparing device results with NumPy.
 
 Each compares whole arrays first and builds a per-element message only on
 failure: observed, expected, and the call in brackets. Helper frames are hidden
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import error_bounds, tolerances, ulp
 from conformance.helpers.reproduction import compared
 from conformance.helpers.error_bounds import ErrorBound
@@ -55,12 +55,12 @@ def _comparable_bits(a: np.ndarray) -> np.ndarray:
     """Integer view of ``a`` in which equal bits compare equal."""
     if a.dtype == np.bool_:
         return a.view(np.uint8)
-    if dh.is_subbyte(a.dtype):  # 4-bit codes live in the low nibble of each byte
+    if dtype_helpers.is_subbyte(a.dtype):  # 4-bit codes live in the low nibble of each byte
         return a.view(np.uint8) & np.uint8(0x0F)
     if a.dtype.kind == "c":  # .real/.imag are views: the bits are untouched
         comp = np.dtype(f"u{a.dtype.itemsize // 2}")
         return np.stack([a.real, a.imag], axis=-1).view(comp)
-    return a.copy(order="C").view(dh.uint_view_dtype(a.dtype))
+    return a.copy(order="C").view(dtype_helpers.uint_view_dtype(a.dtype))
 
 
 def _hex(bits: np.ndarray) -> str:
@@ -88,7 +88,7 @@ def _mismatch_lines(mask: np.ndarray, out: np.ndarray, expected: np.ndarray,
 
 def _nan_mask(a: np.ndarray) -> np.ndarray | None:
     """Elementwise NaN mask of a floating array (None for other kinds)."""
-    if a.dtype.kind in "fc" or (a.dtype.kind == "V" and not dh.is_subbyte(a.dtype)
+    if a.dtype.kind in "fc" or (a.dtype.kind == "V" and not dtype_helpers.is_subbyte(a.dtype)
                                 and a.dtype != np.bool_):
         with np.errstate(invalid="ignore"):
             return np.isnan(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64))

@@ -37,7 +37,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from runtime.plugin_support import missing_target_reason
 from runtime.xla_client import XlaRuntimeError
 
@@ -119,13 +119,13 @@ def optional_feature(feature: str, call: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def gated(dt: dh.DType | Iterable[dh.DType], call: str) -> Iterator[None]:
+def gated(dt: dtype_helpers.DType | Iterable[dtype_helpers.DType], call: str) -> Iterator[None]:
     """Turn a clean backend error for a capability dtype into a ``not_supported`` skip
     (a framework gap, see :class:`FrameworkGap`, stays a failure for every dtype).
     ``dt``: one dtype, or every dtype of the call (a conversion's source and
     destinations): the error is ``not_supported`` when any of them belongs to a
     capability module, naming each; a failure when all are core."""
-    dts = [dt] if isinstance(dt, dh.DType) else list(dt)
+    dts = [dt] if isinstance(dt, dtype_helpers.DType) else list(dt)
     try:
         yield
     except _GRACEFUL as err:
@@ -168,7 +168,7 @@ def check_required(names: Iterable[str], missing: Mapping[str, str]) -> None:
                       f"{', '.join(needs)}; missing: {', '.join(lacking)}")
 
 
-def param(dt: dh.DType, *also: str, id: str | None = None) -> pytest.param:
+def param(dt: dtype_helpers.DType, *also: str, id: str | None = None) -> pytest.param:
     """A pytest param for ``dt`` carrying its capability marker, together with the
     capabilities ``also`` the test needs besides the dtype's (one mark, several names)."""
     names = tuple(dict.fromkeys(n for n in (dt.capability, *also) if n))

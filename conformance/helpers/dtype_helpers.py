@@ -1,4 +1,4 @@
-"""dtype catalogue and capabilities (alias ``dh``); tolerances come from :mod:`.ulp`."""
+"""dtype catalogue and capabilities; tolerances come from :mod:`.ulp`."""
 
 from __future__ import annotations
 

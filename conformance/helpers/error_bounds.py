@@ -13,7 +13,7 @@ products, FFTs). Every bound is an :class:`ErrorBound`, built by
   float controls flush (FTZ/DAZ), at most half the smallest subnormal where they
   keep subnormals (IEEE 754 gradual underflow), amplified by what the later steps
   multiply it with (``growth``): ``underflows * loss * growth``, ``loss`` from
-  :func:`conformance.helpers.float_controls.underflow_loss` of the declaration the
+  :func:`conformance.helpers.float_control_modes.underflow_loss` of the declaration the
   caller passes (``controls``: resolved once for the session, never here);
 - infinities: where an intermediate may exceed the largest finite value
   (``peak * (1 + roundings * eps) >= max``) the result may be an infinity of the
@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 import ml_dtypes
 import numpy as np
 
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 
 
 class ErrorBound(NamedTuple):
@@ -65,14 +65,14 @@ def float_limits(dtype: Any) -> tuple[float, float, float]:
 
 
 def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
-                   controls: fc.FloatControls,
+                   controls: float_control_modes.FloatControls,
                    underflows: float | None = None, growth: Any = 1.0,
                    peak: Any = None, exact: Any = None, integral: Any = False) -> ErrorBound:
     """Bound of a result computed with ``roundings`` roundings in ``dtype`` (any order).
 
     ``magnitude``: non-negative array, e.g. ``sum|x|`` per output. ``underflows``:
     how many of the roundings may land below ``tiny`` (default ``roundings``), each
-    losing :func:`~conformance.helpers.float_controls.underflow_loss` of ``controls``
+    losing :func:`~conformance.helpers.float_control_modes.underflow_loss` of ``controls``
     (the declared float controls: ``tiny`` where they flush, half the smallest subnormal
     where they keep subnormals);
     ``growth``: factor by which later steps may amplify such an absolute error
@@ -89,7 +89,7 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
         raise ValueError(f"rounding_bound: 'roundings'={roundings} and 'underflows'="
                          f"{underflows} must be >= 0")
     eps, _, fmax = float_limits(dtype)
-    loss = fc.underflow_loss(controls, dtype)
+    loss = float_control_modes.underflow_loss(controls, dtype)
     mag = np.asarray(magnitude, np.float64)
     under = roundings if underflows is None else underflows
     with np.errstate(over="ignore", invalid="ignore"):
@@ -101,8 +101,8 @@ def rounding_bound(dtype: Any, magnitude: Any, *, roundings: float, name: str,
     return ErrorBound(allowed, name, overflow, overflow, overflow & near)
 
 
-def product_bound(x: np.ndarray, axes: tuple[int, ...], *, controls: fc.FloatControls
-                  ) -> ErrorBound:
+def product_bound(x: np.ndarray, axes: tuple[int, ...], *,
+                  controls: float_control_modes.FloatControls) -> ErrorBound:
     """Bound of ``prod(x, axis=axes)`` computed in ``x.dtype`` in any order.
 
     Relative ``(n + 1) * eps * prod|x|`` (complex: twice that). Underflow is
@@ -140,8 +140,8 @@ def product_bound(x: np.ndarray, axes: tuple[int, ...], *, controls: fc.FloatCon
     return bound._replace(nan=bound.overflow & (has_zero | complex_))
 
 
-def summation_bound(x: np.ndarray, axes: tuple[int, ...], *, controls: fc.FloatControls
-                    ) -> ErrorBound:
+def summation_bound(x: np.ndarray, axes: tuple[int, ...], *,
+                    controls: float_control_modes.FloatControls) -> ErrorBound:
     """Bound of ``sum(x, axis=axes)`` computed in ``x.dtype`` (or wider) in any order.
 
     ``max(n, 2) * eps * sum|x| + n * loss`` per output (``n`` terms: ``n - 1``

@@ -1,5 +1,5 @@
 """Host arrays for the transfer areas: alignment, pinned sizes, and aliasing seen from
-the host (alias ``hm``).
+the host.
 
 A host -> device put under a copying ``HostBufferSemantics`` (or with
 ``force_copy``) must leave the device array independent of the caller's array;
@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import hypothesis
 import numpy as np
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 
 #: Byte offsets from a 64-byte boundary: 0 (aligned) and 4 (element-aligned for every
 #: dtype of at most 4 bytes, but on no 8-, 16-, 32- or 64-byte boundary).
@@ -150,7 +150,7 @@ def check_put_detaches(put: Any, x: np.ndarray, semantics: Any, force_copy: bool
     __tracebackhide__ = True
     obs = observe_put(put, x, wait=semantics.name != "IMMUTABLE_ONLY_DURING_CALL")
     if obs.seen is Seen.CORRUPT:  # the message shows the first differing element
-        ph.assert_bitwise_equal(obs.back, obs.before, call=f"{call}, then overwriting x")
+        assertions.assert_bitwise_equal(obs.back, obs.before, call=f"{call}, then overwriting x")
     assert obs.seen is not Seen.ALIASED or may_alias(semantics, force_copy), (
         f"out shows the values written to x after the put returned (out aliases x, or read "
         f"it late), but {semantics.name} with force_copy={force_copy} must copy [{call}]")

@@ -1,4 +1,4 @@
-"""Shapes and host memory layouts (alias ``sh``)."""
+"""Shapes and host memory layouts."""
 
 from __future__ import annotations
 

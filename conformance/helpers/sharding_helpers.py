@@ -1,4 +1,4 @@
-"""Meshes, PartitionSpecs and sharded host data for the sharding areas (alias ``shh``).
+"""Meshes, PartitionSpecs and sharded host data for the sharding areas.
 
 Strategies draw a mesh over the platform's devices (1-D, 2-D or 3-D, any
 factorization of the device count, devices in a drawn order), a

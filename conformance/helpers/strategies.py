@@ -1,4 +1,4 @@
-"""Hypothesis strategies for arrays, shapes and host values (alias ``hh``).
+"""Hypothesis strategies for arrays, shapes and host values.
 
 Built on ``hypothesis.extra.numpy``. Arguments are validated up front; errors
 name the argument.
@@ -14,12 +14,12 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import shape_helpers as sh
+from conformance.helpers import dtype_helpers
+from conformance.helpers import shape_helpers
 
 
-def _check_dtype(dt: Any, fn: str) -> dh.DType:
-    if not isinstance(dt, dh.DType):
+def _check_dtype(dt: Any, fn: str) -> dtype_helpers.DType:
+    if not isinstance(dt, dtype_helpers.DType):
         raise TypeError(f"{fn}: argument 'dt' must be a dtype_helpers.DType, got {dt!r}")
     return dt
 
@@ -89,7 +89,7 @@ def long_axis_shapes(budget: int, *, min_dims: int = 1, max_dims: int = 3,
     return build()
 
 
-def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
+def seeded_arrays(dt: dtype_helpers.DType, shape: tuple[int, ...], *, min_value: float,
                   max_value: float, integral: bool = False,
                   values: tuple[float, ...] | None = None) -> st.SearchStrategy:
     """Large arrays of ``dt`` in [min_value, max_value], fast to draw at any size.
@@ -134,7 +134,8 @@ def seeded_arrays(dt: dh.DType, shape: tuple[int, ...], *, min_value: float,
     return build()
 
 
-def bit_patterns(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy) -> st.SearchStrategy:
+def bit_patterns(dt: dtype_helpers.DType,
+                 shape: tuple[int, ...] | st.SearchStrategy) -> st.SearchStrategy:
     """Arrays of ``dt`` whose elements are arbitrary valid bit patterns.
 
     Floats include NaNs with payloads, both zeros, subnormals and infinities;
@@ -143,7 +144,7 @@ def bit_patterns(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy) -> st
     dt = _check_dtype(dt, "bit_patterns")
     if dt.kind == "bool":
         return hnp.arrays(np.bool_, shape)
-    if dh.is_subbyte(dt.dtype):
+    if dtype_helpers.is_subbyte(dt.dtype):
         info_lo, info_hi = (-8, 7) if dt.kind == "int" else (0, 15)
         if dt.kind == "float":
             return hnp.arrays(np.uint8, shape, elements=st.integers(0, 15)).map(
@@ -151,11 +152,11 @@ def bit_patterns(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy) -> st
         return hnp.arrays(np.int8, shape, elements=st.integers(info_lo, info_hi)).map(
             lambda a: a.astype(dt.dtype))
     if dt.kind == "complex":  # (real, imag) bit pairs, viewed without arithmetic
-        raw = dh.uint_view_dtype(dh.real_dtype(dt))
+        raw = dtype_helpers.uint_view_dtype(dtype_helpers.real_dtype(dt))
         shape_st = shape if isinstance(shape, st.SearchStrategy) else st.just(tuple(shape))
         return shape_st.flatmap(lambda s: hnp.arrays(raw, tuple(s) + (2,))).map(
             lambda a: np.ascontiguousarray(a).view(dt.dtype)[..., 0])
-    raw = dh.uint_view_dtype(dt.dtype)
+    raw = dtype_helpers.uint_view_dtype(dt.dtype)
     return hnp.arrays(raw, shape).map(lambda a: a.view(dt.dtype))
 
 
@@ -191,7 +192,7 @@ def grid_shapes(budget: int, *, min_dims: int = 2, max_dims: int = 3,
     return build()
 
 
-def special_bit_patterns(dt: dh.DType) -> np.ndarray:
+def special_bit_patterns(dt: dtype_helpers.DType) -> np.ndarray:
     """Bit patterns of ``dt`` that data movement must keep (a 1-d array of ``dt``).
 
     Floats (complex: as either component): both zeros, the smallest and largest
@@ -204,15 +205,15 @@ def special_bit_patterns(dt: dh.DType) -> np.ndarray:
     dt = _check_dtype(dt, "special_bit_patterns")
     if dt.kind == "bool":
         return np.array([False, True])
-    if dh.is_subbyte(dt.dtype):
+    if dtype_helpers.is_subbyte(dt.dtype):
         return np.arange(16, dtype=np.uint8).view(dt.dtype) if dt.kind == "float" else \
             np.arange(-8 if dt.kind == "int" else 0, 8 if dt.kind == "int" else 16,
                       dtype=np.int8).astype(dt.dtype)
     if dt.kind in ("int", "uint"):
         info = ml_dtypes.iinfo(dt.dtype)
         return np.unique(np.array([0, 1, info.max, info.min] + ([-1] if dt.kind == "int"
-                                                                 else []), dtype=dt.dtype))
-    real = dh.real_dtype(dt)
+                                                                else []), dtype=dt.dtype))
+    real = dtype_helpers.real_dtype(dt)
     if real.itemsize == 1:  # fp8: all 256 codes
         return np.arange(256, dtype=np.uint8).view(dt.dtype)
     width, nmant = real.itemsize * 8, int(ml_dtypes.finfo(real).nmant)
@@ -221,7 +222,7 @@ def special_bit_patterns(dt: dh.DType) -> np.ndarray:
     low = [0, 1, (1 << nmant) - 1, 1 << nmant, exp_ones - 1]
     high = [exp_ones | m for m in (0, 1, top, top | 1, (1 << nmant) - 1)]
     bits = np.array(sorted({c for m in low + high for c in (m, m | 1 << (width - 1))}),
-                    dtype=dh.uint_view_dtype(real))
+                    dtype=dtype_helpers.uint_view_dtype(real))
     return _complex_pairs(bits.view(real), dt.dtype) if dt.kind == "complex" else \
         bits.view(dt.dtype)
 
@@ -236,7 +237,7 @@ def _complex_pairs(parts: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out
 
 
-def seeded_bit_patterns(dt: dh.DType, shape: tuple[int, ...]) -> st.SearchStrategy:
+def seeded_bit_patterns(dt: dtype_helpers.DType, shape: tuple[int, ...]) -> st.SearchStrategy:
     """Arrays of ``dt`` with arbitrary valid bit patterns, fast to draw at any size.
 
     The bulk is random bits from a drawn seed (bool: 0/1; 4-bit types: their 16 codes;
@@ -253,7 +254,7 @@ def seeded_bit_patterns(dt: dh.DType, shape: tuple[int, ...]) -> st.SearchStrate
         rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="seed"))
         if dt.kind == "bool":
             flat = rng.integers(0, 2, size).astype(np.bool_)
-        elif dh.is_subbyte(dt.dtype):
+        elif dtype_helpers.is_subbyte(dt.dtype):
             codes = rng.integers(0, 16, size).astype(np.uint8)
             flat = codes.view(dt.dtype) if dt.kind == "float" else \
                 (codes.astype(np.int8) - (8 if dt.kind == "int" else 0)).astype(dt.dtype)
@@ -270,7 +271,7 @@ def seeded_bit_patterns(dt: dh.DType, shape: tuple[int, ...]) -> st.SearchStrate
     return build()
 
 
-def finite_arrays(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy, *,
+def finite_arrays(dt: dtype_helpers.DType, shape: tuple[int, ...] | st.SearchStrategy, *,
                   min_value: float | None = None,
                   max_value: float | None = None) -> st.SearchStrategy:
     """Arrays of ``dt`` with finite values in [min_value, max_value].
@@ -288,13 +289,13 @@ def finite_arrays(dt: dh.DType, shape: tuple[int, ...] | st.SearchStrategy, *,
         info = ml_dtypes.iinfo(dt.dtype)
         lo = info.min if min_value is None else max(int(min_value), int(info.min))
         hi = info.max if max_value is None else min(int(max_value), int(info.max))
-        if dh.is_subbyte(dt.dtype):
+        if dtype_helpers.is_subbyte(dt.dtype):
             return hnp.arrays(np.int8, shape, elements=st.integers(lo, hi)).map(
                 lambda a: a.astype(dt.dtype))
         return hnp.arrays(dt.dtype, shape, elements=st.integers(lo, hi))
     lo = -1e3 if min_value is None else min_value
     hi = 1e3 if max_value is None else max_value
-    real = dh.real_dtype(dt)
+    real = dtype_helpers.real_dtype(dt)
     width = 32 if real.itemsize < 4 or real == np.dtype(np.float32) else 64
     if width == 32:  # bounds must be float32 values inside [lo, hi]
         lo32, hi32 = np.float32(lo), np.float32(hi)
@@ -336,4 +337,4 @@ def python_values() -> st.SearchStrategy[PythonValue]:
 
 def layouts() -> st.SearchStrategy[str]:
     """Host memory layouts of ``shape_helpers.LAYOUTS``."""
-    return st.sampled_from(sh.LAYOUTS)
+    return st.sampled_from(shape_helpers.LAYOUTS)

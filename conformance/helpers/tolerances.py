@@ -7,7 +7,7 @@ which dispatches to the tables below and to the running-error bounds of
 :mod:`conformance.helpers.error_bounds`; no test file holds a literal tolerance
 (``tests/test_tolerance_literals.py`` checks it). A bound that may accept a flushed
 subnormal takes the session's resolved float-controls declaration as ``controls``
-(:mod:`conformance.helpers.float_controls`): under an IEEE declaration it accepts none.
+(:mod:`conformance.helpers.float_control_modes`): under an IEEE declaration it accepts none.
 
 - ``IEEE``: IEEE 754-2019 §5.4 and §9 define ``+ - * /``, ``sqrt``, conversions,
   comparisons and selections as correctly rounded: 0 ULP from the correctly
@@ -47,7 +47,7 @@ import ml_dtypes
 import numpy as np
 
 from conformance.helpers import error_bounds
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 
 IEEE, XLA, JAX, DERIVED, LEGACY = "IEEE 754", "XLA exhaustive CPU spec", "jax default", \
     "derived", "suite table (tighter than XLA and jax)"
@@ -271,16 +271,17 @@ class Bound:
     error: error_bounds.ErrorBound | None = None
     eps: float | None = None
     threshold: float | None = None
-    controls: fc.FloatControls | None = None
+    controls: float_control_modes.FloatControls | None = None
 
 
-def _exact(dtype: Any, *, controls: fc.FloatControls | None = None) -> Bound:
+def _exact(dtype: Any, *, controls: float_control_modes.FloatControls | None = None) -> Bound:
     """0 ULP (IEEE 754 correctly rounded, or exact; integers too). With ``controls``,
     ``atol`` is ``tiny`` of the dtype where the declaration flushes its results or inputs
     (a flushed subnormal), else 0; ``error`` is the same as an absolute bound."""
     dt = _real(dtype)
-    flush = controls is not None and fc.is_float(dt) and (
-        fc.flushes_results_of(controls, dt) or fc.flushes_inputs_of(controls, dt))
+    flush = controls is not None and float_control_modes.is_float(dt) and (
+        float_control_modes.flushes_results_of(controls, dt) or
+        float_control_modes.flushes_inputs_of(controls, dt))
     atol = float(ml_dtypes.finfo(dt).tiny) if flush else 0.0
     name = "exact" + (" or a flushed subnormal (tiny)" if flush else "")
     return Bound("exact", name, IEEE, max_ulp=0, atol=atol, controls=controls,
@@ -342,8 +343,9 @@ def _value_normwise(dtype: Any, *, expected: np.ndarray, op: str | None = None) 
                  error=error_bounds.ErrorBound(allowed, "rtol*(|expected|+1)"))
 
 
-def _rounding(dtype: Any, *, magnitude: Any, roundings: float, controls: fc.FloatControls,
-              name: str, underflows: float | None = None, growth: Any = 1.0, peak: Any = None,
+def _rounding(dtype: Any, *, magnitude: Any, roundings: float,
+              controls: float_control_modes.FloatControls, name: str,
+              underflows: float | None = None, growth: Any = 1.0, peak: Any = None,
               exact: Any = None, integral: Any = False) -> Bound:
     """A running-error bound: :func:`conformance.helpers.error_bounds.rounding_bound`
     (``roundings * eps * magnitude`` plus the declared underflow loss per rounding)."""
@@ -354,7 +356,7 @@ def _rounding(dtype: Any, *, magnitude: Any, roundings: float, controls: fc.Floa
 
 
 def _summation(dtype: Any, *, x: np.ndarray, axes: tuple[int, ...],
-               controls: fc.FloatControls) -> Bound:
+               controls: float_control_modes.FloatControls) -> Bound:
     """``sum(x, axes)`` in any order: :func:`error_bounds.summation_bound`."""
     _same_dtype("summation", dtype, x)
     eb = error_bounds.summation_bound(x, axes, controls=controls)
@@ -362,7 +364,7 @@ def _summation(dtype: Any, *, x: np.ndarray, axes: tuple[int, ...],
 
 
 def _product(dtype: Any, *, x: np.ndarray, axes: tuple[int, ...],
-             controls: fc.FloatControls) -> Bound:
+             controls: float_control_modes.FloatControls) -> Bound:
     """``prod(x, axes)`` in any order: :func:`error_bounds.product_bound`."""
     _same_dtype("product", dtype, x)
     eb = error_bounds.product_bound(x, axes, controls=controls)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from conformance.helpers import tolerances as _tol
+from conformance.helpers import tolerances
 
 
 #: The per-dtype view of the one tolerance table: both live in
@@ -21,13 +21,13 @@ from conformance.helpers import tolerances as _tol
 #: DtypeTolerance`, :data:`~conformance.helpers.tolerances.DTYPE_TOLERANCE`), named here
 #: for the checks that read them through this module. Tests get their bounds from
 #: :func:`conformance.helpers.tolerances.bound`.
-Tolerance = _tol.DtypeTolerance
-TOLERANCE = _tol.DTYPE_TOLERANCE
+Tolerance = tolerances.DtypeTolerance
+TOLERANCE = tolerances.DTYPE_TOLERANCE
 
 
 def tolerance(dtype_name: str) -> Tolerance:
     """The table's entry for ``dtype_name`` (KeyError names the table's dtypes)."""
-    return _tol.dtype_tolerance(dtype_name)
+    return tolerances.dtype_tolerance(dtype_name)
 
 
 def max_ulp(dtype_name: str) -> int:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.verdict.profiles import profile_id
 from conformance.certification.results.records import FAILURE_FACTS, Result
 from conformance.processes import mp_checks
@@ -32,8 +32,8 @@ SEVERITY = ("crash", "timeout", "fail_wrong_result", "fail_error", "flaky", "not
             "skipped", "waived", "pass")
 GLOBAL_NODEID = "conformance/test_multihost.py::test_global_mesh[{}]"
 HEADER_KEYS = ("suite", "platform", "requested_platform", "environment", "hypothesis",
-           "known_failures", "command", "cpu_devices", "num_processes", "programs",
-           "started_utc", "duration_s")
+               "known_failures", "command", "cpu_devices", "num_processes", "programs",
+               "started_utc", "duration_s")
 
 
 def global_nodeids() -> set[str]:
@@ -108,7 +108,7 @@ def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict
             duration_s=round(max((s["wall_s"] for s in summaries), default=0.0), 4),
             processes=summaries, capability="multi_process",
             reproduction=f"global scenario {check.scenario} on {n} process(es)"))
-    attribution.attribute(results, [attribution.catalog_source({})])
+    attribution_sources.attribute(results, [attribution_sources.catalog_source({})])
     return results
 
 

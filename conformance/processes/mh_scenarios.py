@@ -48,9 +48,9 @@ def global_arrays(ctx: Context) -> dict[str, Any]:
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from conformance.helpers import sharding_helpers as shh
+    from conformance.helpers import sharding_helpers
     from conformance.programs import lowering
-    from conformance.programs.cache import ProgramCache
+    from conformance.programs.compiled_programs import ProgramCache
     from runtime import xla_client as xc
 
     ctx.join()
@@ -81,7 +81,7 @@ def global_arrays(ctx: Context) -> dict[str, Any]:
     out["sums"] = [int(np.asarray(t)) for t in total]
     out["expected_sum"] = int(x.sum(dtype=np.int32))
     order = list(reversed(devices))
-    dst = shh.reordered(sharding, order, len(shape))
+    dst = sharding_helpers.reordered(sharding, order, len(shape))
     moved, out["reorder_error"], _ = timed(
         lambda: xc.reorder_shards(put, dst, xc.ArrayCopySemantics.REUSE_INPUT))
     if moved is not None:

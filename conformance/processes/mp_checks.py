@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from conformance.programs import sharded as sp
+from conformance.programs import sharded_programs
 
 #: Devices of each process in the global-mesh scenarios (CPU clients, ``--cpu-devices``
 #: does not apply: every process contributes the same number).
@@ -112,7 +112,7 @@ def collective_cases() -> list[dict[str, Any]]:
     return [{"collective": name, "axis": axis, "k0": 1, "k1": 2, "dtype": "int32",
              "seed": 1000 + i}
             for i, (name, axis) in enumerate(
-                (name, axis) for name in sp.COLLECTIVES for axis in ("proc", "local")
+                (name, axis) for name in sharded_programs.COLLECTIVES for axis in ("proc", "local")
                 if not (name == "all_to_all" and axis == "local"))]
 
 

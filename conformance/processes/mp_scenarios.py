@@ -93,8 +93,8 @@ def collectives(ctx: Context) -> dict[str, Any]:
     their digests returned so the launcher can compare processes."""
     from jax.sharding import Mesh
 
-    from conformance.programs import sharded as sp
-    from conformance.programs.cache import ProgramCache
+    from conformance.programs import sharded_programs
+    from conformance.programs.compiled_programs import ProgramCache
     from conformance.programs import lowering
     from runtime import xla_client as xc
 
@@ -106,10 +106,10 @@ def collectives(ctx: Context) -> dict[str, Any]:
     local = {d.id for d in client.local_devices()}
     results = []
     for case in ctx.params["cases"]:
-        collective = sp.COLLECTIVES[case["collective"]]
+        collective = sharded_programs.COLLECTIVES[case["collective"]]
         n = mesh.shape[case["axis"]]
         block = (n * case["k0"], n * case["k1"])
-        fn, x, in_s, out_s, expected, out_shape = sp.collective_case(
+        fn, x, in_s, out_s, expected, out_shape = sharded_programs.collective_case(
             mesh, case["axis"], collective, block, np.dtype(case["dtype"]),
             np.random.default_rng(case["seed"]))
         exe, _ = programs.load_sharded(f"{case['collective']}-{case['axis']}", fn, [x], [in_s],

@@ -4,7 +4,7 @@ The reference is jaxlib's built-in CPU client (``--platform=cpu`` without
 ``--plugin-library``). When the platform under test is another one, the failing test
 ids are re-run there in one child pytest process (bounded by a time limit and a
 number of ids), and the outcome becomes evidence for attribution
-(:mod:`conformance.certification.attribution.sources`): a ``reference`` item with the
+(:mod:`conformance.certification.attribution.attribution_sources`): a ``reference`` item with the
 result's ``status``, the ``reference_status`` there (or ``not_rerun``: why none) and the
 reference client's own cataloged defect (``reference_defect``). The answers follow the
 PJRT C API boundary rule of
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import conformance
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import known_failures
 from conformance.certification.results.records import FATAL
 from conformance.certification.attribution.reference_rule import (REFERENCE, REFERENCE_NAME,  # noqa: F401
@@ -72,7 +72,7 @@ def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes:
 
 
 def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: Path,
-           cpu_devices: int, num_processes: int, timeout_s: float) -> attribution.Source:
+           cpu_devices: int, num_processes: int, timeout_s: float) -> attribution_sources.Source:
     """Re-run the failing ``results`` (status in FATAL, at most :data:`MAX_IDS`) on the
     reference and return the evidence source of their outcomes
     (:func:`conformance.certification.attribution.reference_rule.answer`). ``catalog``: the
@@ -97,4 +97,4 @@ def source(results: list[Any], *, catalog: list[known_failures.Entry], rootdir: 
             return answer(record["status"], None, None, f"over the limit of {MAX_IDS} tests")
         ref_id = ref_ids[nodeid]
         return answer(record["status"], statuses.get(ref_id), own.get(ref_id), why)
-    return attribution.Source("reference", evidence)
+    return attribution_sources.Source("reference", evidence)

@@ -1,6 +1,6 @@
 """The op x dtype coverage of a run: what it compiled, executed and compared.
 
-In each test process, :class:`conformance.programs.cache.ProgramCache` notes every
+In each test process, :class:`conformance.programs.compiled_programs.ProgramCache` notes every
 module it loads (:func:`note_compiled`, compiled or served from its cache) and every
 module it runs (:func:`note_executed`); areas that run modules another way call the
 same functions. After a test's call phase the recorder takes the test's notes

@@ -1,7 +1,7 @@
 """Hypothesis strategy of valid multi-op programs (:class:`conformance.programs.dag.Program`).
 
 :func:`programs` draws a DAG of 2 to ``max_ops`` ops over 1-3 data parameters whose
-shapes have one long axis across the tile boundaries (``hh.long_axis_shapes``), under
+shapes have one long axis across the tile boundaries (``strategies.long_axis_shapes``), under
 an element budget that every intermediate also respects. Each op is drawn from its
 family's catalog and applied to a drawn earlier node; a second operand of the same
 shape is an earlier node, a broadcast of one, or an iota, so binary ops, selects,
@@ -29,8 +29,8 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import strategies as hh
+from conformance.helpers import dtype_helpers
+from conformance.helpers import strategies
 from conformance.programs.dag import FAMILIES, IDX_LEN, Node, Program
 
 _MOVES = ["transpose", "reshape", "slice", "concatenate", "pad", "reverse", "broadcast_in_dim",
@@ -324,9 +324,10 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     b.max_stride = 3 if strided_slices else 1
     dt = draw(family_dtype(family), label="dtype")
     if param_shapes is None:
-        param_shapes = [tuple(max(d, 1) for d in draw(hh.long_axis_shapes(budget, max_dims=3),
-                                                       label=f"p{k} shape"))
-                        for k in range(draw(st.integers(1, 3), label="parameters"))]
+        param_shapes = [
+            tuple(max(d, 1) for d in draw(strategies.long_axis_shapes(budget, max_dims=3),
+                                          label=f"p{k} shape"))
+            for k in range(draw(st.integers(1, 3), label="parameters"))]
     for k, shape in enumerate(param_shapes):
         if b.add("param", (), shape, dt, index=k) is None:
             raise ValueError(f"programs: parameter shape {shape} is empty or over the budget "
@@ -361,16 +362,16 @@ def inputs(draw: st.DrawFn, program: Program, *,
     out = []
     for i in program.params:
         n = program.nodes[i]
-        dt = dh.BY_NAME[n.dtype]
+        dt = dtype_helpers.BY_NAME[n.dtype]
         if program.family == "data_movement":
-            arr = draw(hh.seeded_bit_patterns(dt, n.shape), label=f"p{n.attr('index')}")
+            arr = draw(strategies.seeded_bit_patterns(dt, n.shape), label=f"p{n.attr('index')}")
         elif program.family == "float":
-            arr = draw(hh.seeded_arrays(dt, n.shape, min_value=-2.0, max_value=2.0),
+            arr = draw(strategies.seeded_arrays(dt, n.shape, min_value=-2.0, max_value=2.0),
                        label=f"p{n.attr('index')}")
         else:
             wide = draw(st.booleans(), label="full int32 range")
             lim = 2**31 - 1 if wide else 9
-            arr = draw(hh.seeded_arrays(dt, n.shape, min_value=-lim - 1, max_value=lim),
+            arr = draw(strategies.seeded_arrays(dt, n.shape, min_value=-lim - 1, max_value=lim),
                        label=f"p{n.attr('index')}")
         out.append(np.asarray(arr, n.dtype))
     idx = np.array(draw(st.lists(st.integers(-3, 5000) | st.integers(0, 16), min_size=IDX_LEN,

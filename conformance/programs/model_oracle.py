@@ -38,16 +38,16 @@ from typing import Any
 
 import numpy as np
 
-from conformance.helpers import assertions as ph
+from conformance.helpers import assertions
 from conformance.helpers import tolerances
-from conformance.programs import cache as programs
+from conformance.programs import compiled_programs
 
 
 @functools.lru_cache(maxsize=1)
-def reference_cache() -> programs.ProgramCache:
+def reference_cache() -> compiled_programs.ProgramCache:
     """A program cache over a fresh one-device jaxlib CPU client (the reference)."""
     from runtime import xla_client
-    return programs.ProgramCache(xla_client.make_cpu_client(num_devices=1))
+    return compiled_programs.ProgramCache(xla_client.make_cpu_client(num_devices=1))
 
 
 def reference_outputs(name: str, fn: Any, args: list[np.ndarray]
@@ -79,7 +79,7 @@ def check(outs: list[np.ndarray], ref: list[np.ndarray], cpu: list[np.ndarray],
         f"the program returned {len(outs)} outputs, but the model has {len(names)} "
         f"({', '.join(names)}) [{where}]")
     for name, out, r, c in zip(names, outs, ref, cpu):
-        ph.assert_shape(np.shape(out), np.shape(r), call=f"{where} ({name})")
+        assertions.assert_shape(np.shape(out), np.shape(r), call=f"{where} ({name})")
         allowed, e_cpu = allowed_error(r, c, reduction)
         err = np.abs(np.asarray(out, np.float64) - np.asarray(r, np.float64))
         worst = float(np.max(err, initial=0.0)) if np.all(np.isfinite(err)) else math.inf

@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 from jax import lax
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import moved_bytes as mb
+from conformance.helpers import assertions
+from conformance.helpers import moved_bytes
 from conformance.helpers.reproduction import reproduction
 
 #: Operands of at most this many elements are left to the data_movement area.
@@ -76,7 +76,7 @@ class Move:
         if x.shape != self.shape:
             raise ValueError(f"Move.expected: argument 'x' must have shape {self.shape}, "
                              f"got {x.shape}")
-        return mb.from_bytes(self._bytes(mb.as_bytes(x)), x.dtype)
+        return moved_bytes.from_bytes(self._bytes(moved_bytes.as_bytes(x)), x.dtype)
 
     def result_spec(self, spec: tuple[Any, ...]) -> tuple[Any, ...]:
         """The result's PartitionSpec entries (one per result dimension) for an operand
@@ -124,21 +124,21 @@ def check_moves(program_cache: Any, x: np.ndarray, dt: Any, call: str) -> None:
     program and check each result bit for bit; a no-op for ``x`` of at most
     :data:`MIN_ELEMENTS` elements (the data_movement area's sizes).
 
-    ``program_cache``: a :class:`conformance.programs.cache.ProgramCache`; ``dt``: the
-    ``dh.DType`` whose capability gates the program; ``call``: how the area's own call
+    ``program_cache``: a :class:`conformance.programs.compiled_programs.ProgramCache`; ``dt``: the
+    ``dtype_helpers.DType`` whose capability gates the program; ``call``: how the area's own call
     reads (for messages). Raises AssertionError naming the move and device on a
     mismatch (hex bits in the message)."""
-    from conformance.programs import cache as programs
+    from conformance.programs import compiled_programs
 
     if x.ndim == 0 or x.size <= MIN_ELEMENTS:
         return
     moves = moves_of(x.shape)
     what = f"{call}: the operand {x.dtype.name}{list(x.shape)} moved on the device"
-    outs, program = programs.run_everywhere(program_cache, "moves", _all_moves(x.shape), [x],
-                                            dt, what, n_outputs=len(moves))
+    outs, program = compiled_programs.run_everywhere(program_cache, "moves", _all_moves(x.shape),
+                                                     [x], dt, what, n_outputs=len(moves))
     with reproduction(what, program=program, inputs=[x]):
         for move, per_device in zip(moves, outs):
             want = move.expected(x)
             for device, got in per_device:
-                ph.assert_bitwise_equal(got, want,
-                                        call=f"{move.describe} of {what} on {device}")
+                assertions.assert_bitwise_equal(got, want,
+                                                call=f"{move.describe} of {what} on {device}")

@@ -11,11 +11,11 @@ from typing import Any
 import numpy as np
 from jax import lax
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
 
 
-def rng_program(algorithm: str, dt: dh.DType) -> Callable[[Any], Any]:
+def rng_program(algorithm: str, dt: dtype_helpers.DType) -> Callable[[Any], Any]:
     """jax function: ``rng_bit_generator`` with ``algorithm`` (``DEFAULT``, ``THREE_FRY``,
     ``PHILOX``) from a uint64[2] state to (new state, ``dt`` bits of shape (64, 64))."""
     algo = getattr(lax.RandomAlgorithm, f"RNG_{algorithm}")
@@ -68,7 +68,7 @@ def check_uniform_interval(got: np.ndarray, a: float, b: float, *, call: str) ->
     outside = ~((wide >= a) & (wide < b))
     if np.any(outside):
         bad = wide[outside]
-        raise ph.SpecPropertyViolation(
+        raise assertions.SpecPropertyViolation(
             f"{int(outside.sum())} of {wide.size} values outside [{a}, {b}) (e.g. "
             f"{bad[0]!r}; {int((wide == b).sum())} equal b): min {wide.min()!r}, max "
             f"{wide.max()!r} [{call}]")

@@ -15,16 +15,17 @@ import ml_dtypes
 import numpy as np
 from hypothesis import strategies as st
 
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import strategies as hh
+from conformance.helpers import dtype_helpers
+from conformance.helpers import strategies
 
 #: Tolerance classes: bit for bit, or ``rtol`` a multiple of the dtype's ULP tolerance.
 EXACT, APPROX = "exact", "approx"
 SHAPES = ((7,), (3, 5), (2, 3, 4))
-ALL = [d.name for d in dh.TRANSFER_DTYPES]
-FLOATS = [d.name for d in dh.FLOATS]
-FP8 = [d.name for d in dh.FP8]
-NUMERIC = [d.name for d in dh.INTS + dh.UINTS] + FLOATS + [d.name for d in dh.COMPLEX]
+ALL = [d.name for d in dtype_helpers.TRANSFER_DTYPES]
+FLOATS = [d.name for d in dtype_helpers.FLOATS]
+FP8 = [d.name for d in dtype_helpers.FP8]
+NUMERIC = ([d.name for d in dtype_helpers.INTS + dtype_helpers.UINTS] + FLOATS
+           + [d.name for d in dtype_helpers.COMPLEX])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +44,7 @@ class OpCase:
     op: str
     variant: str
     dtypes: tuple[str, ...]
-    inputs: Callable[[Any, dh.DType], list[np.ndarray]]
+    inputs: Callable[[Any, dtype_helpers.DType], list[np.ndarray]]
     program: Callable[[list[np.ndarray]], Any]
     reference: Callable[[list[np.ndarray]], list[np.ndarray]]
     tolerance: str = EXACT
@@ -61,16 +62,16 @@ class OpCase:
 def arrays(n: int, *, low: float = -1e3, high: float = 1e3, shapes=SHAPES,
            bits: bool = False):
     """``inputs`` of ``n`` arrays of one drawn shape (bit patterns when ``bits``)."""
-    def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    def draw(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
         shape = data.draw(st.sampled_from(shapes), label="shape")
         if dt.kind == "float":  # within the dtype's range (fp8: +-448 and less)
             top = float(ml_dtypes.finfo(dt.dtype).max) / 2
             lo, hi = max(low, -top), min(high, top)
         else:
             lo, hi = low, high
-        strategy = hh.bit_patterns(dt, shape) if bits and dt.kind in ("float", "complex") \
-            else hh.finite_arrays(dt, shape, min_value=lo if dt.kind in ("float", "complex")
-                                  else None, max_value=hi if dt.kind in ("float", "complex")
-                                  else None)
+        inexact = dt.kind in ("float", "complex")
+        strategy = strategies.bit_patterns(dt, shape) if bits and inexact \
+            else strategies.finite_arrays(dt, shape, min_value=lo if inexact else None,
+                                          max_value=hi if inexact else None)
         return [data.draw(strategy, label=f"x{i}") for i in range(n)]
     return draw

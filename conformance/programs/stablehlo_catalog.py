@@ -19,20 +19,19 @@ import numpy as np
 from hypothesis import strategies as st
 from jax import lax
 
-from conformance.helpers import dtype_helpers as dh
+from conformance.helpers import dtype_helpers
 from conformance.helpers import float_formats
-from conformance.helpers import strategies as hh
-from conformance.programs import stablehlo_bounds as bounds
+from conformance.helpers import strategies
+from conformance.programs import stablehlo_bounds
 from conformance.programs import stablehlo_catalog_gaps
-from conformance.programs import stablehlo_text as text
+from conformance.programs import stablehlo_text
 # The case type, dtype lists and input draws the gap cases share (re-exported).
 from conformance.programs.stablehlo_case import (
-    ALL, APPROX, EXACT, FLOATS, FP8, NUMERIC, SHAPES, OpCase)  # noqa: F401
-from conformance.programs.stablehlo_case import arrays as _arrays
+    ALL, APPROX, EXACT, FLOATS, FP8, NUMERIC, SHAPES, OpCase, arrays)  # noqa: F401
 
 #: SHAPES plus a last axis one past a block boundary (``helpers.strategies.BOUNDARY_SIZES``):
 #: for the cheap data-movement ops, where a vector tail goes wrong.
-BOUNDARY_SHAPES = SHAPES + ((3, hh.BOUNDARY_SIZES[-7]),)
+BOUNDARY_SHAPES = SHAPES + ((3, strategies.BOUNDARY_SIZES[-7]),)
 FP = FLOATS + FP8
 #: (exponent bits, mantissa bits) of reduce_precision: float16's, bfloat16's, fp8 e4m3's
 #: and e5m2's, and widths no dtype has.
@@ -56,14 +55,14 @@ def _with_ties(data: Any, x: np.ndarray, mantissa: int) -> np.ndarray:
 
 
 def _reduce_precision(exponent: int, mantissa: int) -> OpCase:
-    wider = [d for d in FLOATS if ml_dtypes.finfo(dh.BY_NAME[d].dtype).nmant >= mantissa]
+    wider = [d for d in FLOATS if ml_dtypes.finfo(dtype_helpers.BY_NAME[d].dtype).nmant >= mantissa]
 
-    def inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    def inputs(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
         """Values in the dtype's range, scaled by a drawn power of two so that the format's
         overflow, normal and underflow (subnormal of the format: flushed) ranges all occur;
         drawn elements are exact ties of ``mantissa`` bits, even and odd (``_with_ties``)."""
         bound = min(3e5, float(ml_dtypes.finfo(dt.dtype).max) / 2)
-        x = _arrays(1, low=-bound, high=bound)(data, dt)[0]
+        x = arrays(1, low=-bound, high=bound)(data, dt)[0]
         scale = 2.0 ** data.draw(st.integers(-40, 0), label="log2 scale")
         return [_with_ties(data, (x.astype(np.float64) * scale).astype(dt.dtype), mantissa)]
     return OpCase("reduce_precision", f"e{exponent}m{mantissa}", tuple(wider), inputs,
@@ -71,41 +70,45 @@ def _reduce_precision(exponent: int, mantissa: int) -> OpCase:
                   lambda args: [float_formats.reduce_precision(args[0], exponent, mantissa)])
 
 
+def _wide(x: np.ndarray) -> np.ndarray:
+    """``x`` in the reference dtype of its dtype (:func:`dtype_helpers.reference_dtype`)."""
+    return x.astype(dtype_helpers.reference_dtype(dtype_helpers.BY_NAME[x.dtype.name]))
+
+
 def _sigmoid(args):
     x = args[0]
-    wide = x.astype(dh.reference_dtype(dh.BY_NAME[x.dtype.name]))
-    return [(1.0 / (1.0 + np.exp(-wide))).astype(x.dtype)]
+    return [(1.0 / (1.0 + np.exp(-_wide(x)))).astype(x.dtype)]
 
 
-def _spd(data: Any, dt: dh.DType) -> list[np.ndarray]:
+def _spd(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
     """A symmetric/Hermitian positive definite n x n matrix: B B^H + n I."""
     n = data.draw(st.sampled_from((1, 3, 8)), label="n")
-    b = data.draw(hh.finite_arrays(dt, (n, n), min_value=-1, max_value=1), label="b")
-    wide = b.astype(dh.reference_dtype(dt))
+    b = data.draw(strategies.finite_arrays(dt, (n, n), min_value=-1, max_value=1), label="b")
+    wide = b.astype(dtype_helpers.reference_dtype(dt))
     return [(wide @ wide.conj().T + n * np.eye(n)).astype(dt.dtype)]
 
 
-def _lower_and_rhs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+def _lower_and_rhs(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
     """A well-conditioned lower-triangular n x n matrix (unit-dominant diagonal) and b."""
     n = data.draw(st.sampled_from((1, 4, 9)), label="n")
-    a = data.draw(hh.finite_arrays(dt, (n, n), min_value=-0.5, max_value=0.5), label="a")
+    a = data.draw(strategies.finite_arrays(dt, (n, n), min_value=-0.5, max_value=0.5), label="a")
     a = np.tril(a) + (n * np.eye(n)).astype(dt.dtype)
-    b = data.draw(hh.finite_arrays(dt, (n, 2), min_value=-10, max_value=10), label="b")
+    b = data.draw(strategies.finite_arrays(dt, (n, 2), min_value=-10, max_value=10), label="b")
     return [a.astype(dt.dtype), b]
 
 
 def _batch_inputs(kind: str):
-    def draw(data: Any, dt: dh.DType) -> list[np.ndarray]:
+    def draw(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
         shape = data.draw(st.sampled_from(((4, 3), (2, 5, 4))), label="shape")
         f = shape[-1]
-        x = data.draw(hh.finite_arrays(dt, shape, min_value=-4, max_value=4), label="x")
-        vec = [data.draw(hh.finite_arrays(dt, (f,), min_value=lo, max_value=hi), label=n)
+        x = data.draw(strategies.finite_arrays(dt, shape, min_value=-4, max_value=4), label="x")
+        vec = [data.draw(strategies.finite_arrays(dt, (f,), min_value=lo, max_value=hi), label=n)
                for n, lo, hi in {"inference": [("scale", -2, 2), ("offset", -2, 2),
                                                ("mean", -1, 1), ("variance", 0.5, 2)],
                                  "training": [("scale", -2, 2), ("offset", -2, 2)],
                                  "grad": [("scale", -2, 2), ("mean", -1, 1),
                                           ("variance", 0.5, 2)]}[kind]]
-        extra = [data.draw(hh.finite_arrays(dt, shape, min_value=-2, max_value=2),
+        extra = [data.draw(strategies.finite_arrays(dt, shape, min_value=-2, max_value=2),
                            label="grad_output")] if kind == "grad" else []
         return [x, *vec, *extra]
     return draw
@@ -143,9 +146,9 @@ def batch_norm_reference(kind: str, args: list[np.ndarray], epsilon: float = EPS
 
 def _batch_norm(kind: str) -> OpCase:
     return OpCase(f"batch_norm_{kind}", "last-feature", tuple(FLOATS), _batch_inputs(kind),
-                  lambda args: text.batch_norm(kind, *args, epsilon=EPSILON),
+                  lambda args: stablehlo_text.batch_norm(kind, *args, epsilon=EPSILON),
                   lambda args: batch_norm_reference(kind, args), APPROX,
-                  lambda args: bounds.batch_norm(kind, args),
+                  lambda args: stablehlo_bounds.batch_norm(kind, args),
                   outputs=1 if kind == "inference" else 3)
 
 
@@ -161,17 +164,18 @@ def select_and_scatter_reference(operand: np.ndarray, source: np.ndarray,
     return out.astype(operand.dtype)
 
 
-def _sas_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+def _sas_inputs(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
     shape = data.draw(st.sampled_from(((4, 4), (3, 6))), label="shape")
-    operand = data.draw(hh.finite_arrays(dt, shape, min_value=-8, max_value=8), label="operand")
-    source = data.draw(hh.finite_arrays(dt, (shape[0] - 1, shape[1] - 1), min_value=-8,
-                                        max_value=8), label="source")
+    operand = data.draw(strategies.finite_arrays(dt, shape, min_value=-8, max_value=8),
+                        label="operand")
+    source = data.draw(strategies.finite_arrays(dt, (shape[0] - 1, shape[1] - 1), min_value=-8,
+                                                max_value=8), label="source")
     return [operand, source]
 
 
-def _if_inputs(data: Any, dt: dh.DType) -> list[np.ndarray]:
+def _if_inputs(data: Any, dt: dtype_helpers.DType) -> list[np.ndarray]:
     pred = np.array(data.draw(st.booleans(), label="pred"))
-    return [pred, *_arrays(2)(data, dt)]
+    return [pred, *arrays(2)(data, dt)]
 
 
 def _add(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -190,45 +194,44 @@ def _ends(x: np.ndarray) -> tuple[int, ...]:
 
 def _cases() -> list[OpCase]:
     reverse = OpCase("reverse", "dims-0-last", tuple(ALL),
-                     _arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
+                     arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
                      lambda args: (lambda x: lax.rev(x, _ends(x))),
                      lambda args: [np.flip(args[0], _ends(args[0])).copy()])
     return [
         *[_reduce_precision(e, m) for e, m in REDUCED_FORMATS],
         reverse,
-        OpCase("is_finite", "bits", tuple(FP), _arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
+        OpCase("is_finite", "bits", tuple(FP), arrays(1, bits=True, shapes=BOUNDARY_SHAPES),
                lambda args: (lambda x: lax.is_finite(x)),
                lambda args: [np.isfinite(args[0].astype(np.float64))]),
-        OpCase("logistic", "text", tuple(FLOATS), _arrays(1, low=-30, high=30),
-               lambda args: text.unary("logistic", args[0]), _sigmoid, APPROX),
-        OpCase("optimization_barrier", "identity", tuple(ALL), _arrays(1, bits=True),
+        OpCase("logistic", "text", tuple(FLOATS), arrays(1, low=-30, high=30),
+               lambda args: stablehlo_text.unary("logistic", args[0]), _sigmoid, APPROX),
+        OpCase("optimization_barrier", "identity", tuple(ALL), arrays(1, bits=True),
                lambda args: (lambda x: lax.optimization_barrier(x)),
                lambda args: [args[0]]),
-        OpCase("map", "add", tuple(NUMERIC + FP8 + ["bool"]), _arrays(2),
-               lambda args: text.map_add(*args),
+        OpCase("map", "add", tuple(NUMERIC + FP8 + ["bool"]), arrays(2),
+               lambda args: stablehlo_text.map_add(*args),
                lambda args: [_add(*args)], nan_payloads=False),
-        OpCase("tuple", "get_tuple_element", tuple(ALL), _arrays(2, bits=True),
-               lambda args: text.tuple_second(*args), lambda args: [args[1], args[0]],
+        OpCase("tuple", "get_tuple_element", tuple(ALL), arrays(2, bits=True),
+               lambda args: stablehlo_text.tuple_second(*args), lambda args: [args[1], args[0]],
                outputs=2),
         OpCase("if", "after_all-barrier", tuple(ALL), _if_inputs,
-               lambda args: text.if_select(*args),
+               lambda args: stablehlo_text.if_select(*args),
                lambda args: [args[1] if bool(args[0]) else args[2]]),
         OpCase("select_and_scatter", "max-add-2x2", tuple(
-            [d.name for d in dh.INTS + dh.UINTS] + FLOATS), _sas_inputs,
-            lambda args: text.select_and_scatter_max_add(*args, (2, 2)),
+            [d.name for d in dtype_helpers.INTS + dtype_helpers.UINTS] + FLOATS), _sas_inputs,
+            lambda args: stablehlo_text.select_and_scatter_max_add(*args, (2, 2)),
             lambda args: [select_and_scatter_reference(*args, (2, 2))], APPROX,
-            bounds.select_and_scatter),
+            stablehlo_bounds.select_and_scatter),
         OpCase("cholesky", "lower", ("float32", "float64", "complex64", "complex128"), _spd,
-               lambda args: text.cholesky(args[0]),
-               lambda args: [np.linalg.cholesky(args[0].astype(
-                   dh.reference_dtype(dh.BY_NAME[args[0].dtype.name]))).astype(args[0].dtype)],
-               APPROX, bounds.cholesky, view=np.tril),  # the upper triangle is implementation-defined
+               lambda args: stablehlo_text.cholesky(args[0]),
+               lambda args: [np.linalg.cholesky(_wide(args[0])).astype(args[0].dtype)],
+               # the upper triangle is implementation-defined
+               APPROX, stablehlo_bounds.cholesky, view=np.tril),
         OpCase("triangular_solve", "left-lower", ("float32", "float64", "complex64",
                                                   "complex128"), _lower_and_rhs,
-               lambda args: text.triangular_solve(*args),
-               lambda args: [np.linalg.solve(*(a.astype(dh.reference_dtype(
-                   dh.BY_NAME[a.dtype.name])) for a in args)).astype(args[1].dtype)],
-               APPROX, bounds.triangular_solve),
+               lambda args: stablehlo_text.triangular_solve(*args),
+               lambda args: [np.linalg.solve(*(_wide(a) for a in args)).astype(args[1].dtype)],
+               APPROX, stablehlo_bounds.triangular_solve),
         *[_batch_norm(k) for k in ("inference", "training", "grad")],
     ]
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.helpers import assertions as ph
-from conformance.helpers import dtype_helpers as dh
-from conformance.helpers import float_controls as fc
+from conformance.helpers import assertions
+from conformance.helpers import dtype_helpers
+from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.programs import stablehlo_catalog as catalog
+from conformance.programs import stablehlo_catalog
 
 
-def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None = None,
-               expected: list[np.ndarray] | None = None, *, controls: fc.FloatControls):
+def comparison(case: stablehlo_catalog.OpCase, dt: dtype_helpers.DType,
+               args: list[np.ndarray] | None = None, expected: list[np.ndarray] | None = None, *,
+               controls: float_control_modes.FloatControls):
     """``compare(got, want, call)`` for ``case`` in ``dt``: bit for bit for ``EXACT`` cases
     and integer/bool dtypes; for ``APPROX`` cases with a ``bound``, within
     ``tolerances.bound("rounding", ...)`` of ``roundings + 1`` (the reference's own
@@ -31,7 +32,7 @@ def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None
     scaled by the largest reference magnitude. ValueError when a bounded case gets no
     ``args``/``expected``."""
     derived = None
-    if case.tolerance == catalog.APPROX and case.bound is not None and dt.kind in (
+    if case.tolerance == stablehlo_catalog.APPROX and case.bound is not None and dt.kind in (
             "float", "complex"):
         if args is None or expected is None:
             raise ValueError(f"comparison: case {case.id!r} has a derived bound; pass "
@@ -44,14 +45,14 @@ def comparison(case: catalog.OpCase, dt: dh.DType, args: list[np.ndarray] | None
     def compare(got: np.ndarray, want: np.ndarray, call: str) -> None:
         key = id(want)
         got, want = case.view(np.asarray(got)), case.view(np.asarray(want))
-        if case.tolerance == catalog.EXACT or want.dtype.kind in "biu":
-            ph.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
+        if case.tolerance == stablehlo_catalog.EXACT or want.dtype.kind in "biu":
+            assertions.assert_bitwise_equal(got, want, call=call, nan_payloads=case.nan_payloads)
             return
         if derived is not None:
             (bound,) = [b for k, b in derived if k == key]
-            ph.assert_within_bound(got, want, bound, call=call)
+            assertions.assert_within_bound(got, want, bound, call=call)
             return
         scale = float(np.max(np.abs(want.astype(np.complex128)), initial=1.0))
         tol = tolerances.bound("value", dt.dtype, op=case.op, scale=scale)
-        ph.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, call=call)
+        assertions.assert_allclose(got, want, rtol=tol.rtol, atol=tol.atol, call=call)
     return compare

@@ -19,7 +19,7 @@ from conformance import file_limits
 from conformance.option_error import shown
 from conformance.certification.results import jsontext
 from conformance.programs.lowering import confine_jax_to_cpu
-from conformance.session import pjrt_plugin_info as plugin_info
+from conformance.session import pjrt_plugin_info
 from runtime import xla_bridge, xla_client
 from runtime.xla_bridge import client_platform
 
@@ -173,5 +173,5 @@ def describe(client: Any, spec: BackendSpec) -> dict[str, Any]:
         "local_device_count": client.local_device_count(),
         "process_index": client.process_index(),
     }
-    info.update(plugin_info.describe_plugin(client, spec))
+    info.update(pjrt_plugin_info.describe_plugin(client, spec))
     return info

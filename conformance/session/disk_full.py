@@ -58,7 +58,7 @@ class Guard:
         if err.errno not in NO_SPACE:
             raise err
         from conformance.processes import lifetime
-        from conformance.session import state as session_state
+        from conformance.session import session_state
 
         state = self.config.stash.get(session_state.KEY, None)
         if state is not None and state.write_error is None:
@@ -97,12 +97,12 @@ def start_failure(config: pytest.Config) -> str | None:
 def write_failed(config: pytest.Config, out: Path, err: OSError) -> str:
     """Note that the bundle of ``out`` could not be written (``err``); remove its
     unfinished manifest (finalize refuses a directory with one); return the line."""
-    from conformance.certification.bundle import files as bundle
-    from conformance.session import state as session_state
+    from conformance.certification.bundle import bundle_files
+    from conformance.session import session_state
 
     line = describe(out, err)
     try:
-        (Path(out) / bundle.MANIFEST).unlink(missing_ok=True)
+        (Path(out) / bundle_files.MANIFEST).unlink(missing_ok=True)
     except OSError:
         pass
     state = config.stash.get(session_state.KEY, None)

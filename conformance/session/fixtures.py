@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from conformance.helpers import float_controls as fc
+from conformance.helpers import float_control_modes
 from conformance.processes import isolation
-from conformance.programs.cache import ProgramCache
+from conformance.programs.compiled_programs import ProgramCache
 from conformance.session import backend
-from conformance.session import state as session_state
+from conformance.session import session_state
 
 
 @pytest.fixture(scope="session")
@@ -49,10 +49,11 @@ def backend_spec(request: pytest.FixtureRequest) -> backend.BackendSpec:
 
 
 @pytest.fixture(scope="session")
-def float_controls(request: pytest.FixtureRequest, client: Any) -> fc.FloatControls:
+def float_controls(request: pytest.FixtureRequest,
+                   client: Any) -> float_control_modes.FloatControls:
     """The backend's declared denormal handling (``--float-controls``, see
-    :mod:`conformance.helpers.float_controls`), resolved once for the session
-    (:meth:`conformance.session.state.SessionState.float_controls`); every check that may
+    :mod:`conformance.helpers.float_control_modes`), resolved once for the session
+    (:meth:`conformance.session.session_state.SessionState.float_controls`); every check that may
     accept a flushed subnormal takes it as an argument."""
     controls = session_state.of(request.config).float_controls()
     if controls is None:   # never: the client fixture opened the client and described it

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 
 MODES = ("auto", "rich", "plain", "off")
 #: Column -> the statuses it counts (``flaky``: engineer "robust"'s re-run status).
@@ -99,7 +99,8 @@ class Tracker:
             # Hypothesis wrapped (FlakyFailure) names only the wrapper
             text = outcome.get("message") or (crash.message if crash is not None
                                               else str(report.longrepr or status))
-            self.headlines[nodeid] = view.short_type((text.strip().splitlines() or [status])[0])
+            self.headlines[nodeid] = failure_view.short_type(
+                (text.strip().splitlines() or [status])[0])
         if report.when not in _FINAL_PHASES or nodeid in self.finished:
             return False
         final = self.status[nodeid]
@@ -225,7 +226,7 @@ class Progress:
 
     # -- drawing ------------------------------------------------------------------
     def _attributions(self) -> dict[str, str]:
-        from conformance.session import state as session_state
+        from conformance.session import session_state
 
         state = self.config.stash.get(session_state.KEY, None)
         doc = state.written[0] if state is not None and state.written else {}

@@ -99,7 +99,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 def _configure_suite(config: pytest.Config) -> None:
-    from conformance.helpers import float_controls
+    from conformance.helpers import float_control_modes
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import cancel
@@ -108,12 +108,12 @@ def _configure_suite(config: pytest.Config) -> None:
     from conformance.session import hypothesis_profiles
     from conformance.session import recording
     from conformance.session import results_log
-    from conformance.session import state as session_state
+    from conformance.session import session_state
     from runtime import xla_client
 
     try:
         hypothesis_profiles.register(explicit=config.getoption("hypothesis_profile", None))
-        float_controls.parse(config.getoption("float_controls"))
+        float_control_modes.parse(config.getoption("float_controls"))
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")

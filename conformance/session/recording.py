@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import conformance
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.bundle import local_paths
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
@@ -30,7 +30,7 @@ from conformance.certification.results import records
 from conformance.certification.verdict import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.compare import since_previous
 from conformance.session import disk_full
 from conformance.session import crash_location
@@ -39,8 +39,8 @@ from conformance.session import outcomes
 from conformance.session import invocation
 from conformance.session import results_log
 from conformance.session import sharding
-from conformance.session import pjrt_plugin_info as plugin_info
-from conformance.session import state as session_state
+from conformance.session import pjrt_plugin_info
+from conformance.session import session_state
 
 _WORKER_PLATFORM, _WORKER_PROGRAMS = "pjrt_platform_info", "pjrt_programs"
 
@@ -73,12 +73,12 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
 
 def _float_controls(config: pytest.Config) -> dict[str, Any] | None:
     """The run's declared denormal handling for report.json: the session's one resolution
-    (:meth:`conformance.session.state.SessionState.float_controls`, what the checks got);
+    (:meth:`conformance.session.session_state.SessionState.float_controls`, what the checks got);
     None when no client was described."""
-    from conformance.helpers import float_controls as fc
+    from conformance.helpers import float_control_modes
 
     controls = session_state.of(config).float_controls()
-    return fc.record(controls) if controls is not None else None
+    return float_control_modes.record(controls) if controls is not None else None
 
 
 class Recorder:
@@ -170,11 +170,11 @@ class Recorder:
                 disk_full.write_failed(config, Path(out), err)
         results = state.collector.finished_results() if interrupted else \
             list(state.collector.results.values())
-        attribution.attribute(results, evidence.sources(config, results))
+        attribution_sources.attribute(results, evidence.sources(config, results))
         info = state.platform_info
         header = report.header(
             platform=state.platform, known=state.known, argv=sys.argv,
-            platform_info=plugin_info.with_framework_version(info) if info else {},
+            platform_info=pjrt_plugin_info.with_framework_version(info) if info else {},
             cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
             programs=state.programs, started=state.started,
             duration_s=time.monotonic() - state.t0,
@@ -208,7 +208,7 @@ class Recorder:
         if state.written and self.config.inipath != invocation.INI:
             doc, path = state.written
             terminalreporter.write_line(
-                f"pjrt-conformance verdict: {verdict.headline(doc)} "
+                f"pjrt-conformance verdict: {plugin_verdict.headline(doc)} "
                 f"({'; '.join(doc['verdict_reasons']) or 'all checks passed'}) -- report: {path}")
         if self.config.get_verbosity() > 0:  # bisect measured it: news to a maintainer only
             for line in fixed_lines(state.known, state.platform):

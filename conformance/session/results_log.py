@@ -43,8 +43,8 @@ RUN_LOCAL = "run.local.json"
 #: What :func:`seal_run` replaced in this process, by run directory (a cancel while the
 #: bundle is signed rebuilds it: :func:`incomplete_bundle`).
 _UNSEALED: dict[str, Any] = {}
-#: Files of the bundle beyond :data:`conformance.certification.bundle.files.FILES` (the log is
-#: packed once the bundle is written; a log that could not be packed stays plain).
+#: Files of the bundle beyond :data:`conformance.certification.bundle.bundle_files.FILES`
+#: (the log is packed once the bundle is written; a log that could not be packed stays plain).
 EXTRA = (LOG_FILE, runlog.PACKED, RUN_FILE)
 #: The pytest options (``dest`` names) that :func:`finalize` needs again.
 _OPTIONS = ("platform", "cpu_devices", "num_processes", "profile", "declare", "declare_file",
@@ -125,19 +125,19 @@ def _run_facts(out: Path) -> Any:
 
 def write_bundle(doc: dict[str, Any], out: Path, skip: tuple[int, ...] = ()) -> Path:
     """Write the bundle of the run directory ``out`` (:func:`bundle.write
-    <conformance.certification.bundle.files.write>` of ``doc``, the run's files listed
+    <conformance.certification.bundle.bundle_files.write>` of ``doc``, the run's files listed
     too): its results log packed (:func:`pack`; ``skip``: dropped lines) and its
     ``run.json`` sealed (:func:`seal_run`) first, ``run.local.json`` removed once the
     manifest is written. Returns report.json's path; OSError or MemoryError when it
     cannot be written."""
-    from conformance.certification.bundle import files as bundle
+    from conformance.certification.bundle import bundle_files
 
     pack(out, skip)
     try:
         seal_run(out)
     except ValueError as err:   # malformed: a reader's problem, not a local path's
         print(f"pjrt-conformance: {out / RUN_FILE} kept as it is: {err}", file=sys.stderr)
-    path = bundle.write(doc, out, extra=EXTRA)
+    path = bundle_files.write(doc, out, extra=EXTRA)
     (out / RUN_LOCAL).unlink(missing_ok=True)
     return path
 
@@ -315,20 +315,20 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     its bundle: rebuilt as incomplete). OSError or MemoryError when the bundle cannot
     be written.
     """
-    from conformance.certification.attribution import sources as attribution
-    from conformance.certification.bundle import files as bundle
+    from conformance.certification.attribution import attribution_sources
+    from conformance.certification.bundle import bundle_files
     from conformance.certification.verdict import report
     from conformance.session import backend, evidence
-    from conformance.session.state import SessionState
+    from conformance.session.session_state import SessionState
 
     from conformance.certification.bundle import signing
-    from conformance.certification.verdict import decide
+    from conformance.certification.verdict import plugin_verdict
 
     out = Path(out)
     if replace:
-        for name in (bundle.MANIFEST, signing.SIGNATURE):
+        for name in (bundle_files.MANIFEST, signing.SIGNATURE):
             (out / name).unlink(missing_ok=True)
-    if (out / bundle.MANIFEST).exists():   # written last: the bundle was finished
+    if (out / bundle_files.MANIFEST).exists():   # written last: the bundle was finished
         raise ValueError(f"{out}: already holds a report bundle; check it with "
                          f"'pjrt-conformance verify {out}'")
     try:
@@ -366,20 +366,20 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
                          duration_s=max(0.0, (ended - started).total_seconds()))
     if facts.get("hypothesis"):
         head["hypothesis"] = facts["hypothesis"]
-    for name in bundle.FILES:   # a bundle the killed run began to write (no manifest)
+    for name in bundle_files.FILES:   # a bundle the killed run began to write (no manifest)
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / "repro", ignore_errors=True)
     results = state.collector.finished_results()
     # The run's attribution without its re-runs (no backend here): the catalog, the
     # framework's own account of a target it could not give a plugin client.
-    attribution.attribute(results, evidence.offline_sources(results))
+    attribution_sources.attribute(results, evidence.offline_sources(results))
     doc = report.build(results, collected=max(facts["collected"] or 0, len(results)),
                        header=head, profile=state.profile, declared=tuple(state.declared),
                        waivers=tuple(state.waivers), interrupted=why,
                        device_count=platform_info["local_device_count"])
     if dropped and log is not None:   # named in the report, its verdict reasons recomputed
         doc["report_errors"].append(dropped_note(log, dropped, sorted(lost)))
-        doc["verdict"], doc["verdict_reasons"] = decide.decide(
+        doc["verdict"], doc["verdict_reasons"] = plugin_verdict.decide(
             doc["results"], collected=doc["summary"]["collected"], profile=state.profile,
             declared=list(state.declared), device_count=platform_info["local_device_count"],
             errors=doc["report_errors"], interrupted=why)
@@ -393,10 +393,10 @@ def incomplete_bundle(out: Path, why: str) -> dict[str, Any]:
     (``why``): the one its session wrote, else one built from its results log
     (:func:`finalize`, replacing a bundle written, or begun, before the cancel); return
     its report document. Errors: those of :func:`finalize`."""
-    from conformance.certification.bundle import files as bundle
+    from conformance.certification.bundle import bundle_files
 
     out = Path(out)
-    if (out / bundle.MANIFEST).is_file() and (out / "report.json").is_file():
+    if (out / bundle_files.MANIFEST).is_file() and (out / "report.json").is_file():
         try:
             doc = jsontext.loads(file_limits.read_text(
                 out / "report.json", limit=file_limits.BUNDLE_FILE_LIMIT))

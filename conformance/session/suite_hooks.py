@@ -21,7 +21,7 @@ from conformance.certification.verdict import profiles
 from conformance.certification.results import records
 from conformance.helpers import capabilities
 from conformance.session import results_log
-from conformance.session import state as session_state
+from conformance.session import session_state
 from runtime import versions, xla_bridge
 
 
@@ -29,9 +29,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     s = session_state.of(config)
     errors = [f"PJRT plugin failed to load: {cause}" for cause in
               xla_bridge.plugin_errors().values()]
-    return errors + [f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
-            f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
-            f"jax {versions.JAX_VERSION}, jaxlib {versions.JAXLIB_VERSION}"]
+    return errors + [
+        f"pjrt-conformance {conformance.__version__}: platform={s.platform}, "
+        f"cpu-devices={s.cpu_devices}, hypothesis profile={hypothesis.settings._current_profile}, "
+        f"jax {versions.JAX_VERSION}, jaxlib {versions.JAXLIB_VERSION}"
+    ]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

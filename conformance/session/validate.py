@@ -28,7 +28,7 @@ exits 2; the pytest plugin raises it as ``pytest.UsageError``. Checks:
 - :func:`certification_files`: ``--profile``, ``--waivers`` (schema: unknown keys are
   errors) and ``--known-failures`` files, by their own parsers. The pytest plugin
   loads the same files before collection
-  (:meth:`conformance.session.state.SessionState.configure_certification`).
+  (:meth:`conformance.session.session_state.SessionState.configure_certification`).
   TODO(defects): once ``conformance/defects/`` has its schema validator, call it in
   :func:`certification_files`.
 """
@@ -378,20 +378,20 @@ def certification_files(*, profile: str, waivers: str | None,
                         known_failures: list[str]) -> None:
     """Load the profile, the waiver file and the known-failure files once; OptionError
     naming the option and the file for the first one that is missing or malformed."""
-    from conformance.certification.catalog import known_failures as known
+    import conformance.certification.catalog.known_failures
+    import conformance.certification.catalog.waivers
     from conformance.certification.verdict import profiles
-    from conformance.certification.catalog import waivers as waiver_file
 
     try:
         if profile != "none":
             profiles.load(profile)
         if waivers:
-            waiver_file.parse(Path(waivers))
+            conformance.certification.catalog.waivers.parse(Path(waivers))
     except ValueError as err:
         raise OptionError(str(err).splitlines()[0]) from None
     for path in known_failures:
         try:
-            known.parse(Path(path))
+            conformance.certification.catalog.known_failures.parse(Path(path))
         except (OSError, ValueError) as err:
             raise OptionError(f"--known-failures={path}: {err}".splitlines()[0]) from None
 

@@ -2,7 +2,7 @@
 
 Documented platform behaviour, not a defect (jax-ml/jax#37762, closed: XLA CPU's DAZ
 mode is intended): the suite's float-controls declaration ``xla-cpu``
-(conformance/helpers/float_controls.py) declares it, and
+(conformance/helpers/float_control_modes.py) declares it, and
 conformance/test_kernels_elementwise.py::test_denormals_as_declared checks it.
 Standalone: plain jax and numpy. Exit status: 0 subnormals are kept, 3 flushed.
 

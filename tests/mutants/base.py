@@ -128,19 +128,19 @@ def adjusting_puts(adjust: Callable[..., tuple], doc: str) -> type:
 
 def rewriting(name: str, mutation: Any, doc: str) -> type:
     """A Client class that compiles ``program`` rewritten by ``mutation`` (a
-    :class:`tests.mutants.rewrite.Mutation`) instead of it, for mutant ``name``. Each
+    :class:`tests.mutants.stablehlo_rewrite.Mutation`) instead of it, for mutant ``name``. Each
     compile is logged (:mod:`tests.mutants.rewrite_log`); a rewrite that selects
-    operations but changes nothing raises :class:`~tests.mutants.rewrite.NoOpRewrite`
+    operations but changes nothing raises :class:`~tests.mutants.stablehlo_rewrite.NoOpRewrite`
     (logged, so the runner reports the mutant as an error, not as killed)."""
-    from tests.mutants import rewrite, rewrite_log
+    from tests.mutants import stablehlo_rewrite, rewrite_log
 
     class RewritesPrograms(Client):
         def compile_and_load(self, computation, executable_devices, compile_options=None,
                              *args, **kwargs):
             program = program_name(computation)
             try:
-                changed = rewrite.apply(computation, mutation, name)
-            except rewrite.NoOpRewrite as err:
+                changed = stablehlo_rewrite.apply(computation, mutation, name)
+            except stablehlo_rewrite.NoOpRewrite as err:
                 rewrite_log.record(name, program, rewrite_log.NO_OP, str(err))
                 raise
             except Exception as err:
@@ -174,9 +174,9 @@ def perturb(x: np.ndarray) -> np.ndarray:
 
 
 def is_float(x: np.ndarray) -> bool:
-    from conformance.helpers import dtype_helpers as dh
+    from conformance.helpers import dtype_helpers
 
-    return x.dtype in {d.dtype for d in dh.TRANSFER_DTYPES if d.kind == "float"}
+    return x.dtype in {d.dtype for d in dtype_helpers.TRANSFER_DTYPES if d.kind == "float"}
 
 
 def wrong_value(x: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.mutants import rewrite as rw
+from tests.mutants.stablehlo_rewrite import Mutation, replace_results
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
 
@@ -402,36 +402,36 @@ def _manual(op: Any) -> None:
     for result, dims in zip(inner.results, results):
         result.set_type(_local(result.type, dims, sizes))
     sdy.ReturnOp(list(inner.results), ip=ir.InsertionPoint(block))
-    rw.replace_results(op, list(manual.results))
+    replace_results(op, list(manual.results))
 
 
 MUTANTS = {
     "fused-reduce-drops-tail": (
-        rw.Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
+        Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
         "A reduce whose input an elementwise op produces skips the last index of its first "
         "reduced dimension (a fused reduction's tail loop dropped).",
         "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
         "test_models: test_model and (mlp_training_step or transformer_block)"),
     "fused-dot-drops-last-contracting": (
-        rw.Mutation(lambda op: _contracting(op) is not None, _drop_last_contracting),
+        Mutation(lambda op: _contracting(op) is not None, _drop_last_contracting),
         "A dot_general with an elementwise producer skips the last index of its first "
         "contracting dimension (a fused matmul's remainder lost).",
         "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
         "test_models: test_model and (mlp_training_step or transformer_block)"),
     "multi-output-aliasing": (
-        rw.Mutation(lambda op: _aliased_pair(op) is not None, _alias),
+        Mutation(lambda op: _aliased_pair(op) is not None, _alias),
         "Two computed results of @main of one type (a dynamic_update_slice's first) share a "
         "buffer: the second returns the first's value (multi-output fusion aliasing).",
         "test_programs: test_data_movement_programs or test_integer_programs or test_pinned_compositions; "
         "test_models: test_model and (mlp_training_step or rnn_scan)"),
     "fused-broadcast-reversed": (
-        rw.Mutation(lambda op: _reversed_dim(op) is not None, _reverse_operand),
+        Mutation(lambda op: _reversed_dim(op) is not None, _reverse_operand),
         "A broadcast_in_dim read by an elementwise op reads its operand reversed along its "
         "first dimension of size >= 2 (a fused broadcast's index map wrong).",
         "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
         "test_models: test_model and (mlp_training_step or transformer_block or conv_block)"),
     "partitioner-forgets-reduction": (
-        rw.Mutation(lambda op: _partial(op) is not None, _manual),
+        Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
         "no all-reduce: each device returns its local partial result (the partitioner "
         "forgot the collective).",

@@ -12,20 +12,22 @@ from typing import Any
 
 import numpy as np
 
-from tests.mutants import rewrite as rw
+from tests.mutants.stablehlo_rewrite import (
+    Mutation, body_ops, comparison_direction, constant, constant_value, inside, named, rename,
+    replace_results, set_comparison_direction)
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
 
 
-def _swap(old: str, new: str) -> rw.Mutation:
+def _swap(old: str, new: str) -> Mutation:
     """Every ``old`` op (at any depth, reduction bodies included) recreated as ``new``."""
-    return rw.Mutation(rw.named(old), rw.rename(new))
+    return Mutation(named(old), rename(new))
 
 
-def _compare(old: str, new: str) -> rw.Mutation:
+def _compare(old: str, new: str) -> Mutation:
     """Every ``stablehlo.compare`` with direction ``old`` compares with ``new``."""
-    return rw.Mutation(lambda op: op.name == "stablehlo.compare" and
-                       rw.comparison_direction(op) == old, rw.set_comparison_direction(new))
+    return Mutation(lambda op: op.name == "stablehlo.compare" and
+                    comparison_direction(op) == old, set_comparison_direction(new))
 
 
 def _reduces_with(applies: str):
@@ -34,23 +36,23 @@ def _reduces_with(applies: str):
     def select(op):
         if op.name != "stablehlo.reduce":
             return False
-        body = rw.body_ops(op)
+        body = body_ops(op)
         inits = list(op.operands)[len(op.operands) // 2:]
         return (len(body) == 1 and body[0].name == applies and
-                any(rw.constant_value(v) is not None for v in inits))
+                any(constant_value(v) is not None for v in inits))
     return select
 
 
-def _reduce_inits(applies: str, value: float) -> rw.Mutation:
+def _reduce_inits(applies: str, value: float) -> Mutation:
     """Every constant init of a ``reduce`` whose body is one ``applies`` op set to
     ``value``."""
     def edit(op):
         n = len(op.operands) // 2
         for i in range(n, 2 * n):
             init = op.operands[i]
-            if rw.constant_value(init) is not None:
-                op.operands[i] = rw.constant(np.array(value), init.type, op)
-    return rw.Mutation(_reduces_with(applies), edit)
+            if constant_value(init) is not None:
+                op.operands[i] = constant(np.array(value), init.type, op)
+    return Mutation(_reduces_with(applies), edit)
 
 
 def _is_convert(op: Any, source: str, result: str) -> bool:
@@ -83,19 +85,19 @@ def masked_bits(value: Any, mask: int, bias: int | None, before: Any) -> Any:
     i32 = ir.RankedTensorType.get(f32.shape, ir.IntegerType.get_signless(32))
     bits = _bits_op("stablehlo.bitcast_convert", value, i32, before)
     if bias is not None:
-        bits = _bits_op("stablehlo.add", [bits, rw.constant(np.array(bias), i32, before)],
+        bits = _bits_op("stablehlo.add", [bits, constant(np.array(bias), i32, before)],
                         i32, before)
-    bits = _bits_op("stablehlo.and", [bits, rw.constant(np.array(mask), i32, before)], i32,
+    bits = _bits_op("stablehlo.and", [bits, constant(np.array(mask), i32, before)], i32,
                     before)
     return _bits_op("stablehlo.bitcast_convert", bits, f32, before)
 
 
-def _bf16_rounding(bias: int | None) -> rw.Mutation:
+def _bf16_rounding(bias: int | None) -> Mutation:
     """f32->bf16 converts that truncate (``bias`` None) or add ``bias`` to the bit pattern
     before truncating (0x8000: round half away from zero, wrong only on exact ties)."""
     def edit(op):
         op.operands[0] = masked_bits(op.operands[0], -65536, bias, op)
-    return rw.Mutation(lambda op: _is_convert(op, "f32", "bf16"), edit)
+    return Mutation(lambda op: _is_convert(op, "f32", "bf16"), edit)
 
 
 NUDGED_ONE = 1.0009765625
@@ -106,16 +108,16 @@ def _splat_one(op: Any) -> bool:
         return False
     if str(_element_type(op.results[0].type)) not in ("f32", "f64"):
         return False
-    values = rw.constant_value(op.results[0])
+    values = constant_value(op.results[0])
     return values is not None and values.size > 0 and bool(np.all(values == 1.0))
 
 
-def _nudge_one() -> rw.Mutation:
+def _nudge_one() -> Mutation:
     """Float32/64 constants whose every element is 1.0 become 1 + 2**-10 (an
     approximation constant off)."""
     def edit(op):
-        rw.replace_results(op, [rw.constant(np.array(NUDGED_ONE), op.results[0].type, op)])
-    return rw.Mutation(_splat_one, edit)
+        replace_results(op, [constant(np.array(NUDGED_ONE), op.results[0].type, op)])
+    return Mutation(_splat_one, edit)
 
 
 ELEMENTWISE = "test_kernels_elementwise"
@@ -152,8 +154,8 @@ def _register():
         if old.startswith("compare "):
             mutation = _compare(old.split()[1], new.split()[1])
         elif old.startswith("applies "):
-            mutation = rw.Mutation(rw.inside(("stablehlo.reduce",), rw.named(old.split()[1])),
-                                   rw.rename(new.split()[1]))
+            mutation = Mutation(inside(("stablehlo.reduce",), named(old.split()[1])),
+                                rename(new.split()[1]))
         else:
             mutation = _swap(old, new)
         add(name, "hlo", rewriting(name, mutation, f"Every {old} compiles as {new}."), targets)

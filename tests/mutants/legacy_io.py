@@ -6,7 +6,7 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants import rewrite as rw
+from tests.mutants.stablehlo_rewrite import Mutation, forward_operands, named
 from tests.mutants.base import adjusting_puts, transforming
 from tests.mutants.catalog import add
 
@@ -50,10 +50,10 @@ class WrongProcessIndex(Client):
 
 
 def _rolled_reorder(x, dst, semantics):
-    from conformance.helpers import sharding_helpers as shh
+    from conformance.helpers import sharding_helpers
 
     out = xc.reorder_shards(x, dst, semantics)
-    return shh.put_sharded(np.roll(np.asarray(out), 1), dst)
+    return sharding_helpers.put_sharded(np.roll(np.asarray(out), 1), dst)
 
 
 def swap_semantics(old, new):
@@ -77,7 +77,7 @@ def _copy_keeping_memory_kind(arrays, device_lists, shardings, semantics):
     return xc.batched_copy_array_to_devices_with_sharding(arrays, device_lists, kept, semantics)
 
 
-ALL_REDUCE_ALONE = rw.Mutation(rw.named("stablehlo.all_reduce"), rw.forward_operands)
+ALL_REDUCE_ALONE = Mutation(named("stablehlo.all_reduce"), forward_operands)
 ALIASING = "tf.aliasing_output"
 
 
@@ -97,9 +97,9 @@ def _drop_aliasing(op) -> None:
     """Every argument's ``tf.aliasing_output`` attribute removed."""
     from jaxlib.mlir import ir
 
-    named = [[d[i] for i in range(len(d))] for d in _arg_attrs(op)]
+    per_argument = [[d[i] for i in range(len(d))] for d in _arg_attrs(op)]
     kept = [ir.DictAttr.get({a.name: a.attr for a in attrs if a.name != ALIASING})
-            for attrs in named]
+            for attrs in per_argument]
     op.attributes["arg_attrs"] = ir.ArrayAttr.get(kept)
 
 
@@ -137,9 +137,9 @@ def _register():
                   "all_reduce programs run with every device alone."),
         "test_collectives: test_collective and all_reduce")
     add("broken-aliasing", "transfer",
-        rewriting("broken-aliasing", rw.Mutation(_aliases, _drop_aliasing),
+        rewriting("broken-aliasing", Mutation(_aliases, _drop_aliasing),
                   "Programs lose their input/output aliasing: donated inputs "
-                                  "survive execution."),
+                  "survive execution."),
         "test_copy_semantics: test_donation_through_input_output_aliasing")
 
 

@@ -4,7 +4,7 @@ The runner names a file in ``PJRT_MUTANT_REWRITE_LOG``; every compile through a 
 mutant (in the child pytest or any process it starts) appends one JSON line
 ``{"mutant", "program", "outcome", "message"}``. :func:`problem` then says whether the
 mutant's rewrite did anything: a run where it changed no program, or raised
-:class:`~tests.mutants.rewrite.NoOpRewrite`, is a no-op mutant, reported as an error
+:class:`~tests.mutants.stablehlo_rewrite.NoOpRewrite`, is a no-op mutant, reported as an error
 instead of a survivor or a kill.
 """
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from tests.mutants import rewrite as rw
+from tests.mutants.stablehlo_rewrite import (
+    Mutation, comparison_direction, constant, constant_value, inside, named, rename,
+    replace_results, set_attribute, set_comparison_direction)
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
 from tests.mutants.hlo import masked_bits
@@ -36,7 +38,7 @@ def _truncating_reduce_precision(op: Any) -> None:
     """f32 reduce_precision that clears the dropped mantissa bits (round toward zero;
     exponent range unchanged)."""
     mantissa = _ir().IntegerAttr(op.attributes["mantissa_bits"]).value
-    rw.replace_results(op, [masked_bits(op.operands[0], -(1 << (23 - mantissa)), None, op)])
+    replace_results(op, [masked_bits(op.operands[0], -(1 << (23 - mantissa)), None, op)])
 
 
 def _dimensions(op: Any) -> list[int]:
@@ -83,65 +85,65 @@ def _swap_operands(op: Any) -> None:
 
 def _constant_padding(op: Any) -> bool:
     return (op.name == "stablehlo.dynamic_pad" and
-            rw.constant_value(op.operands[2]) is not None and
-            rw.constant_value(op.operands[3]) is not None)
+            constant_value(op.operands[2]) is not None and
+            constant_value(op.operands[3]) is not None)
 
 
 def _low_padding_as_high(op: Any) -> None:
     """``dynamic_pad`` with constant low/high operands: dimension 0's low padding moved
     to its high padding."""
-    low, high = rw.constant_value(op.operands[2]), rw.constant_value(op.operands[3])
+    low, high = constant_value(op.operands[2]), constant_value(op.operands[3])
     new_low, new_high = low.copy(), high.copy()
     new_low[0], new_high[0] = 0, low[0] + high[0]
-    op.operands[2] = rw.constant(new_low, op.operands[2].type, op)
-    op.operands[3] = rw.constant(new_high, op.operands[3].type, op)
+    op.operands[2] = constant(new_low, op.operands[2].type, op)
+    op.operands[3] = constant(new_high, op.operands[3].type, op)
 
 
 def _register():
     mutations = [
         ("hlo-reduce-precision-toward-zero",
-         rw.Mutation(_f32_reduce_precision, _truncating_reduce_precision),
+         Mutation(_f32_reduce_precision, _truncating_reduce_precision),
          "float32 reduce_precision rounds toward zero (truncates the mantissa).",
          "reduce_precision and float32"),
         ("hlo-reverse-one-dim-less",
-         rw.Mutation(lambda op: op.name == "stablehlo.reverse" and len(_dimensions(op)) > 1,
-                     rw.set_attribute("dimensions", _one_dimension_less)),
+         Mutation(lambda op: op.name == "stablehlo.reverse" and len(_dimensions(op)) > 1,
+                  set_attribute("dimensions", _one_dimension_less)),
          "reverse leaves its last listed dimension unreversed.", "reverse and float32"),
         ("hlo-batch-norm-wrong-epsilon",
-         rw.Mutation(_f32_epsilon, rw.set_attribute("epsilon", _epsilon_plus_ten)),
+         Mutation(_f32_epsilon, set_attribute("epsilon", _epsilon_plus_ten)),
          "batch_norm_* use a wrong epsilon (10.001 for 0.001: 10 added).",
          "batch_norm and float32"),
         ("hlo-select-and-scatter-last-max",
-         rw.Mutation(rw.inside(("stablehlo.select_and_scatter",), lambda op: (
-             op.name == "stablehlo.compare" and rw.comparison_direction(op) == "GE")),
-                     rw.set_comparison_direction("GT")),
+         Mutation(inside(("stablehlo.select_and_scatter",), lambda op: (
+             op.name == "stablehlo.compare" and comparison_direction(op) == "GE")),
+                  set_comparison_direction("GT")),
          "select_and_scatter selects with GT: the last of tied maxima.",
          "select_and_scatter and int8"),
         ("hlo-logistic-as-tanh",
-         rw.Mutation(rw.named("stablehlo.logistic"), rw.rename("stablehlo.tanh")),
+         Mutation(named("stablehlo.logistic"), rename("stablehlo.tanh")),
          "logistic compiles as tanh.", "logistic and float32"),
         ("hlo-cholesky-upper",
-         rw.Mutation(_lower, rw.set_attribute(
+         Mutation(_lower, set_attribute(
              "lower", lambda op, old: _ir().BoolAttr.get(False))),
          "cholesky factors the upper triangle whatever ``lower`` says.",
          "cholesky and float32"),
         ("hlo-map-body-reads-first-twice",
-         rw.Mutation(rw.inside(("stablehlo.map",), lambda op: (
+         Mutation(inside(("stablehlo.map",), lambda op: (
              op.name == "stablehlo.add" and _two_distinct_operands(op))), _read_first_twice),
          "map bodies read their first operand twice (x + x instead of x + y).",
          "map and int32"),
         ("hlo-rng-state-not-advanced",
-         rw.Mutation(rw.named("stablehlo.rng_bit_generator"), _state_not_advanced),
+         Mutation(named("stablehlo.rng_bit_generator"), _state_not_advanced),
          "rng_bit_generator returns its initial state as the new state (the counter never "
          "advances: every call repeats its bits).",
          "test_rng_bit_generator and THREE_FRY and uint32"),
         ("hlo-composite-operands-swapped",
-         rw.Mutation(lambda op: op.name == "stablehlo.composite" and
-                     _two_distinct_operands(op), _swap_operands),
+         Mutation(lambda op: op.name == "stablehlo.composite" and
+                  _two_distinct_operands(op), _swap_operands),
          "composite calls its decomposition with its two operands swapped.",
          "composite and float32"),
         ("hlo-dynamic-pad-low-as-high",
-         rw.Mutation(_constant_padding, _low_padding_as_high),
+         Mutation(_constant_padding, _low_padding_as_high),
          "dynamic_pad puts dimension 0's low padding at its high end (the shape is right, "
          "the values shifted).", "dynamic_pad and int32"),
     ]

@@ -14,7 +14,7 @@ import numpy as np
 
 from runtime import xla_client as xc
 from runtime._client import Client
-from tests.mutants import rewrite as rw
+from tests.mutants.stablehlo_rewrite import Mutation, forward_operands, inside, named, rename
 from tests.mutants.base import adjusting_puts, rewriting, wrong_at, wrong_value
 from tests.mutants.catalog import add
 from tests.mutants.legacy_io import swap_semantics
@@ -100,14 +100,12 @@ def _reorder_in_place(x, dst, semantics):
 
 
 def _copy_to_reversed_devices(arrays, device_lists, shardings, semantics):
-    from conformance.helpers import sharding_helpers as shh
-
     outs = xc.batched_copy_array_to_devices_with_sharding(arrays, device_lists, shardings,
                                                           semantics)
-    return [_rotated_data(o, shh) for o in outs]
+    return [_rotated_data(o) for o in outs]
 
 
-def _rotated_data(arr, shh):
+def _rotated_data(arr):
     """``arr`` with its last shard's data wrong (a copy that wrote the wrong device)."""
     shards = list(arr.addressable_shards)
     if len(shards) < 2 or not arr.size:
@@ -115,13 +113,15 @@ def _rotated_data(arr, shh):
     host = np.array(np.asarray(arr), copy=True)
     index = shards[-1].index
     host[index] = wrong_value(host[index])
-    return shh.put_sharded(host, arr.sharding)
+    from conformance.helpers import sharding_helpers
+
+    return sharding_helpers.put_sharded(host, arr.sharding)
 
 
-def _reduction_as_max(collective: str) -> rw.Mutation:
+def _reduction_as_max(collective: str) -> Mutation:
     """The ``stablehlo.add`` of every ``collective``'s reduction body as maximum."""
-    return rw.Mutation(rw.inside((collective,), rw.named("stablehlo.add")),
-                       rw.rename("stablehlo.maximum"))
+    return Mutation(inside((collective,), named("stablehlo.add")),
+                    rename("stablehlo.maximum"))
 
 
 def _register():
@@ -185,8 +185,8 @@ def _register():
                   "reduce_scatter sums as max."),
         "test_collectives: test_collective and reduce_scatter")
     add("coll-permute-nowhere", "transfer",
-        rewriting("coll-permute-nowhere", rw.Mutation(rw.named("stablehlo.collective_permute"),
-                                                      rw.forward_operands),
+        rewriting("coll-permute-nowhere", Mutation(named("stablehlo.collective_permute"),
+                                                   forward_operands),
                   "collective_permute sends every shard to itself."),
         "test_collectives: test_collective and collective_permute")
 

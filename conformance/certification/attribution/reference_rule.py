@@ -2,7 +2,7 @@
 a failure belongs to (the PJRT C API boundary rule). No backend, no process: the run's
 re-runs (:mod:`conformance.processes.reference_differential`), ``rerender`` (re-deciding
 a bundle's attribution from the recorded ``reference_status``) and ``verify``'s re-check
-(:mod:`conformance.certification.attribution.check`) share it.
+(:mod:`conformance.certification.attribution.attribution_check`) share it.
 
 ``_FILE`` is the test file of a node id (``a/b/test_x.py::t`` -> ``test_x``): ids, not
 evidence text.
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import known_failures
 from conformance.certification.verdict.profiles import _DEVICE_PARAM
 
@@ -50,7 +50,7 @@ def decision(status: str, ref: str | None, own_defect: bool) -> str:
     PJRT C API re-run puts it above the C API (:mod:`conformance.capi`)."""
     if ref == "pass" or (ref == status and own_defect):
         return "plugin"
-    return attribution.UNATTRIBUTED
+    return attribution_sources.UNATTRIBUTED
 
 
 def answer(status: str, ref: str | None, own: known_failures.Entry | None,

@@ -1,9 +1,10 @@
 """``pjrt-conformance merge PART... --output DIR``: one bundle from shard bundles.
 
 Each part is the bundle of a ``pjrt-conformance run --shard I/N``. :func:`load_parts`
-checks that every part is an intact bundle (:func:`conformance.certification.bundle.files.verify`)
-of a shard run; :func:`merge` checks that they can be merged
-(:func:`conformance.certification.bundle.merge_check.problems`) and writes the merged bundle:
+checks that every part is an intact bundle
+(:func:`conformance.certification.bundle.bundle_files.verify`) of a shard run; :func:`merge`
+checks that they can be merged (:func:`conformance.certification.bundle.merge_check.problems`)
+and writes the merged bundle:
 ``report.json`` (verdict recomputed from the union of the parts' results; the parts
 recorded under ``merge``), ``report.md``, ``report.html``, ``junit.xml``, ``repro/``,
 ``results.jsonl.xz`` (the parts' logs, one after the other, packed by
@@ -19,7 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import merge_check
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
@@ -66,7 +67,7 @@ def load_parts(paths: list[Path]) -> list[dict[str, Any]]:
             raise MergeError(f"part {k}: {path} does not exist", 2)
         if not (path / "report.json").is_file():
             raise MergeError(f"part {k} ({path}): not a report bundle (no report.json)", 3)
-        checked = bundle.verify(path)
+        checked = bundle_files.verify(path)
         if checked.problems:
             more = f" (+{len(checked.problems) - 1} more)" if len(checked.problems) > 1 else ""
             raise MergeError(f"part {k} ({path}): not intact: {checked.problems[0]}{more}", 3)
@@ -115,8 +116,8 @@ def merge(paths: list[Path], docs: list[dict[str, Any]], out: Path, command: str
                 shutil.copyfile(Path(path) / name, out / rel / name)
                 extra.append(f"{rel}/{name}")
         parts.append({"index": doc["shard"]["index"], "path": rel,
-                      "manifest_sha256": bundle.sha256_file(out / rel / signing.MANIFEST),
-                      "report_sha256": bundle.sha256_file(out / rel / "report.json"),
+                      "manifest_sha256": bundle_files.sha256_file(out / rel / signing.MANIFEST),
+                      "report_sha256": bundle_files.sha256_file(out / rel / "report.json"),
                       "signed": (out / rel / signing.SIGNATURE).is_file(),
                       "started_utc": doc["started_utc"], "duration_s": doc["duration_s"],
                       "collected": doc["summary"]["collected"], "verdict": doc["verdict"]})
@@ -128,4 +129,4 @@ def merge(paths: list[Path], docs: list[dict[str, Any]], out: Path, command: str
             raise MergeError(f"the parts' results logs cannot be merged: {err}", 3) from None
         extra.append(runlog.PACKED)
     doc = merge_check.combine(docs, parts, command)
-    return doc, bundle.write(doc, out, extra=tuple(extra))
+    return doc, bundle_files.write(doc, out, extra=tuple(extra))

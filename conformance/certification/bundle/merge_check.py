@@ -7,7 +7,7 @@ must come from the same suite, profile, platform, plugin and environment, cover 
 selection they were split from exactly once (every shard ``1..N`` once, no test in two
 parts, their union *is* the selection) and be complete. :func:`combine` builds the
 merged document: the results of every part, their counts and the verdict recomputed
-by :func:`conformance.certification.verdict.decide`. ``verify`` of a merged bundle
+by :func:`conformance.certification.verdict.plugin_verdict`. ``verify`` of a merged bundle
 (:func:`verify_embedded`) re-reads the parts it embeds (``parts/<k>/report.json`` and
 ``parts/<k>/MANIFEST.sha256``), checks them the same way and checks that the merged
 report equals their combination, so a status edited after the merge is found.
@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.verdict import profiles
@@ -29,8 +29,8 @@ from conformance.certification.results import records
 from conformance.certification.verdict import report
 from conformance.certification.bundle import shards
 from conformance.certification.bundle import signing
-from conformance.certification.verdict import decide as certification
-from conformance.certification.catalog import waivers as waiver_rules
+from conformance.certification.verdict import plugin_verdict
+from conformance.certification.catalog import waivers
 from conformance.programs import coverage
 
 PARTS_DIR = "parts"
@@ -133,10 +133,10 @@ def problems(docs: list[dict[str, Any]]) -> list[str]:
 def _errors(docs: list[dict[str, Any]], results: list[dict[str, Any]]) -> list[str]:
     """The parts' report errors, once each; a waiver that matched no test of one part
     but a test of another is no error of the whole."""
-    matched = {waiver_rules.unmatched_error(w) for w in (
-        waiver_rules.Waiver(d["test"], d["issue"], datetime.date.fromisoformat(d["expires"]),
-                            d["reason"]) for d in docs[0]["waivers"])
-        if any(w.matches(r["test_id"]) for r in results)}
+    matched = {waivers.unmatched_error(w) for w in (
+        waivers.Waiver(d["test"], d["issue"], datetime.date.fromisoformat(d["expires"]),
+                       d["reason"]) for d in docs[0]["waivers"])
+               if any(w.matches(r["test_id"]) for r in results)}
     out: list[str] = []
     for doc in docs:
         out += [e for e in doc["report_errors"] if e not in out and e not in matched]
@@ -174,7 +174,7 @@ def combine(docs: list[dict[str, Any]], parts: list[dict[str, Any]], command: st
     summary = report.summarize(results, collected)
     prof = profiles.load(base["profile"]["name"]) if base["profile"] else None
     errors = _errors(docs, results)
-    decision, reasons = certification.decide(
+    decision, reasons = plugin_verdict.decide(
         results, collected=collected, profile=prof, declared=base["declared_capabilities"],
         device_count=base["platform"].get("local_device_count", 1), errors=errors)
     not_supported = sorted((n for d in docs for n in d["not_supported"]),
@@ -196,8 +196,8 @@ def combine(docs: list[dict[str, Any]], parts: list[dict[str, Any]], command: st
         "failures": sorted((f for d in docs for f in d["failures"]), key=lambda f: f["nodeid"]),
         "not_supported": not_supported, "interrupted": None,
         "verdict": decision, "verdict_reasons": reasons,
-        "stack_findings": attribution.stack_findings(results),
-        **({"shared_with_xla": attribution.shared_with_xla(
+        "stack_findings": attribution_sources.stack_findings(results),
+        **({"shared_with_xla": attribution_sources.shared_with_xla(
             results, defect_catalog.xla_ids(defect_catalog.load()))}
            if all("shared_with_xla" in d for d in docs) else {}),
         "merge": {"shard_count": shard["count"], "algorithm": shard["algorithm"],

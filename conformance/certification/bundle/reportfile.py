@@ -24,7 +24,7 @@ from conformance.certification.results import jsontext
 
 SCHEMA_FILE = f"report-v{SCHEMA_VERSION}.schema.json"
 #: The schema versions this suite reads: the current one, and 2 (evidence as strings,
-#: read as legacy items by ``conformance.certification.attribution.sources.items``).
+#: read as legacy items by ``conformance.certification.attribution.attribution_sources.items``).
 READS = (2, SCHEMA_VERSION)
 _MAX_REASON = 240
 

@@ -45,10 +45,10 @@ def bundle_dir(path: Path) -> Path | None:
 def integrity(path: Path) -> list[str]:
     """``verify``'s problems of the bundle that diff input ``path`` belongs to (empty:
     intact, or a lone report.json, which has no manifest to check)."""
-    from conformance.certification.bundle import files as bundle
+    from conformance.certification.bundle import bundle_files
 
     where = bundle_dir(path)
-    return [] if where is None else bundle.verify(where).problems
+    return [] if where is None else bundle_files.verify(where).problems
 
 
 def platform_warning(old: dict[str, Any], new: dict[str, Any]) -> str | None:

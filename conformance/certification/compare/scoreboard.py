@@ -18,7 +18,7 @@ Per backend: the plugin verdict (certified or not, with the pass rate of
 :func:`conformance.certification.compare.pass_rate.pass_rate`, the one definition the
 reports use too: passed / (tests run - not supported - skipped)) and the stack findings (the
 two-part headline of
-:func:`conformance.certification.verdict.decide.headline`; for a bundle that predates it,
+:func:`conformance.certification.verdict.plugin_verdict.headline`; for a bundle that predates it,
 the overall ``verdict``, marked "(overall)"), the split of
 non-pass results by ``attribution`` when the results carry it, each with its number of
 root causes (distinct defect-catalog entries, plus each failing test no entry matches),
@@ -41,13 +41,13 @@ import jinja2
 import packaging.version
 
 from conformance.certification.bundle import local_paths
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.results import attempt
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.bundle import entries
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.results import jsontext
-from conformance.certification.compare import pass_rate as rates
+from conformance.certification.compare import pass_rate
 from conformance.certification.compare.pass_rate import percent  # noqa: F401 (public here too)
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
@@ -146,7 +146,7 @@ def plugin_name(loaded: dict[str, Any]) -> str:
 
 def _verdict(doc: dict[str, Any]) -> str:
     if "stack_findings" in doc:  # the two-part verdict: ``verdict`` is the plugin's
-        return verdict.headline(doc)
+        return plugin_verdict.headline(doc)
     plugin = doc.get("plugin_verdict")
     if isinstance(plugin, dict):
         plugin = plugin.get("verdict")
@@ -155,7 +155,8 @@ def _verdict(doc: dict[str, Any]) -> str:
 
 def _failing(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The failures: results that are not pass, waived, skipped or not_supported."""
-    return [r for r in results if r.get("status") not in (*attribution.NOT_FAILURES, "waived")]
+    return [r for r in results
+            if r.get("status") not in (*attribution_sources.NOT_FAILURES, "waived")]
 
 
 def _split(results: list[dict[str, Any]]) -> dict[str, int] | None:
@@ -195,7 +196,7 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     suite = doc["suite"]
     api = doc["platform"].get("pjrt_c_api_version")
     framework_api = doc["platform"].get("framework_pjrt_c_api_version")
-    areas = {name: rates.pass_rate(counts)
+    areas = {name: pass_rate.pass_rate(counts)
              for name, counts in sorted(doc.get("areas", {}).items())}
     sha = (suite.get("git_sha") or "")[:7]
     split = _split(doc["results"])
@@ -203,14 +204,14 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
     return Row(backend=backend_key(doc), source=str(path), verdict=_verdict(doc),
                profile=_profile(doc.get("profile")), split=split,
                causes=_causes(doc["results"]),
-               pass_rate=rates.text(rates.counts_of(doc["results"])),
+               pass_rate=pass_rate.text(pass_rate.counts_of(doc["results"])),
                plugin_package=f"{package.get('distribution', '?')} {package.get('version', '?')}"
                if isinstance(package, dict) and package else "",
                suite=suite["version"] + (f" ({sha})" if sha else ""),
                jaxlib=str(doc.get("environment", {}).get("jaxlib", "")),
                jax=str(doc.get("environment", {}).get("jax", "")),
                c_api=(".".join(map(str, api)) + (f" (framework {'.'.join(map(str, framework_api))})"
-                                                if framework_api else "")) if api else "built-in",
+                                                 if framework_api else "")) if api else "built-in",
                date=str(doc.get("started_utc", ""))[:16].replace("T", " "),
                seconds=doc.get("duration_s"), tests=len(doc["results"]), areas=areas,
                problem=f"not intact: {problems[0]}" if problems else "")
@@ -218,7 +219,7 @@ def _row(path: Path, doc: dict[str, Any], problems: list[str]) -> Row:
 
 def _bundle_row(path: Path) -> tuple[Row, str]:
     """(row, started_utc) of the bundle at ``path``."""
-    check = bundle.verify(path)
+    check = bundle_files.verify(path)
     try:
         doc = jsontext.loads(entries.read_text(path / "report.json"))   # never a FIFO
         return _row(path, doc, check.problems), str(doc.get("started_utc", ""))
@@ -371,7 +372,7 @@ def render_markdown(rows: list[Row]) -> str:
     for area in areas_of(rows):
         line(f"`{area}`", [r.rate(area) for r in rows])
     line("bundle", [f"`{r.source}`" for r in rows])
-    note = (f"{rates.DEFINITION[0].upper()}{rates.DEFINITION[1:]} The same rate per area. "
+    note = (f"{pass_rate.DEFINITION[0].upper()}{pass_rate.DEFINITION[1:]} The same rate per area. "
             "Column heads name the profile. Newest bundle per backend (platform / plugin "
             "library folder) and jaxlib release, bundles under `archive/` ignored; generated "
             "by `pjrt-conformance scoreboard`.")
@@ -390,7 +391,7 @@ def render_html(rows: list[Row], page_dir: Path | None = None) -> str:
     return _ENV.get_template("scoreboard.html.j2").render(
         rows=rows, areas=areas_of(rows), links=links, groups=groups(rows),
         attributions=ATTRIBUTIONS, failures_text=failures_text, verdict_word=verdict_word,
-        definition=rates.DEFINITION)
+        definition=pass_rate.DEFINITION)
 
 
 def insert_markdown(path: Path, table: str) -> None:

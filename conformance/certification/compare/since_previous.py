@@ -27,7 +27,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.bundle import files as bundle
+from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import local_paths
 from conformance.certification.bundle import reportfile
 from conformance.certification.compare import diff
@@ -147,7 +147,7 @@ def previous(out_dir: Path, doc: dict[str, Any]) -> tuple[Path, dict[str, Any]] 
         if kind(old) == key and when < started:
             found.append((when, folder, old))
     for when, folder, old in sorted(found, key=lambda f: f[0], reverse=True):
-        if not bundle.verify(folder).problems:
+        if not bundle_files.verify(folder).problems:
             return folder, old
     return None
 

@@ -13,7 +13,7 @@ import textwrap
 from typing import Any
 
 from conformance.certification.attribution.reference_rule import REFERENCE_NAME
-from conformance.certification.attribution.sources import SHARED_WITH_XLA
+from conformance.certification.attribution.attribution_sources import SHARED_WITH_XLA
 
 #: Statuses counted as failures in tables and bars (``flaky`` when the run has it).
 FAILING = ("fail_wrong_result", "fail_error", "crash", "timeout", "flaky")
@@ -173,11 +173,11 @@ def _summary(reason: str) -> str:
 
 def full_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """The verdict reasons with every test they name (the stored reasons name three and
-    ``(+N)``): recomputed with :func:`conformance.certification.verdict.decide` from the
+    ``(+N)``): recomputed with :func:`conformance.certification.verdict.plugin_verdict` from the
     results, and kept only when they agree with the stored reasons (else the stored
     ones). Each is ``(summary, test ids)``; a reason naming no tests has ``[]``."""
     from conformance.certification.verdict import profiles
-    from conformance.certification.verdict import decide as verdict
+    from conformance.certification.verdict import plugin_verdict
 
     stated = list(doc.get("verdict_reasons") or [])
     recomputed = stated
@@ -187,7 +187,7 @@ def full_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
             prof = profiles.load(doc["profile"]["name"])
             if prof.header().get("sha256") != doc["profile"].get("sha256"):
                 raise ValueError("the shipped profile differs from the report's")
-        _, full = verdict.decide(
+        _, full = plugin_verdict.decide(
             doc["results"], collected=doc["summary"]["collected"], profile=prof,
             declared=list(doc.get("declared_capabilities") or []),
             device_count=doc["platform"].get("local_device_count", 1),
@@ -379,7 +379,8 @@ def _capi_text(e: dict[str, Any], status: str) -> str:
 
 #: The prose of each evidence source's item (``e``: the item, ``status``: its result's
 #: status): the only place evidence becomes text. One per kind of
-#: :data:`conformance.certification.attribution.sources.KINDS` (tests/test_attribution.py).
+#: :data:`conformance.certification.attribution.attribution_sources.KINDS`
+#: (tests/test_attribution.py).
 EVIDENCE_TEXT = {
     "lowering": lambda e, status: (f"{e['defect']}: the defect is in the program jax "
                                    f"lowered; a re-run of the same program below the "

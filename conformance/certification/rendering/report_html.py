@@ -23,11 +23,11 @@ from typing import Any
 
 import jinja2
 
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 from conformance.certification.rendering import root_causes
 from conformance.certification.rendering import svg
-from conformance.certification.compare import pass_rate as rates
-from conformance.certification.verdict import decide as verdict
+from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.results.records import STATUSES
 
 _ENV = jinja2.Environment(loader=jinja2.PackageLoader("conformance", "templates"),
@@ -39,8 +39,8 @@ EXTRA_KEYS = ("plugin_verdict",)
 
 def _rows(table: dict[str, dict[str, int]]) -> list[tuple[str, dict[str, int], str, int]]:
     """(name, counts, bar SVG, failures) per row of an area or tier table."""
-    return [(name, counts, svg.pass_rate_bar(counts, view.FAILING),
-             sum(counts.get(s, 0) for s in view.FAILING)) for name, counts in table.items()]
+    return [(name, counts, svg.pass_rate_bar(counts, failure_view.FAILING),
+             sum(counts.get(s, 0) for s in failure_view.FAILING)) for name, counts in table.items()]
 
 
 def _extra(value: Any) -> str:
@@ -87,22 +87,22 @@ def render(doc: dict[str, Any]) -> str:
     :func:`conformance.certification.rendering.failure_view.evidence_lines`). Raises
     KeyError when a required key of the schema is missing."""
     failures = doc["failures"]
-    agroups = view.by_attribution(failures)
+    agroups = failure_view.by_attribution(failures)
     area_anchor: dict[str, str] = {}
     for ag in agroups:
         for g in ag.areas:
             area_anchor.setdefault(g.area, g.anchor)
     statuses = list(STATUSES) + [s for s in doc["summary"]["by_status"] if s not in STATUSES]
     return _ENV.get_template("report.html.j2").render(
-        doc=doc, statuses=statuses, failing=view.FAILING, view=view,
-        platform=view.display_platform(doc), command=view.display_command(doc),
-        reasons=view.full_reasons(doc), agroups=agroups, area_anchor=area_anchor,
-        title=view.title(doc), ident=view.identity(doc), defects=_defects(failures),
+        doc=doc, statuses=statuses, failing=failure_view.FAILING, view=failure_view,
+        platform=failure_view.display_platform(doc), command=failure_view.display_command(doc),
+        reasons=failure_view.full_reasons(doc), agroups=agroups, area_anchor=area_anchor,
+        title=failure_view.title(doc), ident=failure_view.identity(doc), defects=_defects(failures),
         fstatuses=[s for s in statuses if any(f["status"] == s for f in failures)],
-        fid={f["nodeid"]: f"f-{view.anchor(f['nodeid'])}" for f in failures},
+        fid={f["nodeid"]: f"f-{failure_view.anchor(f['nodeid'])}" for f in failures},
         area_rows=_rows(doc["areas"]), tier_rows=_rows(doc["tiers"]),
         extra_keys=[k for k in EXTRA_KEYS if doc.get(k)], extra=_extra, hist=_histogram,
         stack=doc.get("stack_findings"), causes=root_causes.rows(doc),
-        label=root_causes.label, rate=rates.text(doc["summary"]["by_status"]),
-        definition=rates.DEFINITION,
-        headline=verdict.headline(doc, upper=True) if doc.get("stack_findings") else "")
+        label=root_causes.label, rate=pass_rate.text(doc["summary"]["by_status"]),
+        definition=pass_rate.DEFINITION,
+        headline=plugin_verdict.headline(doc, upper=True) if doc.get("stack_findings") else "")

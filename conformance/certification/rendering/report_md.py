@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from conformance.certification.bundle import provenance
-from conformance.certification.rendering import failure_view as view
+from conformance.certification.rendering import failure_view
 from conformance.certification.rendering import coverage_md
 from conformance.certification.rendering import root_causes
-from conformance.certification.compare import pass_rate as rates
-from conformance.certification.attribution.sources import stack_findings
+from conformance.certification.compare import pass_rate
+from conformance.certification.attribution.attribution_sources import stack_findings
 from conformance.certification.results.records import STATUSES
-from conformance.certification.verdict import decide as verdict
-from conformance.certification.verdict.decide import headline
+from conformance.certification.verdict import plugin_verdict
+from conformance.certification.verdict.plugin_verdict import headline
 
 
 def _version(v: list[int] | None) -> str:
@@ -28,9 +28,10 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
     lines = [f"- Loaded: {loaded['how']}" + (f" ({loaded['source']})" if loaded.get("source")
                                              else "")]
     if loaded.get("library_path"):
-        lines.append(f"- Plugin library: `{view.strip_local_paths(loaded['library_path'])}` sha256 "
-                     f"`{loaded.get('library_sha256')}`, options "
-                     f"`{json.dumps(loaded.get('options') or {}, sort_keys=True)}`")
+        lines.append(
+            f"- Plugin library: `{failure_view.strip_local_paths(loaded['library_path'])}` sha256 "
+            f"`{loaded.get('library_sha256')}`, options "
+            f"`{json.dumps(loaded.get('options') or {}, sort_keys=True)}`")
     if p.get("using_pjrt_c_api"):
         lines.append(f"- PJRT C API: plugin {_version(p.get('pjrt_c_api_version'))}, framework "
                      f"(jaxlib) {_version(p.get('framework_pjrt_c_api_version'))}")
@@ -50,7 +51,7 @@ def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list
     rate (:func:`conformance.certification.compare.pass_rate.text`)."""
     return ["", f"## {title}", "", f"| {key} | pass rate | " + " | ".join(STATUSES) + " |",
             "|---|---|" + "---|" * len(STATUSES)] + [
-        f"| {name} | {rates.text(c)} | " + " | ".join(str(c.get(k, 0)) for k in STATUSES)
+        f"| {name} | {pass_rate.text(c)} | " + " | ".join(str(c.get(k, 0)) for k in STATUSES)
         + " |" for name, c in rows.items()]
 
 
@@ -59,23 +60,23 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
     (:func:`conformance.certification.rendering.failure_view.group`), each with its input once,
     observed vs expected and the command that reproduces it."""
     lines = [f"- [{g.area}](#{g.anchor}) ({g.count}): " + "; ".join(
-        f"{c.title} ({len(c.failures)})" for c in g.causes) for g in view.group(failures)]
-    for g in view.group(failures):
+        f"{c.title} ({len(c.failures)})" for c in g.causes) for g in failure_view.group(failures)]
+    for g in failure_view.group(failures):
         lines += ["", f"### {g.area} ({g.count}) <a id=\"{g.anchor}\"></a>"]
         for c in g.causes:
             lines += ["", f"#### {c.title} ({len(c.failures)})"]
             for f in c.failures:
-                lines += ["", f"- **{f['status']}** `{f['nodeid']}`: {view.headline(f)}"]
+                lines += ["", f"- **{f['status']}** `{f['nodeid']}`: {failure_view.headline(f)}"]
                 if f.get("attribution") or f.get("defect"):
                     d = f.get("defect") or {}
                     lines.append(f"  - attribution: {f.get('attribution') or 'unattributed'}"
                                  + (f", defect {_link(d)}" if d else ""))
-                    lines += [f"  - evidence: {e}" for e in view.evidence_lines(f)]
+                    lines += [f"  - evidence: {e}" for e in failure_view.evidence_lines(f)]
                 if f["known_failure"]:
                     lines.append(f"  - {f['known_failure']}")
                 for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"
-                                     else "details", view.shown_details(f)),
-                                    ("input", view.drawn_input(f))):
+                                     else "details", failure_view.shown_details(f)),
+                                    ("input", failure_view.drawn_input(f))):
                     if text:
                         lines += [f"  - {title}:", "", "    ```"] + [
                             "    " + ln for ln in text.splitlines()] + ["    ```", ""]
@@ -84,11 +85,11 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                               "    ```"] + ["    " + ln for ln in
                                             f["program_text"].splitlines()] + [
                         "    ```", "", "  </details>", ""]
-                script = view.repro_file(f)
+                script = failure_view.repro_file(f)
                 if script:
                     lines.append(f"  - standalone reproduction: [`{script}`]({script})")
                 if f.get("command"):
-                    lines.append(f"  - reproduce: `{view.strip_local_paths(f['command'])}`")
+                    lines.append(f"  - reproduce: `{failure_view.strip_local_paths(f['command'])}`")
     return lines
 
 
@@ -109,7 +110,7 @@ def _stack_section(doc: dict[str, Any]) -> list[str]:
     shared = doc.get("shared_with_xla")
     if shared is not None:
         lines.append(f"Plugin failures shared with XLA (XLA code the plugin ships; they count "
-                     f"in the plugin verdict): {verdict.shared_line(doc)}.")
+                     f"in the plugin verdict): {plugin_verdict.shared_line(doc)}.")
     lines.append("")
     for item in f["findings"]:
         statuses = ", ".join(f"{n} {s}" for s, n in item["statuses"].items())
@@ -156,11 +157,10 @@ def _next_steps_lines(doc: dict[str, Any]) -> list[str]:
         if s.get("report"):
             upstream += f"; ready-to-file report `{s['report']}` (pjrt-conformance repository)"
         lines.append("| " + " | ".join(
-            cell.replace("|", "\\|") for cell in (
-                f"`{s['cause']}`", s["attribution"], str(len(s["tests"])),
-                f"`{view.strip_local_paths(s['reproduction'])}`" if s["reproduction"] else "-",
-                upstream,
-                "yes" if s["waivable"] else "no", s["action"])) + " |")
+            cell.replace("|", "\\|") for cell in
+            (f"`{s['cause']}`", s["attribution"], str(len(s["tests"])),
+             f"`{failure_view.strip_local_paths(s['reproduction'])}`" if s["reproduction"] else "-",
+             upstream, "yes" if s["waivable"] else "no", s["action"])) + " |")
     return lines
 
 
@@ -192,7 +192,7 @@ def render(doc: dict[str, Any]) -> str:
     """The Markdown page of a report.json document."""
     p, env, s = doc["platform"], doc["environment"], doc["summary"]
     lines = [
-        f"# PJRT conformance report: {view.display_platform(doc)}",
+        f"# PJRT conformance report: {failure_view.display_platform(doc)}",
         "",
         verdict_line(doc),
         "",
@@ -209,22 +209,22 @@ def render(doc: dict[str, Any]) -> str:
         f"(max_examples={doc['hypothesis']['max_examples']}, "
         f"derandomize={doc['hypothesis']['derandomize']})",
         f"- Profile: " + (f"{doc['profile']['name']} (sha256 {doc['profile']['sha256'][:12]}, "
-                          f"{doc['profile']['tests']} test ids)" if doc.get("profile")
-                          else "none (completeness not checked; not a certification)"),
+                          f"{doc['profile']['tests']} test ids)" if doc.get("profile") else
+                          "none (completeness not checked; not a certification)"),
         f"- Declared capabilities: {', '.join(doc.get('declared_capabilities') or []) or 'none'}",
     ] + _float_controls_lines(doc) + [
-        f"- Command: `{view.display_command(doc)}`",
+        f"- Command: `{failure_view.display_command(doc)}`",
         f"- Processes of the multi_process area: {doc.get('num_processes', 1)}",
         started_line(doc),
     ] + _next_steps_lines(doc) + _since_previous_lines(doc) + [
         "",
         "## Summary",
         "",
-        f"Collected {s['collected']}, reported {s['reported']}"
-        + (f", expected by the profile {s['expected']}." if s.get("expected") is not None
-           else "."),
+        f"Collected {s['collected']}, reported {s['reported']}" +
+        (f", expected by the profile {s['expected']}." if s.get("expected") is not None else "."),
         "",
-        f"Pass rate: {rates.text(s['by_status']) or 'n/a (no results)'}; {rates.DEFINITION}",
+        f"Pass rate: {pass_rate.text(s['by_status']) or 'n/a (no results)'}; "
+        f"{pass_rate.DEFINITION}",
         "",
         "| status | count |",
         "|---|---|",
@@ -247,7 +247,7 @@ def render(doc: dict[str, Any]) -> str:
                                            f"{w['reason']} ({w['issue']})"
                                            for w in doc["waivers"]]
     if doc["failures"]:
-        by = view.by_attribution(doc["failures"])
+        by = failure_view.by_attribution(doc["failures"])
         lines += ["", "## Failures", "", "By attribution (plugin first): " + ", ".join(
             f"{g.attribution} {g.count}" for g in by) + ".", ""] + _failure_lines(doc["failures"])
     return "\n".join(lines) + "\n"

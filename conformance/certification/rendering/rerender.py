@@ -10,16 +10,16 @@ re-running anything:
   never their text: the sources recomputed from the shipped defect catalog (its entries
   that hold for the bundle's platform and jax/jaxlib versions, not the installed ones)
   and the failure message are consulted again
-  (:func:`conformance.certification.attribution.sources.offline_sources`); the run's
+  (:func:`conformance.certification.attribution.attribution_sources.offline_sources`); the run's
   recorded re-runs (the ``recorded`` kinds of
-  :data:`conformance.certification.attribution.sources.KINDS`) are read from their
+  :data:`conformance.certification.attribution.attribution_sources.KINDS`) are read from their
   facts: a ``capi`` item keeps its outcome (correct through the C API: framework;
   wrong there too: plugin), a ``reference`` item is decided again from its
   ``reference_status`` under the current rule
   (:func:`conformance.certification.attribution.reference_rule.answer`: failing the
   same on the reference CPU client is never the framework's);
 - a schema-2 bundle's evidence strings are legacy items
-  (:func:`conformance.certification.attribution.sources.legacy_item`): those of the
+  (:func:`conformance.certification.attribution.attribution_sources.legacy_item`): those of the
   recomputed sources are dropped and recomputed; a ``capi`` or ``reference`` string
   is kept as it is, answering the attribution the bundle recorded for its result
   (its text is not read back, so a schema-2 re-run cannot be decided again under a
@@ -47,18 +47,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.attribution import sources as attribution
-from conformance.certification.attribution import check as attribution_check
-from conformance.certification.bundle import files as bundle
+from conformance.certification.attribution import attribution_sources
+from conformance.certification.attribution import attribution_check
+from conformance.certification.bundle import bundle_files
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
 from conformance.certification.results import records
-from conformance.certification.attribution import reference_rule as reference
+from conformance.certification.attribution import reference_rule
 from conformance.certification.rendering import rendering_check
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
-from conformance.certification.verdict import decide as certification
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.verdict import report
 
 
@@ -79,38 +79,38 @@ def _reference_again(entries: list[known_failures.Entry], doc: dict[str, Any]
     its recorded ``status`` and ``reference_status`` (the reference client's own defect
     looked up in today's catalog, as it holds for the reference at the bundle's
     versions)."""
-    ref_doc = {**doc, "requested_platform": reference.REFERENCE,
+    ref_doc = {**doc, "requested_platform": reference_rule.REFERENCE,
                "platform": {**doc["platform"], "loaded": None}}
     own = [e for e in entries if e.defect.attribution == "plugin"]
 
     def again(found: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
-        ref_id = f"conformance/{reference.key(record['nodeid'])}"
+        ref_id = f"conformance/{reference_rule.key(record['nodeid'])}"
         mine = _catalog_entry(ref_id, own, ref_doc)
-        return reference.answer(found.get("status", record["status"]),
-                                found.get("reference_status"), mine,
-                                found.get("not_rerun", ""))
+        return reference_rule.answer(found.get("status", record["status"]),
+                                     found.get("reference_status"), mine,
+                                     found.get("not_rerun", ""))
     return again
 
 
 def _recorded_sources(old: dict[str, list[dict[str, Any]]], entries: list[known_failures.Entry],
-                      doc: dict[str, Any]) -> list[attribution.Source]:
+                      doc: dict[str, Any]) -> list[attribution_sources.Source]:
     """One source per ``recorded`` kind of :data:`attribution.KINDS`, answering with the
     item the bundle recorded for the result: ``capi`` as it was (its answer follows its
     outcome), ``reference`` decided again (:func:`_reference_again`). A legacy item (a
     schema-2 string) keeps the answer it was read with: its text is not read."""
-    again = {"capi": lambda found, record: attribution.capi_facts(
+    again = {"capi": lambda found, record: attribution_sources.capi_facts(
                  found["check"], found["outcome"], found.get("detail", "")),
              "reference": _reference_again(entries, doc)}
 
-    def source(kind: attribution.Kind) -> attribution.Source:
+    def source(kind: attribution_sources.Kind) -> attribution_sources.Source:
         def fn(record: dict[str, Any]) -> dict[str, Any] | None:
             found = next((e for e in old.get(record["nodeid"], [])
                           if e.get("source") == kind.name), None)
-            if found is None or attribution.is_legacy(found):
+            if found is None or attribution_sources.is_legacy(found):
                 return found
             return again[kind.name](found, record)
-        return attribution.Source(kind.name, fn)
-    return [source(k) for k in attribution.KINDS if k.recorded]
+        return attribution_sources.Source(kind.name, fn)
+    return [source(k) for k in attribution_sources.KINDS if k.recorded]
 
 
 def _normalise_counts(doc: dict[str, Any]) -> None:
@@ -137,21 +137,21 @@ def reattribute(doc: dict[str, Any]) -> dict[str, Any]:
     _normalise_counts(out)
     defects = defect_catalog.load()
     entries = defect_catalog.entries(defects)
-    old = {r["nodeid"]: attribution.items(r) for r in out["results"]}
+    old = {r["nodeid"]: attribution_sources.items(r) for r in out["results"]}
     details = {f["nodeid"]: f for f in out["failures"]}
     mine = {r["nodeid"]: _catalog_entry(r["nodeid"], entries, out) for r in out["results"]
-            if _status(r) not in attribution.NOT_FAILURES}
+            if _status(r) not in attribution_sources.NOT_FAILURES}
     mine = {k: v for k, v in mine.items() if v is not None}
-    sources = attribution.offline_sources(mine) + _recorded_sources(old, entries, out)
+    sources = attribution_sources.offline_sources(mine) + _recorded_sources(old, entries, out)
     for r in out["results"]:
         for key in ("attribution", "evidence", "defect"):
             r.pop(key, None)
         status = _status(r)
-        if status in attribution.NOT_FAILURES:
+        if status in attribution_sources.NOT_FAILURES:
             continue
         detail = details.get(r["nodeid"], {})
         record = {**detail, **r, "status": status, "message": detail.get("message") or ""}
-        r["attribution"], r["evidence"] = attribution.decide(record, sources)
+        r["attribution"], r["evidence"] = attribution_sources.decide(record, sources)
         entry = mine.get(r["nodeid"])
         if entry is not None and status in entry.defect.expected:
             r["defect"] = entry.defect.as_dict()
@@ -163,12 +163,12 @@ def reattribute(doc: dict[str, Any]) -> dict[str, Any]:
                 f[key] = copy.deepcopy(by_id[f["nodeid"]][key])
         if isinstance(f.get("traceback"), str):
             f["traceback"] = f["traceback"][-records.TRACEBACK_CHARS:]
-    out["stack_findings"] = attribution.stack_findings(out["results"])
-    out["shared_with_xla"] = attribution.shared_with_xla(out["results"],
-                                                         defect_catalog.xla_ids(defects))
-    prof, problems = bundle._check_profile(out)   # not intact: verify says so
+    out["stack_findings"] = attribution_sources.stack_findings(out["results"])
+    out["shared_with_xla"] = attribution_sources.shared_with_xla(out["results"],
+                                                                 defect_catalog.xla_ids(defects))
+    prof, problems = bundle_files._check_profile(out)   # not intact: verify says so
     prof = None if problems else prof
-    out["verdict"], out["verdict_reasons"] = certification.decide(
+    out["verdict"], out["verdict_reasons"] = plugin_verdict.decide(
         out["results"], collected=out["summary"]["collected"], profile=prof,
         declared=out["declared_capabilities"],
         device_count=out["platform"].get("local_device_count", 1),
@@ -179,8 +179,8 @@ def reattribute(doc: dict[str, Any]) -> dict[str, Any]:
 def _run_files(path: Path) -> tuple[str, ...]:
     """The manifest's names that the run wrote (results log, run.json): kept as they are."""
     listed = [line.partition("  ")[2] for line in
-              (path / bundle.MANIFEST).read_text(encoding="utf-8").splitlines()]
-    kept = [n for n in listed if n not in bundle.FILES and not n.startswith("repro/")]
+              (path / bundle_files.MANIFEST).read_text(encoding="utf-8").splitlines()]
+    kept = [n for n in listed if n not in bundle_files.FILES and not n.startswith("repro/")]
     # An old bundle lists results.jsonl, stored as results.jsonl.xz (runlog.compress).
     return tuple(runlog.PACKED if n == runlog.LOG and not (path / n).is_file() else n
                  for n in kept)
@@ -191,7 +191,7 @@ def _repack_log(path: Path) -> None:
     ``results.jsonl``, :func:`runlog.compress`) is packed as a run packs it now: each
     report slimmed to what ``finalize``, ``merge`` and ``durations`` read
     (:func:`runlog.slim`)."""
-    listed = (path / bundle.MANIFEST).read_text(encoding="utf-8")
+    listed = (path / bundle_files.MANIFEST).read_text(encoding="utf-8")
     packed = path / runlog.PACKED
     if f"  {runlog.LOG}\n" in listed and packed.is_file() and not (path / runlog.LOG).is_file():
         runlog.write_packed(runlog.records(packed), path, mtime_ns=packed.stat().st_mtime_ns)
@@ -208,7 +208,7 @@ def rerender(path: Path, key: Path | None = None, keep_log: bool = False) -> dic
     path = Path(path)
     # Intact files (manifest, no links, report.md/html of this report.json); not what a
     # re-render decides again (attribution against today's catalog, counts, verdict).
-    problems = bundle._check_manifest(path)
+    problems = bundle_files._check_manifest(path)
     if not problems:
         try:
             problems = rendering_check.problems(path, reportfile.load(path))
@@ -220,10 +220,10 @@ def rerender(path: Path, key: Path | None = None, keep_log: bool = False) -> dic
     if not keep_log:
         _repack_log(path)
     extra = _run_files(path)
-    for name in (bundle.MANIFEST, signing.SIGNATURE, *bundle.FILES, "junit.xml.xz"):
+    for name in (bundle_files.MANIFEST, signing.SIGNATURE, *bundle_files.FILES, "junit.xml.xz"):
         (path / name).unlink(missing_ok=True)
     shutil.rmtree(path / "repro", ignore_errors=True)
-    bundle.write(doc, path, extra=extra)
+    bundle_files.write(doc, path, extra=extra)
     runlog.store_xz(path, "junit.xml")   # listed as junit.xml: manifest and signature hold
     if key is not None:
         signing.sign(path, key)

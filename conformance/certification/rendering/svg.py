@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from conformance.certification.compare import pass_rate as rates
+from conformance.certification.compare import pass_rate
 
 PASS_COLOUR = "#2e9e44"
 FAIL_COLOUR = "#d62728"
@@ -39,7 +39,7 @@ def pass_rate_bar(counts: Mapping[str, int], failing: Sequence[str], *, width: i
             rects.append(f'<rect x="{x:.2f}" y="0" width="{w:.2f}" height="{height}" '
                          f'fill="{colour}"/>')
             x += w
-    rate = f"pass rate {rates.text(counts)}" if total else "no tests"
+    rate = f"pass rate {pass_rate.text(counts)}" if total else "no tests"
     return (f'<svg class="bar" role="img" width="{width}" height="{height}" '
             f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
             f'<title>{escape(rate)}</title>{"".join(rects)}'

@@ -68,7 +68,7 @@ class Result:
     known_entry: known_failures.Entry | None = None
     #: Whose failure (``plugin``, ``framework``, ``suite``, ``unattributed``), the catalog's
     #: defect (``id``, ``upstream``, ``summary``) and the evidence: set for every result that
-    #: is not a pass by :func:`conformance.certification.attribution.sources.attribute`.
+    #: is not a pass by :func:`conformance.certification.attribution.attribution_sources.attribute`.
     #: Each evidence item is data, ``{"source": ..., "answer": ..., facts...}``
     #: (``docs/report-schema.md``, "Evidence"); only the renderers put it in words.
     attribution: str | None = None

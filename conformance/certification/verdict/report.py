@@ -3,9 +3,9 @@
 Schema ``schema_version`` 3: ``docs/report-schema.md`` and the JSON Schema
 ``conformance/schema/report-v3.schema.json``. :func:`header` gathers the facts
 of the run, :func:`build` adds the results, counts and the verdict
-(:func:`conformance.certification.verdict.decide`). The renderers
+(:func:`conformance.certification.verdict.plugin_verdict`). The renderers
 (:mod:`~conformance.certification.rendering.report_md`, :mod:`~conformance.certification.rendering.report_html`,
-:func:`conformance.certification.bundle.files.render_junit`) only render this document.
+:func:`conformance.certification.bundle.bundle_files.render_junit`) only render this document.
 """
 
 from __future__ import annotations
@@ -17,18 +17,18 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.bundle import provenance
-from conformance.certification.verdict import decide as certification
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.verdict import next_steps
-from conformance.certification.catalog import waivers as waiver_rules
 from conformance.certification.catalog import known_failures
 from conformance.certification.catalog.known_failures import Entry
 from conformance.certification.verdict.profiles import Profile
 from conformance.certification.results.records import (  # noqa: F401  (the names of the schema)
     FATAL, PROCESSES_PROPERTY, STATUSES, TIER_PROPERTY, Result, area_of)
 from conformance.certification.catalog.waivers import Waiver
+import conformance.certification.catalog.waivers
 
 SCHEMA_VERSION = 3
 KERNEL_AREA_PREFIX = "kernels_"
@@ -67,7 +67,7 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
     ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given);
     ``plugin_library``: the backend was loaded from ``--plugin-library`` (a catalog condition);
     ``float_controls``: the denormal handling declared for the run
-    (:func:`conformance.helpers.float_controls.record`; None: not resolved).
+    (:func:`conformance.helpers.float_control_modes.record`; None: not resolved).
     """
     import hypothesis
 
@@ -137,13 +137,14 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
     results with waivers applied, the counts, the verdict and its reasons.
     ``interrupted``: why the run stopped early (verdict ``incomplete``), None if it did not."""
     records = [r.record() for r in results]
-    errors = waiver_rules.apply(list(waivers), records, today or datetime.date.today())
+    errors = conformance.certification.catalog.waivers.apply(list(waivers), records,
+                                                             today or datetime.date.today())
     by_id = {r["nodeid"]: r for r in records}
     summary = summarize(records, collected)
-    decision, reasons = certification.decide(records, collected=collected, profile=profile,
-                                             declared=list(declared),
-                                             device_count=device_count, errors=errors,
-                                             interrupted=interrupted)
+    decision, reasons = plugin_verdict.decide(records, collected=collected, profile=profile,
+                                              declared=list(declared),
+                                              device_count=device_count, errors=errors,
+                                              interrupted=interrupted)
     counts = profile.expected_counts(device_count) if profile else None
     failures = [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
                 if r.status in FATAL]
@@ -169,7 +170,7 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "interrupted": interrupted,
         "verdict": decision,
         "verdict_reasons": reasons,
-        "stack_findings": attribution.stack_findings(records),
-        "shared_with_xla": attribution.shared_with_xla(
+        "stack_findings": attribution_sources.stack_findings(records),
+        "shared_with_xla": attribution_sources.shared_with_xla(
             records, defect_catalog.xla_ids(catalog)),
     }

@@ -21,8 +21,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from conformance.certification.attribution import check as attribution_check
-from conformance.certification.verdict import decide as certification
+from conformance.certification.attribution import attribution_check
+from conformance.certification.verdict import plugin_verdict
 from conformance.certification.bundle import entries
 from conformance.certification.bundle import local_paths
 from conformance.certification.bundle import merge_check
@@ -308,7 +308,7 @@ def verify(path: Path, *, key: Path | None = None, allowed_signers: Path | None 
     problems += rendering_check.problems(path, doc)
     if doc.get("merge"):     # a merged bundle: its parts, re-checked (merge_check)
         problems += merge_check.verify_embedded(path, doc)
-    verdict, reasons = certification.decide(
+    verdict, reasons = plugin_verdict.decide(
         doc["results"], collected=doc["summary"]["collected"], profile=prof,
         declared=doc["declared_capabilities"],
         device_count=doc["platform"].get("local_device_count", 1), errors=doc["report_errors"],

@@ -180,8 +180,8 @@ def run_everywhere(program_cache: ProgramCache, name: str, fn: Callable[..., Any
     Returns ([(device, host array)] for a single output, or one such list per output
     when ``n_outputs > 1``) and the StableHLO text. A dtype the platform does not
     support is reported through ``capabilities.gated(dt, call)`` (``dt``: the
-    ``dh.DType`` whose capability gates the program). Raises AssertionError when the executable
-    returns another number of outputs or devices.
+    ``dtype_helpers.DType`` whose capability gates the program). Raises AssertionError
+    when the executable returns another number of outputs or devices.
     """
     from conformance.helpers import capabilities
 

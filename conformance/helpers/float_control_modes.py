@@ -15,7 +15,7 @@ Declarations (``--float-controls``):
 - a preset name: ``ieee`` or ``xla-cpu`` (a plugin that ships XLA's CPU compiler);
 - ``dtype=mode`` pairs, comma-separated, over ``ieee``: ``float32=ftz+daz,float64=ftz``.
 
-The declaration is resolved once per session (:meth:`conformance.session.state.SessionState.
+The declaration is resolved once per session (:meth:`conformance.session.session_state.SessionState.
 float_controls`, the ``float_controls`` fixture) and passed, resolved, into every check that
 may accept a flushed subnormal: :func:`flushes_results_of`, :func:`flushes_inputs_of`,
 :func:`underflow_loss` and :func:`flushed` answer for a dtype (complex dtypes follow their
@@ -114,7 +114,7 @@ def for_platform(declared: FloatControls | None, platform: str | None,
     jaxlib's built-in CPU client and :data:`IEEE` for any other (a plugin declares its
     own), from the client's facts: its ``platform`` name and whether it is a PJRT C API
     plugin's client (``using_pjrt_c_api``). The session calls it once
-    (:meth:`conformance.session.state.SessionState.float_controls`)."""
+    (:meth:`conformance.session.session_state.SessionState.float_controls`)."""
     if declared is not None:
         return declared
     if platform == "cpu" and not using_pjrt_c_api:

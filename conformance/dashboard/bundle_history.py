@@ -81,10 +81,10 @@ def _version(doc: dict[str, Any]) -> str:
 def read(path: Path) -> Bundle:
     """The pass rates of the bundle directory ``path``. Raises MalformedReport
     (a ValueError) or FileNotFoundError when it does not load or is not intact."""
-    from conformance.certification.bundle import files as bundle_check
+    from conformance.certification.bundle import bundle_files
 
     doc = reportfile.load(path)
-    problems = bundle_check.verify(Path(path)).problems
+    problems = bundle_files.verify(Path(path)).problems
     if problems:
         raise reportfile.MalformedReport(f"not intact ({len(problems)} problem(s): "
                                          f"{problems[0]}); check it with: pjrt-conformance "

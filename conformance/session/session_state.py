@@ -17,8 +17,8 @@ from conformance.certification.catalog import known_failures
 from conformance.certification.verdict import profiles
 from conformance.certification.results import records
 from conformance.certification.catalog import waivers
-from conformance.helpers import float_controls as fc
-from conformance.programs.cache import ProgramCache
+from conformance.helpers import float_control_modes
+from conformance.programs.compiled_programs import ProgramCache
 from conformance.session import backend
 
 KEY = pytest.StashKey["SessionState"]()
@@ -52,7 +52,7 @@ class SessionState:
         self.waivers: list[waivers.Waiver] = []
         #: Programs compiled and executables served from the cache, summed over workers.
         self.programs: dict[str, int] = {"compiles": 0, "cache_hits": 0}
-        self._float_controls: fc.FloatControls | None = None
+        self._float_controls: float_control_modes.FloatControls | None = None
         self._missing: dict[str, str] | None = None
 
     def program_counts(self) -> dict[str, int]:
@@ -119,15 +119,16 @@ class SessionState:
             self.platform_info = backend.describe(self._client, self.spec)
         return self._client
 
-    def float_controls(self) -> fc.FloatControls | None:
+    def float_controls(self) -> float_control_modes.FloatControls | None:
         """The run's float-controls declaration, resolved once for the session (the one
         resolution point: the ``float_controls`` fixture hands it to the checks, the report
         records it): ``--float-controls`` as given, ``auto`` resolved from the facts of the
         client under test (:attr:`platform_info`: its name and whether it is a PJRT C API
         plugin's client). None while no client was described."""
         if self._float_controls is None and self.platform_info:
-            declared = fc.parse(self.config.getoption("float_controls", fc.AUTO) or fc.AUTO)
-            self._float_controls = fc.for_platform(
+            option = self.config.getoption("float_controls", float_control_modes.AUTO)
+            declared = float_control_modes.parse(option or float_control_modes.AUTO)
+            self._float_controls = float_control_modes.for_platform(
                 declared, self.platform_info.get("name"),
                 bool(self.platform_info.get("using_pjrt_c_api")))
         return self._float_controls

@@ -2,9 +2,9 @@
 and the stack findings.
 
 The *plugin verdict* is decided by the results attributed to the plugin and the
-unattributed ones (:mod:`conformance.certification.attribution.sources`): a result attributed
-to the framework or the suite (with its evidence) is a *stack finding*, listed with its
-upstream link, and does not fail the plugin verdict. Wrong results attributed to the
+unattributed ones (:mod:`conformance.certification.attribution.attribution_sources`): a
+result attributed to the framework or the suite (with its evidence) is a *stack finding*,
+listed with its upstream link, and does not fail the plugin verdict. Wrong results attributed to the
 plugin or unattributed are never waivable (:mod:`~conformance.certification.catalog.waivers`).
 
 The plugin is certified only when every rule holds (rules 3 to 5 over the plugin's and
@@ -34,7 +34,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from conformance.certification.attribution.sources import STACK, stack_findings
+from conformance.certification.attribution.attribution_sources import STACK, stack_findings
 from conformance.certification.verdict.profiles import CORE, Profile, tier_capabilities
 
 CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"

@@ -47,7 +47,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from conformance.certification.attribution import reference_rule
-from conformance.certification.attribution import sources as attribution
+from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
 
@@ -78,9 +78,9 @@ def _holds_in(defect: defect_catalog.Defect, doc: dict[str, Any]) -> bool:
 def _backing(r: dict[str, Any], doc: dict[str, Any],
              catalog: dict[str, defect_catalog.Defect], message: str = "") -> str | None:
     """Why the framework/suite attribution of result ``r`` is not backed (None: it is)."""
-    for e in attribution.items(r):
+    for e in attribution_sources.items(r):
         if (r["attribution"], e.get("source")) in BACKING and e.get("answer") == r["attribution"]:
-            quote = e.get("legacy") if attribution.is_legacy(e) else e.get("quote")
+            quote = e.get("legacy") if attribution_sources.is_legacy(e) else e.get("quote")
             if e["source"] not in QUOTED or (isinstance(quote, str) and quote in message):
                 return None
     d = r.get("defect")
@@ -96,9 +96,9 @@ def _backing(r: dict[str, Any], doc: dict[str, Any],
         return f"is not a test of defect {d['id']!r}"
     if known.attribution != r["attribution"]:
         return f"is attributed {r['attribution']!r}; defect {d['id']!r} says {known.attribution!r}"
-    if known.attribution == "framework" and known.layer not in attribution.FRAMEWORK_LAYERS:
+    if known.attribution == "framework" and known.layer not in attribution_sources.FRAMEWORK_LAYERS:
         return (f"defect {d['id']!r} is attributed to the framework without a layer above the "
-                f"PJRT C API ({'/'.join(attribution.FRAMEWORK_LAYERS)})")
+                f"PJRT C API ({'/'.join(attribution_sources.FRAMEWORK_LAYERS)})")
     if status not in known.expected:
         return f"has status {status}; defect {d['id']!r} expects {'/'.join(known.expected)}"
     if not _holds_in(known, doc):
@@ -114,9 +114,9 @@ def _answers(e: dict[str, Any], *allowed: str) -> str | None:
 
 
 def _recheck_capi(e: dict[str, Any], r: dict[str, Any], message: str) -> str | None:
-    if e.get("outcome") not in attribution.CAPI_ANSWERS:
+    if e.get("outcome") not in attribution_sources.CAPI_ANSWERS:
         return f"has outcome {e.get('outcome')!r}, which decides nothing"
-    return _answers(e, attribution.CAPI_ANSWERS[e["outcome"]])
+    return _answers(e, attribution_sources.CAPI_ANSWERS[e["outcome"]])
 
 
 def _recheck_reference(e: dict[str, Any], r: dict[str, Any], message: str) -> str | None:
@@ -137,9 +137,9 @@ def _recheck_quote(answer: str) -> Callable[[dict[str, Any], dict[str, Any], Any
         if message is not None and (not e.get("quote") or e["quote"] not in message):
             return "quotes a line the failure message does not hold"
         if e["source"] == "oracle" and (r.get("waived_from") or r["status"]) \
-                not in attribution.ORACLE_STATUSES:
+                not in attribution_sources.ORACLE_STATUSES:
             return (f"is the oracles' account, which only a "
-                    f"{'/'.join(attribution.ORACLE_STATUSES)} gives")
+                    f"{'/'.join(attribution_sources.ORACLE_STATUSES)} gives")
         return _answers(e, answer)
     return recheck
 
@@ -150,7 +150,7 @@ def _recheck_defect(e: dict[str, Any], r: dict[str, Any], message: str) -> str |
     if "known_failure" in e or "expected" in e:   # a catalog item that decides nothing
         if "expected" in e and status in e["expected"]:
             return f"says defect {e.get('defect')!r} does not expect {status}, but it lists it"
-        return _answers(e, attribution.UNATTRIBUTED)
+        return _answers(e, attribution_sources.UNATTRIBUTED)
     if e.get("defect") != stated:
         return f"names defect {e.get('defect')!r}; the result states {stated!r}"
     return None
@@ -175,24 +175,24 @@ def evidence_problems(r: dict[str, Any], message: str | None = "") -> list[str]:
     of :data:`attribution.KINDS`, whose answer its facts do not give (:data:`RECHECK`),
     or an attribution other than the one the items decide."""
     found, ranks = [], []
-    evidence = attribution.items(r)
+    evidence = attribution_sources.items(r)
     for i, e in enumerate(evidence):
         where = f"evidence {i} ({e.get('source')}) of {r['nodeid']}"
-        if attribution.is_legacy(e):   # schema 2's prose: nothing to re-check, as before
+        if attribution_sources.is_legacy(e):   # schema 2's prose: nothing to re-check, as before
             continue
-        if e.get("source") not in attribution.SOURCES:
+        if e.get("source") not in attribution_sources.SOURCES:
             found.append(f"{where} names no evidence source of this suite")
             continue
-        ranks.append(attribution.NAMES.index(e["source"]))
+        ranks.append(attribution_sources.NAMES.index(e["source"]))
         recheck = RECHECK.get(e["source"])
         why = "has no re-check" if recheck is None else recheck(e, r, message)
         if why:
             found.append(f"{where} {why}")
     if ranks != sorted(ranks):
         found.append(f"evidence of {r['nodeid']} is not strongest first")
-    if "attribution" in r and r["attribution"] != attribution.decided(evidence):
+    if "attribution" in r and r["attribution"] != attribution_sources.decided(evidence):
         found.append(f"attribution {r['attribution']} of {r['nodeid']} is not the one its "
-                     f"evidence decides ({attribution.decided(evidence)})")
+                     f"evidence decides ({attribution_sources.decided(evidence)})")
     return found
 
 
@@ -227,15 +227,15 @@ def problems(doc: dict[str, Any]) -> list[str]:
     for r in doc["results"]:
         if "attribution" in r or r.get("evidence"):
             found += evidence_problems(r, messages.get(r["nodeid"]))
-        if r.get("attribution") in attribution.STACK:
+        if r.get("attribution") in attribution_sources.STACK:
             why = _backing(r, doc, catalog, messages.get(r["nodeid"], ""))
             if why:
                 found.append(f"attribution {r['attribution']} of {r['nodeid']} is not backed: "
                              f"{why}")
-    if "stack_findings" in doc and doc["stack_findings"] != attribution.stack_findings(
+    if "stack_findings" in doc and doc["stack_findings"] != attribution_sources.stack_findings(
             doc["results"]):
         found.append("stated stack_findings differ from those recomputed from the results")
-    if "shared_with_xla" in doc and doc["shared_with_xla"] != attribution.shared_with_xla(
+    if "shared_with_xla" in doc and doc["shared_with_xla"] != attribution_sources.shared_with_xla(
             doc["results"], defect_catalog.xla_ids(catalog.values())):
         found.append("stated shared_with_xla differs from the one recomputed from the results")
     return found

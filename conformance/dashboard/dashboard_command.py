@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from conformance.certification.bundle import entries
-from conformance.dashboard import asv_results, bundles, limits, noise, regressions, site
+from conformance.dashboard import asv_results, bundle_history, limits, noise, regressions, site
 from conformance.dashboard.errors import MalformedInput, UsageError
 from conformance.option_error import OptionError
 from conformance import path_limits
@@ -97,7 +97,7 @@ def _inputs(ns: argparse.Namespace) -> site.Inputs:
     repo = ns.repo or (config.parent if config is not None else Path("."))
     return site.Inputs(results=results, noise=noise.load(ns.noise or DEFAULT_NOISE),
                        repo=repo,
-                       bundles=bundles.merge([bundles.collect(d) for d in reports])
+                       bundles=bundle_history.merge([bundle_history.collect(d) for d in reports])
                        if reports else None,
                        limits=limits.load_dir(limits_dir) if limits_dir else None,
                        thresholds=regressions.thresholds(config),

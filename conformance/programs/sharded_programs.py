@@ -2,7 +2,7 @@
 
 Programs are jax functions (``jax.shard_map`` for collectives) lowered for the
 platform under test with explicit input and output shardings and compiled through
-``runtime`` for the mesh's devices, both by :mod:`conformance.programs.cache`, and run
+``runtime`` for the mesh's devices, both by :mod:`conformance.programs.compiled_programs`, and run
 with ``execute_sharded``. The
 outputs come back as one single-device array per device; :func:`assemble`
 builds the global array from them and checks that replicas agree.
@@ -19,8 +19,8 @@ import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from conformance.helpers import sharding_helpers as shh
-from conformance.programs import cache as programs
+from conformance.helpers import sharding_helpers
+from conformance.programs import compiled_programs
 from conformance.programs import coverage
 
 
@@ -91,10 +91,10 @@ COLLECTIVES = {c.name: c for c in [
 
 def lower(fn: Callable[..., Any], args: list[np.ndarray], in_shardings: list[Any],
           out_shardings: Any, platform: str, donate: tuple[int, ...] = ()) -> str:
-    """:func:`conformance.programs.cache.lower` of ``fn`` at ``args``' avals with the given
-    shardings for ``platform``; arguments in ``donate`` are donated."""
-    return programs.lower(fn, args, platform, in_shardings=in_shardings,
-                          out_shardings=out_shardings, donate=donate)
+    """:func:`conformance.programs.compiled_programs.lower` of ``fn`` at ``args``' avals
+    with the given shardings for ``platform``; arguments in ``donate`` are donated."""
+    return compiled_programs.lower(fn, args, platform, in_shardings=in_shardings,
+                                   out_shardings=out_shardings, donate=donate)
 
 
 def assemble(arrays: list[Any], sharding: Any, shape: tuple[int, ...]) -> tuple[np.ndarray, str]:
@@ -120,13 +120,13 @@ def assemble(arrays: list[Any], sharding: Any, shape: tuple[int, ...]) -> tuple[
 
 class ShardedRunner:
     """Runs sharded programs on one client; executables come from a
-    :class:`~conformance.programs.cache.ProgramCache` (``cache``; default: a new one),
+    :class:`~conformance.programs.compiled_programs.ProgramCache` (``cache``; default: a new one),
     keyed by (program name, avals, shardings, device order). ``xc``: the client's
     ``xla_client`` module, used to place the inputs."""
 
-    def __init__(self, client: Any, xc: Any, cache: programs.ProgramCache | None = None):
+    def __init__(self, client: Any, xc: Any, cache: compiled_programs.ProgramCache | None = None):
         self.client, self.xc = client, xc
-        self.cache = cache if cache is not None else programs.ProgramCache(client)
+        self.cache = cache if cache is not None else compiled_programs.ProgramCache(client)
 
     @property
     def compiles(self) -> int:
@@ -138,7 +138,8 @@ class ShardedRunner:
             out_shape: tuple[int, ...]) -> tuple[np.ndarray, str, str, Any]:
         """(global output, problem, StableHLO text, executable) of ``fn`` on ``args``."""
         exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
-        arrays = [shh.put_sharded(a, s, xc=self.xc) for a, s in zip(args, in_shardings)]
+        arrays = [sharding_helpers.put_sharded(a, s, xc=self.xc)
+                  for a, s in zip(args, in_shardings)]
         per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         coverage.note_executed(text)
         out, problem = assemble(per_output[0], out_sharding, out_shape)
@@ -153,7 +154,8 @@ class ShardedRunner:
         of (global output, problem) in order, and the StableHLO text. AssertionError
         when the executable returns another number of outputs."""
         exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
-        arrays = [shh.put_sharded(a, s, xc=self.xc) for a, s in zip(args, in_shardings)]
+        arrays = [sharding_helpers.put_sharded(a, s, xc=self.xc)
+                  for a, s in zip(args, in_shardings)]
         per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
         coverage.note_executed(text)
         assert len(per_output) == len(out_shapes), (
