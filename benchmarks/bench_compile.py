@@ -1,4 +1,4 @@
-"""Compilation (seed 003 ``compile_and_load``, ``deserialize_executable``), client
+"""Compilation (``Client.compile_and_load``, ``deserialize_executable``), client
 creation and import in a fresh process.
 
 ``small``: one elementwise op on f32[128]; ``medium``: a 4-layer MLP with

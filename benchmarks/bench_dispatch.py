@@ -1,4 +1,4 @@
-"""Dispatch overhead of ``execute`` (seed 000 ``LoadedExecutable``) for 1..1000 arguments.
+"""Dispatch overhead of ``execute`` (``xla_client.LoadedExecutable``) for 1..1000 arguments.
 
 The program adds its float32 scalar arguments, so its run time is negligible
 beside the dispatch. Side by side: ``runtime``'s ``execute`` (the fast path of

@@ -1,5 +1,5 @@
-"""Key-value store and barrier latency of PJRT's coordination service (seed 003
-distributed runtime) with 2 and 4 nodes on loopback.
+"""Key-value store and barrier latency of PJRT's coordination service (the
+distributed runtime of ``xla_client``) with 2 and 4 nodes on loopback.
 
 The nodes are clients in this process (one thread each for calls that need all
 of them); the multi-process launcher of the conformance suite measures the

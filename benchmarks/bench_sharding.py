@@ -1,4 +1,4 @@
-"""Sharded placement and copies (seed 001): ``batched_device_put`` over N devices,
+"""Sharded placement and copies (the array API): ``batched_device_put`` over N devices,
 ``reorder_shards``, ``batched_copy_array_to_devices_with_sharding`` for each
 ``ArrayCopySemantics``, and sharding creation and equality.
 

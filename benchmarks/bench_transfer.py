@@ -1,4 +1,4 @@
-"""Host<->device transfers (seed 003 ``buffer_from_pyval``; ``np.asarray`` of an array).
+"""Host<->device transfers (``Client.buffer_from_pyval``; ``np.asarray`` of an array).
 
 References in the same class: numpy copy into a preallocated array (the memory
 bandwidth), numpy allocate+copy (the ceiling for anything that allocates), and

@@ -1,4 +1,5 @@
-"""Area client: client and device properties are consistent (seed 003 Client, seed 000 Device)."""
+"""Area client: client and device properties are consistent (the xla_client API's ``Client``
+and ``Device``)."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ def test_memory_stats_keys_and_units(client, device):
         stats = device.memory_stats()
     if stats is None:
         not_supported(f"optional feature memory_stats: memory_stats() is None on {device} "
-                      "(allowed by seed 000)")
+                      "(allowed by the xla_client API)")
     assert isinstance(stats, dict) and all(isinstance(k, str) for k in stats), (
         f"memory_stats()={stats!r}, but should be a dict with str keys")
     bad = {k: v for k, v in stats.items() if not isinstance(v, int) or v < 0}

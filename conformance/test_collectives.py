@@ -1,4 +1,5 @@
-"""Area collectives: SPMD executables over several devices (seed 003 ``execute_sharded``).
+"""Area collectives: SPMD executables over several devices (the xla_client API's
+``LoadedExecutable.execute_sharded``).
 
 Sharded inputs and outputs of an elementwise program, the output shardings and
 memory kinds the executable reports, and the five collectives written in

@@ -1,5 +1,5 @@
 """Area copy_semantics: ``ArrayCopySemantics`` of ``reorder_shards`` and
-``batched_copy_array_to_devices_with_sharding`` (seed 001).
+``batched_copy_array_to_devices_with_sharding`` (the array API).
 
 ``ALWAYS_COPY`` gives an independent array (no shared buffer, deleting one
 leaves the other intact), ``REUSE_INPUT`` leaves the input usable,

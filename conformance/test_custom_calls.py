@@ -1,5 +1,6 @@
-"""Area custom_calls: the custom-call registry and kernel registrations (seed 000
-Custom Operations and Hardware-Specific Operations).
+"""Area custom_calls: the custom-call registry and kernel registrations (jaxlib's custom
+calls: ``register_custom_call_target``...; kernel registrations: ``lapack``, ``gpu_linalg``,
+``cpu_sparse``/``gpu_sparse``).
 
 A target registered under a new name is listed by ``custom_call_targets`` and
 called by a StableHLO program that names it; a program naming an unregistered

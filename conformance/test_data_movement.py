@@ -1,7 +1,8 @@
 """Area data_movement: transpose, broadcast_in_dim, reverse, concatenate, pad, slice,
 reshape and copy on the device, bit for bit, in every dtype.
 
-Seed 000 (Compile and Execute): each op is lowered with jax (one StableHLO op per
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``): each op is lowered with jax (one StableHLO op per
 program; ``copy`` is the identity program, whose result XLA copies out of the argument)
 and run through ``runtime`` on every local device at once (one SPMD executable,
 replicated inputs). Shapes are non-square, 2-d and 3-d, with axes drawn one below, at

@@ -1,4 +1,4 @@
-"""Area executables: compile, load, serialize and inspect programs (seed 000/003
+"""Area executables: compile, load, serialize and inspect programs (the xla_client API:
 ``Client.compile``, ``compile_and_load``, ``serialize_executable``,
 ``deserialize_executable``; ``LoadedExecutable`` metadata and ``execute_sharded``).
 

@@ -2,7 +2,7 @@
 
 Programs are lowered from ``jax.lax`` functions for the platform under test,
 compiled with ``Client.compile_and_load`` and run with
-``LoadedExecutable.execute`` (seed 000/003), never through ``jax.jit`` dispatch.
+``LoadedExecutable.execute`` (the xla_client API), never through ``jax.jit`` dispatch.
 """
 
 from __future__ import annotations

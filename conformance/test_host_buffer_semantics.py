@@ -1,4 +1,5 @@
-"""Area host_buffer_semantics: who may touch the host array when (seed 001/003 HostBufferSemantics)."""
+"""Area host_buffer_semantics: who may touch the host array when (the xla_client API's
+``HostBufferSemantics`` of ``buffer_from_pyval`` and ``batched_device_put``)."""
 
 from __future__ import annotations
 

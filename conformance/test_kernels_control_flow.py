@@ -1,6 +1,7 @@
 """Area kernels_control_flow: ``while``, ``if`` (cond) and ``case`` programs vs Python.
 
-Seed 000 (Compile and Execute), every device at once: a data-dependent while
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once: a data-dependent while
 loop (Collatz steps, its trip count varies per element), a conditional and an
 n-way case on drawn predicates and indices (``lax.switch`` clamps an
 out-of-range index into the branches before the ``case`` op).

@@ -1,6 +1,6 @@
 """Area kernels_convert: ``stablehlo.convert`` between dtypes and ``bitcast_convert``.
 
-Seed 000 (Types, Compile and Execute). One program converts a source array to
+The xla_client API's types, compile and execute. One program converts a source array to
 every destination of one capability group (so each program needs one
 capability), on every device at once:
 

@@ -1,6 +1,7 @@
 """Area kernels_dot: ``dot_general`` and ``convolution`` vs NumPy references.
 
-Seed 000 (Compile and Execute), every device at once. Dimension numbers,
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once. Dimension numbers,
 strides, padding, dilation, feature groups and spatial sizes are drawn by
 Hypothesis from bounded sets; half the dot products have M, N and K across the
 block boundaries (2**16 elements per operand, 2**22 under the nightly profile:

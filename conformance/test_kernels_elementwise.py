@@ -1,7 +1,8 @@
 """Area kernels_elementwise: StableHLO unary/binary math on special values and in ULP.
 
-Seed 000 (Compile and Execute) through XLA's code generation, every device at
-once (one SPMD executable, replicated inputs):
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``) with XLA's code generation, every device at once (one SPMD
+executable, replicated inputs):
 
 - IEEE-defined float ops (``+ - * / sqrt``, rounding, sign, min/max, compares)
   on every pair of special values (signed zeros, infinities, NaN, subnormals,

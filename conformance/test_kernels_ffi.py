@@ -1,13 +1,12 @@
 """Area kernels_ffi: a C++ (and CUDA) XLA FFI handler, built at test time, end to end.
 
-Seed 000 (Custom Operations: ``register_custom_call_target`` with
-``api_version=1``). ``conformance/ffi/axpby_cpu.cc`` (``axpby_cuda.cu`` on
-CUDA) is compiled against jaxlib's ``jax.ffi.include_dir()`` headers with the
-system compiler, registered under a fresh name, called from a StableHLO
-program lowered from ``jax.ffi.ffi_call``, and compared with NumPy on every
-device. An error returned by the handler reaches Python as an exception. Skips
-with the reason when no compiler is present, and for plugins whose custom-call
-registry is not reachable from this process.
+jaxlib's custom calls (``register_custom_call_target`` with ``api_version=1``).
+``conformance/ffi/axpby_cpu.cc`` (``axpby_cuda.cu`` on CUDA) is compiled against jaxlib's
+``jax.ffi.include_dir()`` headers with the system compiler, registered under a fresh name,
+called from a StableHLO program lowered from ``jax.ffi.ffi_call``, and compared with NumPy
+on every device. An error returned by the handler reaches Python as an exception. Skips
+with the reason when no compiler is present, and for plugins whose custom-call registry is
+not reachable from this process.
 """
 
 from __future__ import annotations

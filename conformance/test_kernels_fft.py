@@ -1,6 +1,7 @@
 """Area kernels_fft: ``stablehlo.fft`` (ducc on CPU, cuFFT on CUDA) vs ``scipy.fft``.
 
-Seed 000 (Compile and Execute), every device at once. Lengths are drawn from
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once. Lengths are drawn from
 powers of two, primes and 1, and lengths with large prime factors up to 4099
 (``LARGE_LENGTHS``, each pinned in every run; the nightly profile adds 2**16,
 65537 and 2**17 - 1); axes from the array's last dimensions (FFT acts on

@@ -1,6 +1,7 @@
 """Area kernels_indexing: gather, scatter, dynamic slices, sort and top_k vs NumPy.
 
-Seed 000 (Compile and Execute), every device at once, exact results. Each test
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once, exact results. Each test
 draws a small case or a large one: operands of at least 64K elements (257 x 257,
 8193 x 8, 65,537), index sets of up to 4097 with repeats and out-of-range
 indices, sorts and top_k over rows of 1025 and 4097 with many ties and NaNs:

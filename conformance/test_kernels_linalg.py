@@ -1,7 +1,8 @@
 """Area kernels_linalg: the platform's factorizations (LAPACK on CPU, cuSOLVER on CUDA).
 
-Seed 000 (Compile and Execute; the kernels are the custom calls of seed 000
-Hardware-Specific Operations), every device at once. Each factorization is
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``; the kernels are custom calls of the kernel registrations
+``lapack``/``gpu_linalg``), every device at once. Each factorization is
 checked the way LAPACK's own test suite checks it: a reconstruction residual
 and an orthogonality residual, as the ratio ``||R||_1 / (n * ||A||_1 * eps)``
 against LAPACK's threshold 30; and against ``scipy.linalg`` where the result

@@ -1,6 +1,7 @@
 """Area kernels_prng: jax's Threefry-2x32 PRNG on the device, bit for bit and in law.
 
-Seed 000 (Compile and Execute). ``threefry_2x32`` programs (the kernel behind
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``). ``threefry_2x32`` programs (the kernel behind
 every ``jax.random`` sampler) are compared bit-exactly with the independent
 NumPy implementation :mod:`conformance.helpers.threefry` on Hypothesis-drawn keys and
 counters; ``jax.random.uniform`` and ``jax.random.normal`` samples drawn on the

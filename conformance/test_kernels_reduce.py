@@ -1,6 +1,7 @@
 """Area kernels_reduce: reductions, arg-reductions and cumulative sums vs NumPy.
 
-Seed 000 (Compile and Execute), every device at once. Shapes are drawn from a
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once. Shapes are drawn from a
 small set or with one long axis across the tile/vector/block boundaries
 (``strategies.long_axis_shapes``: up to 2**17 elements, 2**21 under the nightly
 profile), axes from every subset; every run also reduces each boundary size of

@@ -1,11 +1,11 @@
 """Area kernels_sparse: CSR sparse x dense products (cpu_sparse on CPU, cuSPARSE on CUDA).
 
-Seed 000 (Hardware-Specific Operations: ``cpu_sparse``/``gpu_sparse``
-registrations). ``jax.experimental.sparse.bcsr_dot_general`` lowers to the
-platform's sparse kernel (``cpu_csr_sparse_dense_ffi`` on CPU); the result is
-compared with ``scipy.sparse.csr_array @ dense`` within the dot-product error
-bound. The sparsity pattern (a fixed number of nonzeros, so one signature) and
-values are drawn by Hypothesis, with empty rows and columns allowed.
+The kernel registrations ``cpu_sparse``/``gpu_sparse``.
+``jax.experimental.sparse.bcsr_dot_general`` lowers to the platform's sparse kernel
+(``cpu_csr_sparse_dense_ffi`` on CPU); the result is compared with
+``scipy.sparse.csr_array @ dense`` within the dot-product error bound. The sparsity pattern
+(a fixed number of nonzeros, so one signature) and values are drawn by Hypothesis, with
+empty rows and columns allowed.
 """
 
 from __future__ import annotations

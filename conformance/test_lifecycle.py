@@ -1,4 +1,5 @@
-"""Area lifecycle: readiness, size, delete, use after delete, clone (seed 001 ArrayImpl)."""
+"""Area lifecycle: readiness, size, delete, use after delete, clone (the array API's
+``ArrayImpl``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Area memory_kinds: arrays in each memory a device lists, and copies between them
-(seed 000 ``Memory``, ``Device.addressable_memories``; shardings' ``memory_kind``).
+(the xla_client API's ``Memory``, ``Device.addressable_memories``; shardings'
+``memory_kind``).
 
 ``device`` (the default memory) is core; ``pinned_host`` and ``unpinned_host``
 belong to the ``memory_kinds`` capability. A kind the platform does not list

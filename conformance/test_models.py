@@ -1,6 +1,7 @@
 """Area models: training steps, attention, a conv net and a scan, as users run them.
 
-Seed 000 (Compile and Execute) and seed 003 (``execute_sharded``). Each model of
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable.execute_sharded``). Each model of
 :mod:`conformance.programs.models` (an MLP training step with an optimizer update, a
 transformer block forward and backward at seq 128 and width 256, a conv + batch norm
 + relu + pooling block, an RNN through ``lax.scan``) is one float32 program, run on

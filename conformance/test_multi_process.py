@@ -1,5 +1,6 @@
-"""Area multi_process: PJRT's distributed runtime with real processes (seed 003
-Distributed Runtime; seed 002 ``make_cpu_client`` with Gloo collectives).
+"""Area multi_process: PJRT's distributed runtime with real processes (the distributed
+runtime: ``get_distributed_runtime_service``/``_client``; ``make_cpu_client`` with Gloo
+collectives, as jax's backend registry makes it).
 
 Each test runs one scenario of :mod:`conformance.processes.mp_worker` in ``--num-processes``
 processes on loopback (:mod:`conformance.processes.launcher`): process 0 hosts the

@@ -1,4 +1,5 @@
-"""Area multihost: the global-mesh checks of a cluster (seed 001 ``batched_device_put``,
+"""Area multihost: the global-mesh checks of a cluster (the array API's
+``batched_device_put``,
 ``reorder_shards``; jax ``make_array_from_single_device_arrays``; cross-process
 collectives), here on ``--num-processes`` processes on loopback.
 

@@ -1,6 +1,7 @@
 """Area programs: generated multi-op programs, where ops meet in fusion and layout.
 
-Seed 000 (Compile and Execute), every device at once. Each example is a DAG of 2-30
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``), every device at once. Each example is a DAG of 2-30
 StableHLO ops drawn by :mod:`conformance.programs.dag_strategy` (elementwise,
 compare/select, broadcast, reduce, dot_general, transpose, reshape, slice,
 concatenate, pad, reverse, convert, dynamic_slice/dynamic_update_slice,

@@ -1,8 +1,8 @@
 """Area programs_spmd: ordinary programs the SPMD partitioner must insert communication for.
 
-Seed 003 (``execute_sharded`` with NamedSharding inputs and outputs). Each program is
-plain jax (no ``shard_map``, no hand-written collective) lowered with drawn
-``NamedSharding`` inputs and outputs over a 2-axis mesh of every factorisation of
+The xla_client API's ``LoadedExecutable.execute_sharded`` with ``NamedSharding`` inputs and
+outputs. Each program is plain jax (no ``shard_map``, no hand-written collective) lowered
+with drawn ``NamedSharding`` inputs and outputs over a 2-axis mesh of every factorisation of
 the device count (``(1, n)`` and ``(n, 1)`` included, devices in a drawn order), so
 XLA's SPMD partitioner decides the all-reduces, all-gathers, all-to-alls and
 collective-permutes:

@@ -1,4 +1,5 @@
-"""Area ``registry``: the backend under test as ``runtime.xla_bridge`` presents it (seed 002).
+"""Area ``registry``: the backend under test as ``runtime.xla_bridge`` presents it (jax's
+backend registry, ``jax._src.xla_bridge``).
 
 The registry's view (default backend, device lists, process indices, PJRT C API
 version) must agree with the client, and for a plugin loaded from a library,

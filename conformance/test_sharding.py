@@ -1,5 +1,5 @@
 """Area sharding: shardings over drawn meshes, ``batched_device_put`` and ``reorder_shards``
-(seed 000/001 shardings, ``batched_device_put``, ``reorder_shards``).
+(the array API: shardings, ``batched_device_put``, ``reorder_shards``).
 
 Meshes are drawn over all local devices (1-D, 2-D, 3-D, any device order),
 PartitionSpecs put array dimensions on none, one or several mesh axes.

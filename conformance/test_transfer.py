@@ -1,4 +1,5 @@
-"""Area transfer: host -> device -> host round trips are bit-exact (seed 003 buffer_from_pyval)."""
+"""Area transfer: host -> device -> host round trips are bit-exact (the xla_client API's
+``Client.buffer_from_pyval``)."""
 
 from __future__ import annotations
 

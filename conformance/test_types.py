@@ -1,4 +1,5 @@
-"""Area types: ``PrimitiveType`` <-> dtype mapping and ``Shape`` (seed 000 Types).
+"""Area types: ``PrimitiveType`` <-> dtype mapping and ``Shape`` (the xla_client
+API's types).
 
 The mapping is checked against the device: an array transferred with each
 dtype reports that dtype back, and its shape builds the matching ``Shape``.

@@ -1,4 +1,4 @@
-"""``reorder_shards`` and ``batched_copy_array_to_devices_with_sharding``, checked (seed 001).
+"""``reorder_shards`` and ``batched_copy_array_to_devices_with_sharding``, checked (the array API).
 
 jaxlib moves shard *k* of the input to the *k*-th device of the destination
 and then labels the result with the destination sharding, without checking
@@ -50,7 +50,7 @@ def _positional_mismatch(x: Any, devices: Sequence[Any], sharding: Any) -> str |
 
 
 def reorder_shards(x: Any, dst_sharding: Any, array_copy_semantics: Any) -> Any:
-    """``x`` with its shards in the device order of ``dst_sharding`` (seed 001).
+    """``x`` with its shards in the device order of ``dst_sharding`` (array API).
 
     No data moves between devices: every device keeps the shard index it holds,
     so ``dst_sharding`` must be over the same devices and give each of them the
@@ -85,7 +85,7 @@ def batched_copy_array_to_devices_with_sharding(arrays: Sequence[Any],
                                                  devices: Sequence[Any],
                                                  sharding: Sequence[Any],
                                                  array_copy_semantics: Sequence[Any]) -> list:
-    """Copy ``arrays[i]`` onto ``devices[i]`` under ``sharding[i]`` (seed 001).
+    """Copy ``arrays[i]`` onto ``devices[i]`` under ``sharding[i]`` (array API).
 
     Shard *k* of ``arrays[i]`` goes to the *k*-th device of ``devices[i]``;
     ``sharding[i]`` must give that device the same index (else ValueError

@@ -1,4 +1,5 @@
-"""Initializing the registered backends and looking them up (seed 002 ``xla_bridge``).
+"""Initializing the registered backends and looking them up (jax's backend registry,
+``jax._src.xla_bridge``).
 
 :func:`backends` initializes the registered factories in priority order the first
 time any backend is asked for. Quiet factories that fail are recorded
@@ -61,7 +62,8 @@ def _check_aliases_satisfied() -> None:
 
 
 def backends() -> dict[str, Any]:
-    """Initialize the registered backends once; return platform -> client (seed 002).
+    """Initialize the registered backends once; return platform -> client
+    (``jax._src.xla_bridge.backends``).
 
     Without a platform list every factory is initialized in priority order;
     failures of ``fail_quietly`` factories are recorded in :func:`backend_errors`,
@@ -99,7 +101,8 @@ def backends() -> dict[str, Any]:
 
 
 def backends_are_initialized() -> bool:
-    """True once :func:`backends` has initialized at least one backend (seed 002)."""
+    """True once :func:`backends` has initialized at least one backend
+    (``jax._src.xla_bridge.backends_are_initialized``)."""
     with STATE.lock:
         return bool(STATE.backends)
 
@@ -111,8 +114,8 @@ def backend_errors() -> dict[str, str]:
 
 
 def clear_backends() -> None:
-    """Forget initialized backends, errors and the default (for tests; seed 002
-    ``_clear_backends``). Registrations and the platform list are kept."""
+    """Forget initialized backends, errors and the default (for tests;
+    ``jax._src.xla_bridge._clear_backends``). Registrations and the platform list are kept."""
     with STATE.lock:
         STATE.backends.clear()
         STATE.errors.clear()
@@ -120,13 +123,15 @@ def clear_backends() -> None:
 
 
 def is_known_platform(platform: str) -> bool:
-    """True for a registered platform or an alias such as ``gpu`` (seed 002)."""
+    """True for a registered platform or an alias such as ``gpu``
+    (``jax._src.xla_bridge.is_known_platform``)."""
     return platform in STATE.factories or platform in _platforms.PLATFORM_ALIASES \
         or platform in _platforms.ALIAS_TO_PLATFORMS
 
 
 def canonicalize_platform(platform: str) -> str:
-    """``"gpu"`` -> ``"cuda"`` or ``"rocm"``, whichever backend is present (seed 002).
+    """``"gpu"`` -> ``"cuda"`` or ``"rocm"``, whichever backend is present
+    (``jax._src.xla_bridge.canonicalize_platform``).
 
     Raises RuntimeError when no platform of the alias is present.
     """
@@ -157,7 +162,8 @@ def unknown_platform_error(platform: str) -> RuntimeError:
 
 
 def get_backend(platform: None | str | Any = None) -> Any:
-    """The client for ``platform``, or the default (highest priority) backend (seed 002).
+    """The client for ``platform``, or the default (highest priority) backend
+    (``jax._src.xla_bridge.get_backend``).
 
     A non-str, non-None ``platform`` is taken to be a client and returned.
     Raises RuntimeError naming the available platforms when ``platform`` is not
@@ -188,7 +194,8 @@ def get_backend(platform: None | str | Any = None) -> Any:
 
 
 def get_device_backend(device: Any = None) -> Any:
-    """The backend that owns ``device``, or the default backend (seed 002)."""
+    """The backend that owns ``device``, or the default backend
+    (``jax._src.xla_bridge.get_device_backend``)."""
     if device is None:
         return get_backend()
     for client in backends().values():

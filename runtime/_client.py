@@ -1,4 +1,4 @@
-"""``Client``: the seed's client (seed 003) over a native jaxlib PJRT client.
+"""``Client``: the xla_client API's client over a native jaxlib PJRT client.
 
 jaxlib's native ``Client`` no longer has ``buffer_from_pyval`` and does not derive
 a device assignment from ``executable_devices``. ``Client`` adds both and
@@ -15,7 +15,7 @@ from runtime._compat import native
 
 
 class Client:
-    """A PJRT client (seed 003 ``Client``).
+    """A PJRT client (``xla_client.Client``).
 
     Attributes ``platform``, ``platform_version`` and ``runtime_type`` are strings
     read from the native client. ``native`` is the wrapped jaxlib client; a
@@ -71,7 +71,7 @@ class Client:
                           host_buffer_semantics: Any = None) -> Any:
         """Copy a host value to one device and return a single-device ``ArrayImpl``.
 
-        Seed 003 ``Client.buffer_from_pyval``. ``argument``: numpy array, numpy or
+        ``xla_client.Client.buffer_from_pyval``. ``argument``: numpy array, numpy or
         Python scalar, or nested list, of any XLA element type (bool, int4..int64,
         uint4..uint64, float8 variants, bfloat16, float16..float64, complex64/128);
         the dtype is kept exactly (no 64->32 bit canonicalization). ``device``:
@@ -90,7 +90,7 @@ class Client:
                          compile_options: Any = None, host_callbacks: Any = ()) -> Any:
         """Compile StableHLO and load it onto ``executable_devices``.
 
-        Seed 000/003 ``Client.compile_and_load``. ``computation``: StableHLO text
+        ``xla_client.Client.compile_and_load``. ``computation``: StableHLO text
         (str) or MLIR bytecode (bytes). ``executable_devices``: a non-empty
         ``DeviceList`` or sequence of this client's devices; partition ``i`` runs
         on ``executable_devices[i]`` unless ``compile_options`` sets its own
@@ -110,7 +110,7 @@ class Client:
 
     def compile(self, computation: Any, executable_devices: Any,
                 compile_options: Any = None) -> _executables.Executable:
-        """Compile StableHLO without loading it (seed 003 ``Client.compile``).
+        """Compile StableHLO without loading it (``xla_client.Client.compile``).
 
         Arguments as for ``compile_and_load``. Returns an ``Executable`` with the
         compiled program's metadata and ``serialize()``; see
@@ -129,30 +129,30 @@ class Client:
                                compile_options: Any = None, host_callbacks: Any = ()) -> Any:
         """Load an executable from ``serialize_executable`` bytes onto
         ``executable_devices`` (a ``DeviceList`` or sequence of this client's
-        devices). Returns a ``LoadedExecutable`` (as ``compile_and_load``). Raises TypeError for non-bytes
-        and ValueError for empty or corrupt bytes, naming ``serialized``.
+        devices). Returns a ``LoadedExecutable`` (as ``compile_and_load``). Raises TypeError
+        for non-bytes and ValueError for empty or corrupt bytes, naming ``serialized``.
         Never pass untrusted bytes: loading an executable may run its code.
         """
         return _loaded_executable.wrap(_executables.deserialize_executable(
             self, serialized, executable_devices, compile_options, host_callbacks))
 
     def live_buffers(self) -> list[Any]:
-        """Device buffers alive in this client (seed 003): one entry per
+        """Device buffers alive in this client: one entry per
         single-device buffer, so a sharded array counts once per shard."""
         return list(self._native.live_buffers())
 
     def live_arrays(self) -> list[Any]:
-        """Arrays (``ArrayImpl``) alive and not deleted in this client (seed 003)."""
+        """Arrays (``ArrayImpl``) alive and not deleted in this client."""
         return list(self._native.live_arrays())
 
     def live_executables(self) -> list[Any]:
-        """``LoadedExecutable``s alive in this client (seed 003): the objects
+        """``LoadedExecutable``s alive in this client: the objects
         ``compile_and_load`` returned while they live, native ones otherwise."""
         return [_loaded_executable.as_listed(x) for x in self._native.live_executables()]
 
     def heap_profile(self) -> bytes:
         """A serialized pprof ``Profile`` protobuf (bytes, not compressed) of the
-        live device buffers (seed 003)."""
+        live device buffers."""
         return self._native.heap_profile()
 
     def __getattr__(self, name: str) -> Any:

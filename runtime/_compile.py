@@ -1,4 +1,4 @@
-"""StableHLO -> loaded executable: ``Client.compile_and_load`` (seed 000/003)."""
+"""StableHLO -> loaded executable: ``Client.compile_and_load`` (xla_client API)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Custom-call registry (seed 000 Custom Operations) with checked arguments.
+"""jaxlib's custom-call registry (``register_custom_call_target`` and its kin) with checked
+arguments.
 
 Registration goes through jaxlib's registry unchanged: a target registered for
 a platform whose client does not exist yet waits until that client registers
@@ -35,7 +36,7 @@ def _is_capsule(fn: Any) -> bool:
 def register_custom_call_target(name: str, fn: Any, platform: str = "cpu",
                                 api_version: int = 0,
                                 traits: Any = CustomCallTargetTraits.DEFAULT) -> None:
-    """Register a native custom-call target (seed 000).
+    """Register a native custom-call target (``xla_client.register_custom_call_target``).
 
     ``name``: the ``custom_call_target`` string of the StableHLO op (non-empty
     str; bytes are decoded as UTF-8). ``fn``: a PyCapsule holding the function
@@ -69,7 +70,8 @@ def register_custom_call_target(name: str, fn: Any, platform: str = "cpu",
 
 
 def register_custom_call_handler(platform: str, handler: Callable[..., Any]) -> None:
-    """Install the function that registers targets for ``platform`` (seed 000).
+    """Install the function that registers targets for ``platform``
+    (``xla_client.register_custom_call_handler``).
 
     ``handler(name, fn, xla_platform, api_version, traits)`` receives every
     target registered for the platform so far, then each new one. A second
@@ -88,7 +90,8 @@ def register_custom_call_partitioner(name: str, prop_user_sharding: Callable[...
                                      infer_sharding_from_operands: Callable[..., Any],
                                      can_side_effecting_have_replicated_sharding: bool = False,
                                      c_api: Any = None) -> None:
-    """Register SPMD partitioning rules for custom-call target ``name`` (seed 000).
+    """Register SPMD partitioning rules for custom-call target ``name``
+    (``xla_client.register_custom_call_partitioner``).
 
     The three rules are Python callables (see jaxlib's docstring for their
     arguments); ``c_api``: a plugin's ``PJRT_Api`` capsule or None.
@@ -113,8 +116,8 @@ def register_custom_call_partitioner(name: str, prop_user_sharding: Callable[...
 
 def custom_call_targets(platform: str) -> dict[str, Any]:
     """Targets registered with the platform's client: {name: capsule or dict of
-    FFI stage capsules} (seed 000). Targets still waiting for the platform's
-    handler are not listed. Raises TypeError for a non-str platform."""
+    FFI stage capsules} (``xla_client.custom_call_targets``). Targets still waiting for
+    the platform's handler are not listed. Raises TypeError for a non-str platform."""
     return dict(native.custom_call_targets(xla_platform_name(platform, "custom_call_targets")))
 
 

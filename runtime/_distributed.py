@@ -1,4 +1,5 @@
-"""Distributed runtime factories (seed 003 Distributed Runtime) with checked arguments.
+"""Distributed runtime factories (xla_client's ``get_distributed_runtime_service`` and
+``get_distributed_runtime_client``) with checked arguments.
 
 The engine is PJRT's coordination service (gRPC key-value store, barriers,
 heartbeats); the service and client objects are jaxlib's own
@@ -6,8 +7,8 @@ heartbeats); the service and client objects are jaxlib's own
 
 Units: jaxlib takes every factory timeout in **seconds** (``jax.distributed``
 passes ``initialization_timeout`` and ``heartbeat_timeout_seconds`` straight
-through); the seed's text calls the heartbeat timeout milliseconds, which the
-native code does not do. The client's method timeouts (``timeout_in_ms``) are
+through); jaxlib's API description calls the heartbeat timeout milliseconds, which
+the native code does not do. The client's method timeouts (``timeout_in_ms``) are
 milliseconds.
 """
 
@@ -54,7 +55,7 @@ def get_distributed_runtime_service(address: str, num_nodes: int,
                                     recoverable: bool | None = None) -> Any:
     """Start the coordination service on ``address`` for ``num_nodes`` processes.
 
-    Seed 003 ``get_distributed_runtime_service``. ``address``: ``host:port`` to
+    ``xla_client.get_distributed_runtime_service``. ``address``: ``host:port`` to
     bind (``[::]:port`` for all interfaces). Timeouts in seconds (None: jaxlib's
     defaults): ``heartbeat_timeout`` before a silent process counts as dead,
     ``cluster_register_timeout`` for all processes to connect,
@@ -95,7 +96,7 @@ def get_distributed_runtime_client(address: str, node_id: int, rpc_timeout: int 
                                    recoverable: bool | None = None) -> Any:
     """A client of the coordination service at ``address`` for process ``node_id``.
 
-    Seed 003 ``get_distributed_runtime_client``. Call ``connect()`` before use.
+    ``xla_client.get_distributed_runtime_client``. Call ``connect()`` before use.
     Timeouts in seconds (None: jaxlib's defaults): ``rpc_timeout`` per call,
     ``init_timeout`` for ``connect()``, ``shutdown_timeout``,
     ``heartbeat_timeout``. ``missed_heartbeat_callback(status)`` is called when
@@ -135,7 +136,8 @@ def make_gloo_tcp_collectives(distributed_client: Any, hostname: str | None = No
                               interface: str | None = None) -> Any:
     """Gloo cross-process collectives over TCP for ``make_cpu_client(collectives=...)``.
 
-    Seed 002 ``make_cpu_client`` (``jax_cpu_collectives_implementation='gloo'``).
+    ``make_cpu_client`` as jax's backend registry calls it
+    (``jax_cpu_collectives_implementation='gloo'``).
     ``distributed_client``: a connected ``DistributedRuntimeClient`` (Gloo
     exchanges its addresses through the key-value store). ``hostname``: the
     address peers use to reach this process (None: this host's name);

@@ -60,7 +60,8 @@ PRIMITIVE_TO_DTYPE: dict[object, np.dtype] = {p: d for d, p in DTYPE_TO_PRIMITIV
 
 
 def dtype_to_etype(dtype: object) -> object:
-    """The XLA ``PrimitiveType`` of a numpy/ml_dtypes dtype (seed 000 Types).
+    """The XLA ``PrimitiveType`` of a numpy/ml_dtypes dtype
+    (``xla_client.dtype_to_etype``).
 
     ``dtype``: anything ``np.dtype()`` accepts (``np.float32``, ``"bfloat16"``,
     ``ml_dtypes.float8_e4m3fn``...). Raises TypeError when it is not a dtype and
@@ -78,7 +79,7 @@ def dtype_to_etype(dtype: object) -> object:
 
 
 def etype_to_dtype(etype: object) -> np.dtype:
-    """The numpy dtype of an XLA ``PrimitiveType`` (seed 000 Types).
+    """The numpy dtype of an XLA ``PrimitiveType`` (``xla_client.etype_to_dtype``).
 
     Raises TypeError when ``etype`` is not a ``PrimitiveType`` and ValueError for
     element types with no array dtype (TUPLE, TOKEN, OPAQUE_TYPE, ...).

@@ -1,4 +1,4 @@
-"""Unloaded compilation and executable serialization (seed 003 ``Client``).
+"""Unloaded compilation and executable serialization (``xla_client.Client``).
 
 ``Client.compile`` returns an :class:`Executable`: the compiled program with
 its metadata (``hlo_modules``, ``cost_analysis``, ``get_compiled_memory_stats``,
@@ -23,7 +23,7 @@ _METADATA = ("cost_analysis", "get_compiled_memory_stats", "get_output_layouts",
 
 
 class Executable:
-    """A compiled, unloaded program (seed 003 ``Executable``, from ``Client.compile``).
+    """A compiled, unloaded program (``xla_client.Executable``, from ``Client.compile``).
 
     Methods: ``hlo_modules()``, ``cost_analysis()`` (dict of floats: ``flops``,
     ``bytes accessed``...), ``get_compiled_memory_stats()`` (sizes in bytes),

@@ -1,4 +1,5 @@
-"""GPU clients on the CUDA/ROCm PJRT plugin through the C API (seed 000 ``make_gpu_client``).
+"""GPU clients on the CUDA/ROCm PJRT plugin through the C API
+(``xla_client.make_gpu_client``).
 
 Recent jaxlib has no ``make_gpu_client``; the GPU backend is the
 ``jax-cuda13-pjrt`` (or ``jax-rocm7-pjrt``) plugin. ``make_gpu_client`` loads it
@@ -31,7 +32,7 @@ _BOOL_WORDS = {"true": True, "1": True, "false": False, "0": False}
 
 
 class GpuLibNotLinkedError(Exception):
-    """The GPU PJRT plugin is not installed (seed 000)."""
+    """The GPU PJRT plugin is not installed (``xla_client.GpuLibNotLinkedError``)."""
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -44,7 +45,8 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def generate_pjrt_gpu_plugin_options() -> dict[str, Any]:
-    """Create options of the GPU plugin from the environment (seed 000).
+    """Create options of the GPU plugin from the environment
+    (``xla_client.generate_pjrt_gpu_plugin_options``).
 
     Reads ``XLA_PYTHON_CLIENT_ALLOCATOR`` (one of default, platform, bfc,
     cuda_async, vmm), ``XLA_CLIENT_MEM_FRACTION`` (or the deprecated
@@ -145,7 +147,8 @@ def _load_gpu_plugin(platform_name: str) -> None:
 def make_gpu_client(distributed_client: Any = None, node_id: int = 0, num_nodes: int = 1,
                     platform_name: str | None = None, allowed_devices: set[int] | None = None,
                     mock: bool | None = None, mock_gpu_topology: str | None = None) -> Client:
-    """A GPU :class:`Client` on the CUDA or ROCm PJRT plugin (seed 000).
+    """A GPU :class:`Client` on the CUDA or ROCm PJRT plugin
+    (``xla_client.make_gpu_client``).
 
     ``platform_name``: ``"cuda"`` (default) or ``"rocm"``. ``allowed_devices``:
     device ordinals to use (plugin option ``visible_devices``). ``mock``: fake

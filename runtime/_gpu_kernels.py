@@ -1,4 +1,5 @@
-"""Registrations of the GPU kernel packages, loud when they are absent (seed 000).
+"""Registrations of the GPU kernel packages, loud when they are absent (jaxlib's
+kernel registrations).
 
 jaxlib's ``gpu_linalg``/``gpu_sparse`` return empty lists when no GPU kernel
 package is installed, which a caller cannot tell from a package with no

@@ -1,5 +1,5 @@
 """``LoadedExecutable``: what ``Client.compile_and_load`` and ``deserialize_executable``
-return (seed 000/003 ``LoadedExecutable``).
+return (``xla_client.LoadedExecutable``).
 
 A jaxlib ``LoadedExecutable`` whose ``execute`` takes the fast path of
 :mod:`runtime._fast_execute` (C++ result handlers after the first call; about
@@ -24,7 +24,7 @@ _WRAPPERS: weakref.WeakValueDictionary[int, LoadedExecutable] = weakref.WeakValu
 
 
 class LoadedExecutable(FastExecute):
-    """A loaded executable (seed 000 ``LoadedExecutable``): ``execute(arguments)``
+    """A loaded executable (``xla_client.LoadedExecutable``): ``execute(arguments)``
     returns a list of arrays, one per output, as jaxlib's does.
 
     ``native_executable``: a jaxlib ``LoadedExecutable``; raises TypeError naming it
@@ -41,7 +41,8 @@ class LoadedExecutable(FastExecute):
     def native(self) -> Any:
         return self.executable
 
-    # The seed's members, named here so that they are the class's (others: __getattr__).
+    # The members the xla_client API documents, named here so that they are the class's
+    # (others: __getattr__).
     @property
     def client(self) -> Any:
         """The jaxlib client the executable is loaded on (as jaxlib's)."""

@@ -1,4 +1,5 @@
-"""Read the ``PJRT_Api`` header of a plugin library without jaxlib (seed 000 plugin system).
+"""Read the ``PJRT_Api`` header of a plugin library without jaxlib (for the
+plugin registry).
 
 Run as a script in a child process by :mod:`runtime._plugin_library`, so that a
 library whose ``GetPjrtApi`` crashes kills the child, not the caller::

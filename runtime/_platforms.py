@@ -1,4 +1,5 @@
-"""Platform names: the ``gpu`` alias and platform lists (seed 002).
+"""Platform names: the ``gpu`` alias and platform lists (as in jax's backend
+registry, ``jax._src.xla_bridge``).
 
 A platform list is the ``JAX_PLATFORMS`` format: comma-separated names in
 priority order (first = highest), e.g. ``"cuda,cpu"``.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Concrete platform -> alias (seed 002 ``_platform_aliases``).
+#: Concrete platform -> alias (``jax._src.xla_bridge._platform_aliases``).
 PLATFORM_ALIASES = {"cuda": "gpu", "rocm": "gpu"}
 ALIAS_TO_PLATFORMS: dict[str, list[str]] = {}
 for _platform, _alias in PLATFORM_ALIASES.items():
@@ -16,7 +17,8 @@ for _platform, _alias in PLATFORM_ALIASES.items():
 
 
 def expand_platform_alias(platform: str) -> list[str]:
-    """``"gpu"`` -> ``["cuda", "rocm"]``; any other name -> ``[name]`` (seed 002)."""
+    """``"gpu"`` -> ``["cuda", "rocm"]``; any other name -> ``[name]``
+    (``jax._src.xla_bridge.expand_platform_alias``)."""
     return list(ALIAS_TO_PLATFORMS.get(platform, [platform]))
 
 
@@ -37,7 +39,7 @@ def client_platform(client) -> str:
 
 
 def is_gpu(platform: str) -> bool:
-    """True for ``"cuda"`` and ``"rocm"`` (seed 002)."""
+    """True for ``"cuda"`` and ``"rocm"`` (``jax._src.xla_bridge.is_gpu``)."""
     return platform in ("cuda", "rocm")
 
 

@@ -1,4 +1,5 @@
-"""Finding PJRT plugins: ``jax_plugins`` modules, entry points, the environment (seed 002).
+"""Finding PJRT plugins: ``jax_plugins`` modules, entry points, the environment
+(as ``jax._src.xla_bridge`` finds them).
 
 Pure functions: they find and parse, and report every problem with the plugin
 name and the cause. :mod:`runtime.xla_bridge` decides what to register.

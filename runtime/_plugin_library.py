@@ -1,4 +1,5 @@
-"""Checks on a PJRT plugin shared library before jaxlib loads it (seed 000 plugin system).
+"""Checks on a PJRT plugin shared library before jaxlib loads it (the plugin
+registry's ``load_pjrt_plugin_dynamically``).
 
 jaxlib's loader segfaults on a library whose ``GetPjrtApi`` returns NULL and
 reports other problems as ``INTERNAL``/``NOT_FOUND`` status strings. Here every

@@ -1,5 +1,5 @@
-"""PJRT plugins in the backend registry (seed 002): registered by path or capsule,
-discovered from ``jax_plugins`` modules and entry points, or named in
+"""PJRT plugins in the backend registry (jax's ``jax._src.xla_bridge``): registered by path
+or capsule, discovered from ``jax_plugins`` modules and entry points, or named in
 ``PJRT_NAMES_AND_LIBRARY_PATHS``.
 
 Unlike jax, a plugin that fails to import, initialize or parse is not only
@@ -29,7 +29,8 @@ class PluginWarning(UserWarning):
 def register_plugin(plugin_name: str, priority: int = 400, library_path: str | None = None,
                     options: Mapping[str, Any] | None = None, c_api: Any | None = None,
                     *, source: str = "register_plugin") -> Any:
-    """Register a backend factory for a PJRT plugin (seed 002); return its ``PJRT_Api``.
+    """Register a backend factory for a PJRT plugin; return its ``PJRT_Api``
+    (``jax._src.xla_bridge.register_plugin``).
 
     Exactly one of ``library_path`` (path of the plugin's ``.so``) and ``c_api``
     is required. The library is loaded now; the client is created when the
@@ -75,7 +76,8 @@ def _record_plugin_error(err: PluginLoadError) -> None:
 
 def discover_pjrt_plugins() -> None:
     """Import every module of the ``jax_plugins`` namespace package and entry-point
-    group and call its ``initialize()`` (seed 002).
+    group and call its ``initialize()``
+    (``jax._src.xla_bridge.discover_pjrt_plugins``).
 
     A module whose import or ``initialize()`` fails is recorded in
     :func:`plugin_errors` and warned about (:class:`PluginWarning`).
@@ -96,7 +98,8 @@ def discover_pjrt_plugins() -> None:
 
 
 def register_pjrt_plugin_factories_from_env() -> None:
-    """Register every plugin of ``PJRT_NAMES_AND_LIBRARY_PATHS`` (seed 002).
+    """Register every plugin of ``PJRT_NAMES_AND_LIBRARY_PATHS``
+    (``jax._src.xla_bridge.register_pjrt_plugin_factories_from_env``).
 
     Format ``name:path,...``; a path ending in ``.json`` is a plugin config file
     (``library_path``, optional ``create_options``). A malformed variable, a bad

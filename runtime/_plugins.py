@@ -1,4 +1,5 @@
-"""Loading PJRT plugins through the C API (seed 000 "Plugin System", seed 002 factories).
+"""Loading PJRT plugins through the C API (the plugin registry: ``load_pjrt_plugin_dynamically``,
+``make_c_api_client``...; the factories jax's backend registry makes of them).
 
 Wraps jaxlib's loader so that bad input is a Python error, never a crash:
 jaxlib 0.10.2 segfaults in ``initialize_pjrt_plugin`` for a name that was never
@@ -32,10 +33,10 @@ def _check_name(call: str, plugin_name: Any) -> str:
 
 
 def validate_options(call: str, options: Any) -> dict[str, Any]:
-    """Copy of ``options`` checked against the seed's value types.
+    """Copy of ``options`` checked against the value types the xla_client API names.
 
-    Keys must be str; values str, int, float, bool or a list of int (seed 000
-    ``make_c_api_client``). Raises TypeError naming the offending key.
+    Keys must be str; values str, int, float, bool or a list of int
+    (``xla_client.make_c_api_client``). Raises TypeError naming the offending key.
     """
     if options is None:
         return {}
@@ -57,7 +58,7 @@ def validate_options(call: str, options: Any) -> dict[str, Any]:
 
 
 def pjrt_plugin_loaded(plugin_name: str) -> bool:
-    """True once a plugin was loaded under ``plugin_name`` (seed 000)."""
+    """True once a plugin was loaded under ``plugin_name`` (``xla_client.pjrt_plugin_loaded``)."""
     return bool(native.pjrt_plugin_loaded(_check_name("pjrt_plugin_loaded", plugin_name)))
 
 
@@ -68,7 +69,8 @@ def pjrt_plugin_initialized(plugin_name: str) -> bool:
 
 
 def load_pjrt_plugin_dynamically(plugin_name: str, library_path: str | os.PathLike) -> Any:
-    """Load the plugin library at ``library_path`` under ``plugin_name`` (seed 000).
+    """Load the plugin library at ``library_path`` under ``plugin_name``
+    (``xla_client.load_pjrt_plugin_dynamically``).
 
     Returns the ``PJRT_Api`` capsule. Loading the same path under the same name
     again returns the first capsule. Raises PluginLoadError naming plugin, path
@@ -100,7 +102,8 @@ def load_pjrt_plugin_dynamically(plugin_name: str, library_path: str | os.PathLi
 
 
 def load_pjrt_plugin_with_c_api(plugin_name: str, c_api: Any) -> None:
-    """Register an already obtained ``PJRT_Api`` capsule under ``plugin_name`` (seed 002)."""
+    """Register an already obtained ``PJRT_Api`` capsule under ``plugin_name``
+    (``xla_client.load_pjrt_plugin_with_c_api``, as jax's backend registry uses it)."""
     call = "load_pjrt_plugin_with_c_api"
     name = _check_name(call, plugin_name)
     if c_api is None:
@@ -114,7 +117,7 @@ def load_pjrt_plugin_with_c_api(plugin_name: str, c_api: Any) -> None:
 
 
 def initialize_pjrt_plugin(plugin_name: str) -> None:
-    """Run the plugin's ``PJRT_Plugin_Initialize`` once (seed 000).
+    """Run the plugin's ``PJRT_Plugin_Initialize`` once (``xla_client.initialize_pjrt_plugin``).
 
     Raises PluginLoadError when the name was never loaded (jaxlib 0.10.2 would
     segfault), when it is already initialized, or when its PJRT C API version is
@@ -135,7 +138,7 @@ def initialize_pjrt_plugin(plugin_name: str) -> None:
 def make_c_api_client(plugin_name: str, options: Mapping[str, Any] | None = None,
                       distributed_client: Any = None,
                       transfer_server_factory: Any = None) -> Client:
-    """A :class:`Client` of the loaded plugin ``plugin_name`` (seed 000).
+    """A :class:`Client` of the loaded plugin ``plugin_name`` (``xla_client.make_c_api_client``).
 
     ``options``: create options of the plugin, str keys to str/int/float/bool/
     list[int] values. Initializes the plugin first if needed (the version check

@@ -1,4 +1,5 @@
-"""The backend registry's state and its registration half (seed 002 ``xla_bridge``).
+"""The backend registry's state and its registration half (jax's backend
+registry, ``jax._src.xla_bridge``).
 
 Everything the registry knows lives in one object, :data:`STATE`, guarded by its
 lock: the registered factories, the initialized backends and their errors, the
@@ -24,7 +25,7 @@ INSTALL_HINTS = {
     "rocm": "Install jax-rocm7-pjrt on a machine with an AMD GPU",
     "tpu": "Install libtpu on a TPU VM",
 }
-#: Plugins that are not experimental (seed 002 ``_nonexperimental_plugins``).
+#: Plugins that are not experimental (``jax._src.xla_bridge._nonexperimental_plugins``).
 NONEXPERIMENTAL_PLUGINS = frozenset({"cuda"})
 PLATFORMS_ENV_VAR = "JAX_PLATFORMS"
 
@@ -35,7 +36,8 @@ class ExperimentalPlatformWarning(UserWarning):
 
 @dataclasses.dataclass(frozen=True)
 class BackendRegistration:
-    """A registered factory (seed 002). Higher ``priority`` is preferred."""
+    """A registered factory (``jax._src.xla_bridge.BackendRegistration``). Higher
+    ``priority`` is preferred."""
 
     factory: Callable[[], Any]
     priority: int
@@ -102,7 +104,8 @@ STATE = RegistryState()
 def register_backend_factory(name: str, factory: Callable[[], Any], *, priority: int = 0,
                              fail_quietly: bool = True, experimental: bool = False,
                              make_topology: Callable[..., Any] | None = None) -> None:
-    """Register ``factory`` (no arguments, returns a client) under platform ``name`` (seed 002).
+    """Register ``factory`` (no arguments, returns a client) under platform ``name``
+    (``jax._src.xla_bridge.register_backend_factory``).
 
     A later registration of the same name replaces the earlier one.
     ``make_topology(topology_name, **kwargs)`` serves ``make_pjrt_topology``.

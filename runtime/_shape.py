@@ -1,7 +1,7 @@
-"""``Shape`` with the seed's constructor and ``array_shape`` parameters (seed 000 Types).
+"""``Shape`` with the constructor and ``array_shape`` parameters the xla_client API documents.
 
 jaxlib's native ``Shape`` names the parameters ``dims``/``layout`` and accepts
-only ``np.dtype`` instances; ``Shape`` here takes the seed's ``dims_seq``/
+only ``np.dtype`` instances; ``Shape`` here takes the documented ``dims_seq``/
 ``layout_seq``, any dtype-like value, and checks its arguments. It builds and
 returns native ``Shape`` objects, and ``isinstance(native_shape, Shape)`` holds.
 """
@@ -37,7 +37,7 @@ def _ints(arg: str, value: Any, call: str, minimum: int) -> list[int]:
 
 
 class Shape(metaclass=_ShapeMeta):
-    """An XLA shape: element type, dimensions, layout (seed 000 ``Shape``).
+    """An XLA shape: element type, dimensions, layout (``xla_client.Shape``).
 
     ``Shape("f32[2,3]")`` parses XLA's shape syntax; tuples (``(f32[2], s32[])``)
     nested more than 64 deep (``runtime._nesting.MAX_TUPLE_DEPTH``; deeper text crashed

@@ -1,4 +1,4 @@
-"""``batched_device_put`` with its shards checked (seed 000/001).
+"""``batched_device_put`` with its shards checked (the array API).
 
 jaxlib 0.10.2 accepts host shards whose dtype differs from the abstract value's
 (the array then reports the aval's dtype while its buffers hold another type: a

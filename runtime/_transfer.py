@@ -1,4 +1,4 @@
-"""Host -> device transfer of one array: ``Client.buffer_from_pyval`` (seed 003).
+"""Host -> device transfer of one array: ``Client.buffer_from_pyval`` (xla_client API).
 
 Recent jaxlib dropped ``Client.buffer_from_pyval``; it is rebuilt here on
 ``batched_device_put`` with a ``SingleDeviceSharding``.

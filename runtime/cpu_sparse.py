@@ -1,4 +1,5 @@
-"""CPU sparse kernels (CSR sparse x dense) for custom calls (seed 000)."""
+"""CPU sparse kernels (CSR sparse x dense) for custom calls (``jaxlib.cpu_sparse``'s
+kernel registrations)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GPU linear-algebra kernels (cuSOLVER/cuBLAS, hipSOLVER) for custom calls (seed 000)."""
+"""GPU linear-algebra kernels (cuSOLVER/cuBLAS, hipSOLVER) for custom calls
+(``jaxlib``'s ``gpu_linalg`` kernel registrations)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GPU sparse kernels (cuSPARSE, hipSPARSE) for custom calls (seed 000)."""
+"""GPU sparse kernels (cuSPARSE, hipSPARSE) for custom calls (``jaxlib``'s
+``gpu_sparse`` kernel registrations)."""
 
 from __future__ import annotations
 

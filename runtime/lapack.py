@@ -1,4 +1,5 @@
-"""LAPACK kernels of jaxlib's CPU backend for custom calls (seed 000).
+"""LAPACK kernels of jaxlib's CPU backend for custom calls (``jaxlib.lapack``'s
+kernel registrations).
 
 Target names are ``lapack_<prefix><routine>_ffi`` with the LAPACK type prefix
 ``s`` (float32), ``d`` (float64), ``c`` (complex64), ``z`` (complex128).
@@ -33,7 +34,7 @@ def routines() -> list[str]:
 def prepare_lapack_call(fn_base: str, dtype: Any) -> str:
     """The LAPACK function name for routine ``fn_base`` and ``dtype``
     (``prepare_lapack_call("getrf", np.float32) == "lapack_sgetrf"``; the
-    registered custom-call target adds ``_ffi``). Seed 000.
+    registered custom-call target adds ``_ffi``); ``jaxlib.lapack.prepare_lapack_call``.
 
     Raises TypeError for a non-str ``fn_base`` and ValueError for a routine
     without a registered target or a dtype LAPACK has no prefix for (only

@@ -1,4 +1,5 @@
-"""Plugin Python packages and their versions (seed 000 "Plugin System").
+"""Plugin Python packages and their versions (``jaxlib.plugin_support``:
+``import_from_plugin``, ``check_plugin_version``).
 
 ``import_from_plugin("cuda", "_triton")`` imports a submodule of the installed
 GPU plugin package (``jax_cuda13_plugin``, ``jax_cuda12_plugin``; ``rocm``:
@@ -39,7 +40,8 @@ def _release(call: str, arg: str, version: str) -> tuple[int, ...]:
 
 
 def check_plugin_version(plugin_name: str, jaxlib_version: str, plugin_version: str) -> bool:
-    """True when the plugin's release number equals jaxlib's (seed 000).
+    """True when the plugin's release number equals jaxlib's
+    (``jaxlib.plugin_support.check_plugin_version``).
 
     Only the leading dotted numbers are compared (``0.10.2.dev1`` == ``0.10.2``).
     ROCm plugins are exempt (their pip constraints pin jaxlib) and always True.

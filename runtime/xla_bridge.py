@@ -1,4 +1,4 @@
-"""Backend registry (seed 002, ``jax._src.xla_bridge``) on ``runtime.xla_client``.
+"""jax's backend registry (``jax._src.xla_bridge``) on ``runtime.xla_client``.
 
 Factories are registered by platform name with a priority; :func:`backends`
 initializes them in priority order the first time any backend is asked for.
@@ -14,7 +14,7 @@ Unlike jax, a plugin that fails to import, initialize or parse is not only
 logged: it is recorded in :func:`plugin_errors`, warned about with
 :class:`PluginWarning`, and named in the error of any platform lookup that fails.
 
-Beyond seed 002, for tools that report on a backend: :func:`client_platform`,
+Beyond ``jax._src.xla_bridge``, for tools that report on a backend: :func:`client_platform`,
 :func:`gpu_plugin_library`, :func:`normalize_library_path`, :func:`library_sha256`,
 :func:`plugin_registrations`, :func:`plugin_errors`, :func:`available_platforms`
 and :func:`unknown_platform_error`.
@@ -64,7 +64,7 @@ __all__ = [
     "unregister_backend_factory", "using_pjrt_c_api",
 ]
 
-_clear_backends = clear_backends  # seed 002's name
+_clear_backends = clear_backends  # jax._src.xla_bridge's name
 
 normalize_library_path = _plugin_library.absolute_path
 library_sha256 = _plugin_library.sha256_of
@@ -78,33 +78,37 @@ def gpu_plugin_library(platform: str) -> str | None:
 
 
 def device_count(backend: str | Any | None = None) -> int:
-    """Number of devices of the backend across all processes (seed 002)."""
+    """Number of devices of the backend across all processes
+    (``jax._src.xla_bridge.device_count``)."""
     return int(get_backend(backend).device_count())
 
 
 def local_device_count(backend: str | Any | None = None) -> int:
-    """Number of devices addressable by this process (seed 002)."""
+    """Number of devices addressable by this process
+    (``jax._src.xla_bridge.local_device_count``)."""
     return int(get_backend(backend).local_device_count())
 
 
 def devices(backend: str | Any | None = None) -> list[Any]:
-    """All devices of the backend, across processes (seed 002)."""
+    """All devices of the backend, across processes (``jax._src.xla_bridge.devices``)."""
     return list(get_backend(backend).devices())
 
 
 def process_index(backend: str | Any | None = None) -> int:
-    """Index of this process (seed 002)."""
+    """Index of this process (``jax._src.xla_bridge.process_index``)."""
     return int(get_backend(backend).process_index())
 
 
 def process_count(backend: str | Any | None = None) -> int:
-    """Number of processes: the largest device ``process_index`` plus one (seed 002)."""
+    """Number of processes: the largest device ``process_index`` plus one
+    (``jax._src.xla_bridge.process_count``)."""
     return max(d.process_index for d in devices(backend)) + 1
 
 
 def local_devices(process_index: int | None = None, backend: str | Any | None = None,
                   host_id: int | None = None) -> list[Any]:
-    """Devices of process ``process_index`` (default: this process) (seed 002).
+    """Devices of process ``process_index`` (default: this process)
+    (``jax._src.xla_bridge.local_devices``).
 
     ``host_id`` is the deprecated name of ``process_index`` (DeprecationWarning).
     Raises ValueError for an index outside ``[0, process_count)``.
@@ -145,14 +149,15 @@ def host_ids(backend: str | Any | None = None) -> list[int]:
 
 
 def default_backend() -> str:
-    """Platform name of the default backend (seed 002)."""
+    """Platform name of the default backend (``jax._src.xla_bridge.default_backend``)."""
     return get_backend(None).platform
 
 
 def using_pjrt_c_api(backend: str | Any | None = None) -> bool:
-    """True when the backend is a PJRT C API (plugin) client (seed 002).
+    """True when the backend is a PJRT C API (plugin) client
+    (``jax._src.xla_bridge.using_pjrt_c_api``).
 
-    The seed tests ``"PJRT C API" in platform_version``, which jaxlib 0.12's plugin
+    ``jax._src.xla_bridge`` tests ``"PJRT C API" in platform_version``, which jaxlib 0.12's plugin
     clients no longer say, and jaxlib 0.11's CUDA plugin never did (``"cuda 13000"``);
     ``runtime._compat.is_c_api_client`` asks the client itself where it can.
     """
@@ -160,13 +165,15 @@ def using_pjrt_c_api(backend: str | Any | None = None) -> bool:
 
 
 def backend_pjrt_c_api_version(platform: str | Any | None = None) -> tuple[int, int] | None:
-    """``(major, minor)`` PJRT C API version of a plugin backend, None for others (seed 002;
-    unlike jax 0.12's, None also for the built-in CPU client, which reports (0, 0))."""
+    """``(major, minor)`` PJRT C API version of a plugin backend, None for others
+    (``jax._src.xla_bridge.backend_pjrt_c_api_version``; unlike jax 0.12's, None also for
+    the built-in CPU client, which reports (0, 0))."""
     return _compat.pjrt_c_api_version(get_backend(platform))
 
 
 def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) -> Any:
-    """A ``DeviceTopology`` from the platform's topology factory (seed 002).
+    """A ``DeviceTopology`` from the platform's topology factory
+    (``jax._src.xla_bridge.make_pjrt_topology``).
 
     Raises NotImplementedError when the platform registered none.
     """
@@ -182,7 +189,8 @@ def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) ->
 
 
 def make_pjrt_tpu_topology(topology_name: str = "", **kwargs: Any) -> Any:
-    """A TPU ``DeviceTopology`` (seed 002): loads libtpu from ``TPU_LIBRARY_PATH``.
+    """A TPU ``DeviceTopology`` (``jax._src.xla_bridge.make_pjrt_tpu_topology``): loads libtpu from
+    ``TPU_LIBRARY_PATH``.
 
     Raises RuntimeError when TPU support is not installed.
     """

@@ -1,6 +1,6 @@
-"""Public surface of seeds 000, 001 and 003: a drop-in for ``jaxlib.xla_client``.
+"""The xla_client API and the array API: a drop-in for ``jaxlib.xla_client``.
 
-Native types and functions that still have the seed's behaviour are re-exported
+Native types and functions that still behave as the API describes are re-exported
 from jaxlib unchanged; client factories return :class:`runtime._client.Client`,
 which restores ``buffer_from_pyval`` and derives device assignments.
 """
@@ -22,7 +22,7 @@ from runtime._distributed import (DistributedRuntimeClient, DistributedRuntimeSe
                                   make_gloo_tcp_collectives)
 from runtime._dtypes import dtype_to_etype, etype_to_dtype
 from runtime._executables import Executable
-# Plugin system (seed 000): checked wrappers, never a segfault on bad input.
+# The plugin registry: checked wrappers, never a segfault on bad input.
 from runtime._gpu import GpuLibNotLinkedError, generate_pjrt_gpu_plugin_options, make_gpu_client
 from runtime._plugin_library import PluginLoadError
 from runtime._plugins import (initialize_pjrt_plugin, load_pjrt_plugin_dynamically,
@@ -33,7 +33,7 @@ from runtime._shape import Shape
 from runtime._sharded_put import batched_device_put
 from runtime._validate import check_arrays, check_node
 
-# Native types and functions the seeds name (re-exported, not rewritten).
+# Native types and functions of the API (re-exported, not rewritten).
 ArrayCopySemantics = native.ArrayCopySemantics
 ArrayImpl = native.ArrayImpl
 CompileOptions = native.CompileOptions
@@ -54,7 +54,7 @@ XlaRuntimeError = native.XlaRuntimeError
 
 
 def batched_block_until_ready(x: Sequence[Any]) -> None:
-    """Wait until every array of ``x`` is computed (seed 001).
+    """Wait until every array of ``x`` is computed (array API).
 
     ``x``: a sequence of ``ArrayImpl``. Raises TypeError naming ``x[i]`` for a
     non-array, and the array's error (``XlaRuntimeError``) for a failed or
@@ -69,7 +69,7 @@ array_result_handler = native.array_result_handler
 
 @contextlib.contextmanager
 def execution_stream_id(new_id: int) -> Iterator[None]:
-    """Set the calling thread's execution stream id for the ``with`` block (seed 003).
+    """Set the calling thread's execution stream id for the ``with`` block.
 
     ``new_id``: an int in ``[0, 2**63)``; the previous id is restored on exit,
     also when the block raises. Raises TypeError/ValueError naming ``new_id``.
@@ -87,7 +87,7 @@ DeviceTopology = native.DeviceTopology
 
 
 def get_topology_for_devices(devices: Sequence[Any]) -> Any:
-    """The ``DeviceTopology`` of ``devices`` (seed 003): a non-empty sequence of
+    """The ``DeviceTopology`` of ``devices``: a non-empty sequence of
     devices of one client. Raises TypeError/ValueError naming ``devices``."""
     call = "get_topology_for_devices"
     if isinstance(devices, native.DeviceList):
@@ -104,7 +104,7 @@ def get_topology_for_devices(devices: Sequence[Any]) -> Any:
 
 
 def make_c_api_device_topology(c_api: Any, topology_name: str = "", **kwargs: Any) -> Any:
-    """A ``DeviceTopology`` from a plugin's ``PJRT_Api`` capsule (seed 000).
+    """A ``DeviceTopology`` from a plugin's ``PJRT_Api`` capsule.
 
     Raises PluginLoadError when the plugin does not support topologies (the
     plugin's message, e.g. ``UNIMPLEMENTED`` on CPU).
@@ -119,7 +119,7 @@ def make_c_api_device_topology(c_api: Any, topology_name: str = "", **kwargs: An
 
 
 def make_tfrt_tpu_c_api_device_topology(topology_name: str = "", **kwargs: Any) -> Any:
-    """TPU ``DeviceTopology`` of the loaded ``tpu`` plugin (seed 000).
+    """TPU ``DeviceTopology`` of the loaded ``tpu`` plugin.
 
     Raises PluginLoadError when no ``tpu`` plugin is loaded and initialized.
     """
@@ -140,7 +140,7 @@ def make_cpu_client(asynchronous: bool = True, distributed_client: Any = None, n
                     get_local_topology_timeout_minutes: int | None = None,
                     get_global_topology_timeout_minutes: int | None = None,
                     transfer_server_factory: Any = None) -> Client:
-    """Create a client for jaxlib's CPU PJRT backend (seed 000/003 ``make_cpu_client``).
+    """Create a client for jaxlib's CPU PJRT backend (``make_cpu_client``).
 
     ``num_devices``: number of CPU devices (default: jaxlib's, 1), an int in
     ``[1, MAX_CPU_DEVICES]`` (4096; a ValueError naming ``num_devices`` beyond it).

@@ -206,7 +206,7 @@ def test_copy_semantics_areas_pass_on_healthy_control(suite_runs):
     ("broken-fuzz", "test_fuzz_public_function and (custom_call or dtype_to_etype)",
      "test_fuzz_public_function[dtype_to_etype]", "fail_wrong_result"),
 ])
-def test_seed_api_areas_fail_on_broken_backend(suite_runs, platform, select, failing, status):
+def test_jaxlib_api_areas_fail_on_broken_backend(suite_runs, platform, select, failing, status):
     _assert_fails(suite_runs, platform, select, failing, status)
 
 
@@ -229,7 +229,7 @@ def test_gloo_bad_input_test_fails_without_argument_checks(suite_runs):
         failed, result.stdout.str()[-3000:])
 
 
-def test_seed_api_areas_pass_on_healthy_control(suite_runs):
+def test_jaxlib_api_areas_pass_on_healthy_control(suite_runs):
     result, doc = _healthy(suite_runs, "-k", "test_serialize_deserialize_execute or "
                            "(test_primitive_type_round_trip and float16) "
                            "or test_live_arrays or (test_fuzz_public_function and "

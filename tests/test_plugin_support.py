@@ -1,5 +1,5 @@
 """Self-tests of the project's own ``runtime.plugin_support`` (plugin package versions and
-imports, seed 000 Plugin System): moved out of the conformance areas, since they test no
+imports, jaxlib's ``plugin_support``): moved out of the conformance areas, since they test no
 backend."""
 
 from __future__ import annotations

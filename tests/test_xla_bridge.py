@@ -1,4 +1,4 @@
-"""``runtime.xla_bridge`` has the seed-002 registry semantics."""
+"""``runtime.xla_bridge`` has the registry semantics of jax's ``jax._src.xla_bridge``."""
 
 import warnings
 

@@ -1,6 +1,6 @@
 """jax's abstract values and the internals of its shardings, read in one place.
 
-The seed's ``batched_device_put`` takes an abstract value, and the sharding areas
+The array API's ``batched_device_put`` takes an abstract value, and the sharding areas
 compare a jax sharding's ``HloSharding`` and device order with the runtime's. These
 need jax only (no lowering, no backend), so both the helpers
 (:mod:`conformance.helpers.sharding_helpers`) and the programs
@@ -16,7 +16,7 @@ import jax
 
 def shaped_array(shape: tuple[int, ...], dtype: Any) -> Any:
     """The abstract value (jax ``ShapedArray``) of an array of ``shape`` and ``dtype``: the
-    ``aval`` argument of the seed's ``batched_device_put``."""
+    ``aval`` argument of the array API's ``batched_device_put``."""
     return jax.core.ShapedArray(tuple(shape), dtype)
 
 

@@ -1,6 +1,7 @@
 """Transpose, broadcast_in_dim and reverse of an area's own operand, run on the device.
 
-Seed 000 (Compile and Execute). The data_movement area draws its own shapes; this
+Compiled and run through the xla_client API (``Client.compile_and_load``,
+``LoadedExecutable``). The data_movement area draws its own shapes; this
 module lets every area that draws operands above :data:`MIN_ELEMENTS` elements (reduce,
 dot, FFT, sharding) also move *its* operand on the device, at that area's shapes and
 dtypes, and check every device's result bit for bit against the same movement of the raw

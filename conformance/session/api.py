@@ -1,6 +1,6 @@
-"""The module-level seed API of each platform under test: the suite's seam for backends.
+"""The module-level xla_client API of each platform under test: the suite's seam for backends.
 
-The areas call module-level functions of the seed (``batched_device_put``,
+The areas call module-level functions of the xla_client API (``batched_device_put``,
 ``reorder_shards``, ``batched_copy_array_to_devices_with_sharding``,
 ``custom_call_targets``, ``dtype_to_etype``, ...) through the ``xc`` fixture, which
 asks :func:`module_api` for the platform under test. By default that is
@@ -26,7 +26,7 @@ def _check_platform(platform: Any) -> str:
 
 
 def register_module_api(platform: str, module: Any) -> None:
-    """Use ``module`` as the seed's module-level API when ``--platform=platform`` runs.
+    """Use ``module`` as the module-level xla_client API when ``--platform=platform`` runs.
 
     ``platform``: the registry name given to ``--platform``. ``module``: a module or
     any object with the attributes of ``runtime.xla_client`` that the areas call
@@ -46,7 +46,7 @@ def unregister_module_api(platform: str) -> None:
 
 
 def module_api(platform: str) -> Any:
-    """The module-level seed API for ``platform``: the registered one, else
+    """The module-level xla_client API for ``platform``: the registered one, else
     ``runtime.xla_client``. Raises TypeError if ``platform`` is not a non-empty str."""
     _check_platform(platform)
     if platform in _MODULES:

@@ -96,7 +96,7 @@ def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
 
 @pytest.fixture(scope="session")
 def xc(client: Any, platform: str) -> Any:
-    """The seed's module-level functions for the platform under test
+    """The module-level xla_client functions for the platform under test
     (``conformance.session.api.module_api``: ``runtime.xla_client`` unless the backend's
     setup registered its own): the areas call ``xc.reorder_shards(...)`` and so on."""
     from conformance.session import api

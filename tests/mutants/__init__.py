@@ -4,15 +4,15 @@
 operator modules: ``hlo`` (StableHLO rewrites before compile; ``composition``: where ops
 meet), ``outputs`` (per-device output transforms after execute), ``transfer`` (transfers,
 copies, reorders, donation, collectives), ``placement`` (placement and memory kinds), ``host_paths`` (aliasing,
-writable views, next-device placement, memory-kind labels, multi-axis shards), and the seed-API mutants
-(``legacy_io``, ``legacy_seed``, ``client_api``). :func:`register_platforms` registers
+writable views, next-device placement, memory-kind labels, multi-axis shards), and the jaxlib-API mutants
+(``legacy_io``, ``legacy_api``, ``client_api``). :func:`register_platforms` registers
 them as platforms; ``python -m tests.mutants`` scores the suite (see README.md).
 """
 
 from __future__ import annotations
 
 from tests.mutants import (client_api, composition, denormals, hlo, host_paths,  # noqa: F401
-                           just_past, legacy_io, legacy_seed, moved_bits, optional_features,
+                           just_past, legacy_io, legacy_api, moved_bits, optional_features,
                            outputs, placement, stablehlo_ops, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
@@ -44,7 +44,7 @@ def register_platforms(names: list[str] | None = None) -> None:
     if unknown:
         raise KeyError(f"argument 'names': no mutant named {unknown}")
     chosen = [CATALOG[n] for n in (names if names is not None else CATALOG)]
-    healthy = Mutant(HEALTHY, "seed_api", "the unbroken Client", Client, (Target("test_"),))
+    healthy = Mutant(HEALTHY, "jaxlib_api", "the unbroken Client", Client, (Target("test_"),))
     for mutant in [healthy, *chosen]:
         if mutant.name in xla_bridge.registered_platforms():
             continue

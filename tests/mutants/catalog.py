@@ -1,7 +1,7 @@
 """The mutant catalog: what a mutant is, and the registry the operator modules fill.
 
 A mutant is a deliberately broken backend: a ``runtime`` ``Client`` subclass over a
-CPU client (and optionally replaced module-level seed functions), registered as
+CPU client (and optionally replaced module-level xla_client functions), registered as
 platform ``name``. It declares its ``kind`` (which mutation operator made it) and
 the ``targets`` where the suite should kill it: ``(test module, -k expression)``
 pairs; the area of a target is its module name without ``test_``.
@@ -18,7 +18,7 @@ KINDS = {
     "output": "a per-device transform of outputs after execute",
     "transfer": "the transfer, copy, reorder, donation and collective paths",
     "placement": "memory kinds and placement",
-    "seed_api": "the seed API's metadata, registries and argument checks",
+    "jaxlib_api": "the jaxlib API's metadata, registries and argument checks",
 }
 
 

@@ -1,4 +1,4 @@
-"""Mutation operator ``seed_api`` (beyond the first broken backends): a client that
+"""Mutation operator ``jaxlib_api`` (beyond the first broken backends): a client that
 misreports its devices, version or live executables."""
 
 from __future__ import annotations
@@ -39,16 +39,16 @@ class HidesLiveExecutables(Client):
         return []
 
 
-add("api-device-count-plus-one", "seed_api", CountsOneDeviceTooMany,
+add("api-device-count-plus-one", "jaxlib_api", CountsOneDeviceTooMany,
     "test_client: test_device_counts")
-add("api-local-devices-reversed", "seed_api", ReversedLocalDevices,
+add("api-local-devices-reversed", "jaxlib_api", ReversedLocalDevices,
     "test_registry: test_device_lists_agree or test_local_devices_partition")
-add("api-device-zero-twice", "seed_api", ListsDeviceZeroTwice,
+add("api-device-zero-twice", "jaxlib_api", ListsDeviceZeroTwice,
     "test_client: test_device_ids_unique or test_local_devices_within_devices")
-add("dist-broken-runtime", "seed_api", Client,
+add("dist-broken-runtime", "jaxlib_api", Client,
     "test_multi_process: test_key_value_store_across_processes or test_barriers",
     doc="The distributed runtime of tests/broken_distributed.py: gets lose a character and "
         "hide errors, barriers do not wait, Gloo is dropped.",
     env={"PJRT_CONFORMANCE_WORKER_PRELOAD": "tests.broken_distributed"})
-add("api-live-executables-hidden", "seed_api", HidesLiveExecutables,
+add("api-live-executables-hidden", "jaxlib_api", HidesLiveExecutables,
     "test_client: test_live_executables")

@@ -110,7 +110,7 @@ def _register():
     add("broken-dtype", "transfer", WrongDtype, f"test_transfer: {ROUND_TRIP}")
     add("broken-execute", "output", transforming(_off_by_one, _off_by_one.__doc__),
         "test_execute: test_elementwise and (add-int32 or multiply-float32)")
-    add("broken-process-index", "seed_api", WrongProcessIndex,
+    add("broken-process-index", "jaxlib_api", WrongProcessIndex,
         "test_registry: test_local_devices_partition_the_global_list")
     api_only = [  # (name, kind, targets, what is wrong, module functions replaced)
         ("broken-put", "transfer",

@@ -1,4 +1,4 @@
-"""Mutation operator ``seed_api``: optional PJRT features answered wrongly.
+"""Mutation operator ``jaxlib_api``: optional PJRT features answered wrongly.
 
 An ``UNIMPLEMENTED`` answer is a correct backend (``not_supported``), so it is not a
 mutant here: :class:`CostAnalysisUnimplemented` is used by ``tests/test_optional_features.py``
@@ -68,6 +68,6 @@ class CostAnalysisWrongFlops(_CostClient):
 
 
 _TARGET = "test_executables: test_cost_analysis"
-add("opt-cost-analysis-internal-error", "seed_api", CostAnalysisInternalError, _TARGET)
-add("opt-cost-analysis-garbage", "seed_api", CostAnalysisGarbage, _TARGET)
-add("opt-cost-analysis-wrong-flops", "seed_api", CostAnalysisWrongFlops, _TARGET)
+add("opt-cost-analysis-internal-error", "jaxlib_api", CostAnalysisInternalError, _TARGET)
+add("opt-cost-analysis-garbage", "jaxlib_api", CostAnalysisGarbage, _TARGET)
+add("opt-cost-analysis-wrong-flops", "jaxlib_api", CostAnalysisWrongFlops, _TARGET)

@@ -1,8 +1,13 @@
-"""The public API the seeds name, read from their ```python { .api }``` blocks.
+"""The public jaxlib API that ``runtime`` implements, read from the ```python { .api }```
+blocks of jaxlib's API reference: its overview (clients, devices, memories, compile and
+execute, custom calls, kernel registrations, plugin loading), its array operations
+(``batched_device_put``, shardings, copy semantics, ``reorder_shards``) and its XLA client
+operations (client factories, ``Client``, the distributed runtime).
 
-``python -m tests.seed_api ../shared/seeds > tests/seed_api.json`` refreshes the
-checked-in list; ``test_seed_api`` checks that ``runtime`` has every entry and
-that the list matches the seeds when they are present.
+``python -m tests.jaxlib_api OVERVIEW ARRAY_OPERATIONS XLA_CLIENT > tests/jaxlib_api.json``
+refreshes the checked-in list from those three pages (text files, in that order);
+``test_jaxlib_api`` checks that ``runtime`` has every entry, and that the list matches the
+pages named by ``JAXLIB_API_REFERENCE`` when that is set.
 """
 
 from __future__ import annotations
@@ -10,11 +15,10 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-SEED_FILES = ("000_3c3d0387588ae9b9.txt", "001_34ca0916d3f43e03.txt", "003_02b9366fd45af8a1.txt")
-
-#: Names that live outside runtime.xla_client (the seed's section decides).
+#: Names that live outside runtime.xla_client (the reference's section decides).
 MODULE_OF = {"import_from_plugin": "runtime.plugin_support",
              "check_plugin_version": "runtime.plugin_support",
              "registrations": "runtime.lapack", "prepare_lapack_call": "runtime.lapack",
@@ -30,7 +34,7 @@ _ATTR = re.compile(r"^(\w+): ")
 
 def _blocks(text: str) -> list[list[str]]:
     """Lines of each ```python { .api }``` block (usage examples are left out); a
-    seed without fences is one block."""
+    page without fences is one block."""
     if "```" not in text:
         return [text.splitlines()]
     blocks, current = [], None
@@ -80,14 +84,15 @@ def _params(sig: str, keep_self: bool = False) -> list[str]:
     return out
 
 
-def parse(seed_dir: Path) -> dict[str, dict[str, list[str]]]:
-    """{"module:Name" or "module:Class.member": {"params": [...]}} for the seeds."""
+def parse(pages: Sequence[Path]) -> dict[str, dict[str, list[str]]]:
+    """{"module:Name" or "module:Class.member": {"params": [...]}} for the reference
+    ``pages`` (text files; lines that are only a line number are dropped)."""
     api: dict[str, dict[str, list[str]]] = {}
-    for fname in SEED_FILES:
-        text = "\n".join(line for line in (seed_dir / fname).read_text().splitlines()
+    for page in pages:
+        text = "\n".join(line for line in Path(page).read_text().splitlines()
                          if not re.fullmatch(r"\d+", line))
         for lines in _blocks(text):
-            # The seed files lost their indentation: a member is a def taking self,
+            # The pages lost their indentation: a member is a def taking self,
             # a decorated def, or an annotated attribute inside a class.
             cls, decorated, skip_to = None, False, -1
             for i, line in enumerate(lines):
@@ -122,5 +127,5 @@ def parse(seed_dir: Path) -> dict[str, dict[str, list[str]]]:
 
 
 if __name__ == "__main__":
-    json.dump(parse(Path(sys.argv[1])), sys.stdout, indent=1)
+    json.dump(parse([Path(a) for a in sys.argv[1:]]), sys.stdout, indent=1)
     sys.stdout.write("\n")

@@ -1,4 +1,4 @@
-"""The first broken backends of the seed API areas and kernels, as catalog mutants."""
+"""The first broken backends of the jaxlib API areas and kernels, as catalog mutants."""
 
 from __future__ import annotations
 
@@ -146,22 +146,22 @@ def _threefry_19_rounds(site: Site, inputs, outputs):
 
 
 def _register():
-    add("broken-serialize", "seed_api", BreaksSerialization,
+    add("broken-serialize", "jaxlib_api", BreaksSerialization,
         "test_executables: test_serialize_deserialize_execute")
-    add("broken-etype", "seed_api", Client, "test_types: test_primitive_type_round_trip and "
+    add("broken-etype", "jaxlib_api", Client, "test_types: test_primitive_type_round_trip and "
         "float16", doc="dtype_to_etype maps float16 to BF16.",
         api={"dtype_to_etype": _f16_as_bf16})
-    add("broken-custom-calls", "seed_api", Client,
+    add("broken-custom-calls", "jaxlib_api", Client,
         "test_custom_calls: test_registered_target_is_listed",
         doc="custom_call_targets lists nothing.", api={"custom_call_targets": lambda p: {}})
-    add("broken-fuzz", "seed_api", Client,
+    add("broken-fuzz", "jaxlib_api", Client,
         "test_fuzz: test_fuzz_public_function and (custom_call or dtype_to_etype)",
         doc="custom_call_targets kills the process; dtype_to_etype raises KeyError.",
         api={"custom_call_targets": _segfault, "dtype_to_etype": _key_error})
-    add("broken-live", "seed_api", HidesLiveArrays, "test_client: test_live_arrays")
-    add("broken-programs", "seed_api", MisreportsPrograms,
+    add("broken-live", "jaxlib_api", HidesLiveArrays, "test_client: test_live_arrays")
+    add("broken-programs", "jaxlib_api", MisreportsPrograms,
         "test_executables: not serialize and not rejects")
-    add("broken-validation", "seed_api", Client,
+    add("broken-validation", "jaxlib_api", Client,
         "test_errors: test_distributed_topology_and_block",
         doc="jaxlib's own distributed, Gloo, topology and block functions: no argument checks.",
         api={"get_distributed_runtime_service": native_jax.get_distributed_runtime_service,
@@ -169,7 +169,7 @@ def _register():
              "make_gloo_tcp_collectives": native_jax.make_gloo_tcp_collectives,
              "get_topology_for_devices": native.get_topology_for_devices,
              "batched_block_until_ready": native.batched_block_until_ready})
-    add("broken-ffi-errors", "seed_api", SwallowsKernelErrors,
+    add("broken-ffi-errors", "jaxlib_api", SwallowsKernelErrors,
         "test_kernels_ffi: error_reaches_python")
     add("broken-kernels-ulp", "output", transforming(_perturb_floats, _perturb_floats.__doc__),
         "test_kernels_elementwise: float32 and accuracy; test_kernels_reduce: float32; "

@@ -1,10 +1,13 @@
-"""Every public name of seeds 000, 001 and 003 exists in runtime with the seed's parameters."""
+"""Every public name of jaxlib's API reference (``tests/jaxlib_api.json``: the xla_client API,
+the array API, custom calls, kernel registrations, plugin loading, the distributed runtime)
+exists in ``runtime`` with the documented parameters."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import json
+import os
 import re
 import types
 from pathlib import Path
@@ -12,11 +15,13 @@ from typing import Any
 
 import pytest
 
-from tests import seed_api
+from tests import jaxlib_api
 
-API_FILE = Path(__file__).with_name("seed_api.json")
-SEED_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+API_FILE = Path(__file__).with_name("jaxlib_api.json")
 API = json.loads(API_FILE.read_text())
+#: The reference pages the list is read from (os.pathsep-separated, in the order
+#: :mod:`tests.jaxlib_api` takes them); unset, the comparison is skipped.
+REFERENCE = "JAXLIB_API_REFERENCE"
 
 
 def resolve(key: str, import_module=importlib.import_module) -> Any:
@@ -65,21 +70,23 @@ def missing(api: dict[str, dict[str, list[str]]], import_module=importlib.import
     return out
 
 
-def test_runtime_has_every_seed_name():
+def test_runtime_has_every_jaxlib_api_name():
     assert len(API) > 100
     assert missing(API) == []
 
 
-def test_checked_in_list_matches_the_seeds():
-    if not SEED_DIR.is_dir():
-        pytest.skip(f"seeds not present at {SEED_DIR} (only in the development workspace)")
-    assert seed_api.parse(SEED_DIR) == API, (
-        "tests/seed_api.json is stale: run python -m tests.seed_api ../shared/seeds "
-        "> tests/seed_api.json")
+def test_checked_in_list_matches_the_reference():
+    pages = [p for p in os.environ.get(REFERENCE, "").split(os.pathsep) if p]
+    if not pages:
+        pytest.skip(f"{REFERENCE} names no API reference pages")
+    assert jaxlib_api.parse([Path(p) for p in pages]) == API, (
+        "tests/jaxlib_api.json is stale: run python -m tests.jaxlib_api PAGE... "
+        "> tests/jaxlib_api.json")
 
 
 def test_missing_detects_a_removed_name_and_parameter():
-    """Self-test: a runtime without a seed name, or without one of its parameters, fails."""
+    """Self-test: a runtime without a documented name, or without one of its parameters,
+    fails."""
     real = importlib.import_module("runtime.xla_client")
     fake = types.ModuleType("runtime.xla_client")
     fake.__dict__.update({k: v for k, v in vars(real).items() if k != "execution_stream_id"})
@@ -93,16 +100,17 @@ def test_missing_detects_a_removed_name_and_parameter():
     assert len(found) == 2
 
 
-def test_parser_reads_members_signatures_and_unfenced_seeds(tmp_path):
-    (tmp_path / seed_api.SEED_FILES[0]).write_text(
+def test_parser_reads_members_signatures_and_unfenced_pages(tmp_path):
+    pages = [tmp_path / "overview.md", tmp_path / "array-operations.md", tmp_path / "xla-client.md"]
+    pages[0].write_text(
         "```python { .api }\nclass Thing:\nsize: int\ndef grow(\nself,\nby: int = 1,\n"
         ") -> None: ...\n@staticmethod\ndef make(kind: str) -> Thing: ...\n"
         "def top_level(a, b=2): ...\n```\n```python\ndef example(): ...\n```\n")
-    (tmp_path / seed_api.SEED_FILES[1]).write_text(
+    pages[1].write_text(
         "def batched_block_until_ready(x: Sequence[Any]) -> None:\n"
         "# def is_ready(self) -> bool: ...\n")
-    (tmp_path / seed_api.SEED_FILES[2]).write_text("")
-    assert seed_api.parse(tmp_path) == {
+    pages[2].write_text("")
+    assert jaxlib_api.parse(pages) == {
         "runtime.xla_client:ArrayImpl.is_ready": {"params": []},
         "runtime.xla_client:Thing": {"params": []},
         "runtime.xla_client:Thing.grow": {"params": ["by"]},
