@@ -28,8 +28,8 @@ import sys
 
 _PR_SET_PDEATHSIG = 1
 #: The line a child given as Python source runs first (see the module docstring).
-SOURCE_PRELUDE = ("from conformance.processes.child_start import die_with_parent as _dwp; "
-                  "_dwp()\n")
+SOURCE_PRELUDE = ("import conformance.processes.child_start; "
+                  "conformance.processes.child_start.die_with_parent()\n")
 
 
 def die_with_parent() -> None:
