@@ -31,7 +31,7 @@ import os
 import warnings
 from typing import Any
 
-from runtime import _compat, _gpu, _plugin_library, _platforms, _plugins, xla_client
+from runtime import _compat, _gpu, _plugin_library, _platforms, _plugins, _registry, xla_client
 from runtime._backends import (backend_errors, backends, backends_are_initialized,
                                canonicalize_platform, clear_backends, get_backend,
                                get_device_backend, is_known_platform, unknown_platform_error)
@@ -41,7 +41,6 @@ from runtime._plugin_registry import (PluginWarning, discover_and_register_pjrt_
                                       discover_pjrt_plugins, plugin_errors,
                                       plugin_registrations,
                                       register_pjrt_plugin_factories_from_env, register_plugin)
-from runtime._registry import STATE
 from runtime._registry import (INSTALL_HINTS, NONEXPERIMENTAL_PLUGINS, PLATFORMS_ENV_VAR,
                                BackendRegistration, ExperimentalPlatformWarning,
                                PluginRegistration, available_platforms, platforms,
@@ -180,8 +179,8 @@ def make_pjrt_topology(platform: str, topology_name: str = "", **kwargs: Any) ->
     discover_and_register_pjrt_plugins()
     actual = canonicalize_platform(platform) if platform in _platforms.ALIAS_TO_PLATFORMS \
         else platform
-    with STATE.lock:
-        factory = STATE.topology_factories.get(actual)
+    with _registry.STATE.lock:
+        factory = _registry.STATE.topology_factories.get(actual)
     if factory is None:
         raise NotImplementedError(f"make_pjrt_topology: topology not implemented for "
                                   f"{platform!r}")
@@ -210,7 +209,7 @@ def _register_builtin_factories() -> None:
     register_backend_factory("cpu", xla_client.make_cpu_client, priority=0, fail_quietly=False)
     for gpu in _gpu.GPU_PLUGINS:
         factory = functools.partial(xla_client.make_gpu_client, platform_name=gpu)
-        STATE.builtin_gpu_factories[gpu] = factory
+        _registry.STATE.builtin_gpu_factories[gpu] = factory
         register_backend_factory(gpu, factory, priority=200, fail_quietly=True)
 
 
