@@ -83,7 +83,7 @@ from conformance.session import results_log
 from conformance.session import validate
 from conformance.session import sharding
 from conformance.session import session_state
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
 EXIT_WRITE_FAILED = disk_full.EXIT_WRITE_FAILED   # 5: the bundle could not be written

@@ -211,7 +211,7 @@ def _finalize(ns: argparse.Namespace) -> int:
 
 
 def rerender_command(ns: argparse.Namespace) -> int:
-    from conformance.certification.rendering import rerender
+    from conformance.certification.bundle import rerender
 
     if ns.key is not None and not ns.key.is_file():
         return _usage("rerender", f"--key {ns.key}: no such file")

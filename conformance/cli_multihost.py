@@ -56,7 +56,7 @@ def wanted(ns: argparse.Namespace) -> bool:
 
 
 def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict[str, Any]:
-    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import profiles
     from conformance.certification.verdict import report
     from conformance.certification.catalog import waivers
     from conformance.processes import cluster_report

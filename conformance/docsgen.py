@@ -36,7 +36,7 @@ from typing import Any
 from conformance.certification.rendering import failure_view
 from conformance.certification.compare import scoreboard
 from conformance.certification.verdict import plugin_verdict
-from conformance.certification.verdict.profiles import DEFAULT_PROFILE
+from conformance.certification.catalog.profiles import DEFAULT_PROFILE
 
 ROOT = Path(__file__).resolve().parents[1]
 _MARKERS = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)"

@@ -20,7 +20,7 @@ Every file an option names (``--waivers``, ``--declare-file``, ``--known-failure
   gigabytes);
 - :func:`toml_loads` turns nesting too deep for the parser (RecursionError) and a
   number too long for Python's int conversion into ``tomllib.TOMLDecodeError``
-  (``conformance.certification.results.jsontext`` does the same for JSON).
+  (``conformance.certification.jsontext`` does the same for JSON).
 
 The caps (:data:`OPTION_FILE_LIMIT` and the others) are far above what the suite ever
 writes or ships (a profile is 150 kB, the CPU durations 220 kB, a CPU report.json

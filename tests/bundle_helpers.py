@@ -6,9 +6,9 @@ import sys
 
 import conformance
 from conformance.certification.bundle import bundle_files
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.verdict import report
-from conformance.certification.verdict.decide import (CERTIFIED, NO_PROFILE, NO_PROFILE_REASON,
+from conformance.certification.verdict.plugin_verdict import (CERTIFIED, NO_PROFILE, NO_PROFILE_REASON,
                                                       NOT_CERTIFIED)
 
 HEADER = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from conformance.certification.results import attempt
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import diff
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from tests.bundle_helpers import cli, crafted, rewrite
 
 

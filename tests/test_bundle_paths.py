@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conformance.certification.bundle import bundle_files
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from tests.bundle_helpers import crafted
 
 REPORTS = Path(__file__).resolve().parents[1] / "reports"

@@ -12,7 +12,8 @@ import types
 
 import pytest
 
-from conformance.certification.verdict import plugin_verdict, profiles
+from conformance.certification.catalog import profiles
+from conformance.certification.verdict import plugin_verdict
 from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers
 from runtime.xla_client import XlaRuntimeError

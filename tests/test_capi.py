@@ -1,5 +1,5 @@
 """The below-the-framework check (``conformance.capi``) and the standalone
-reproductions of a bundle (``conformance.certification.bundle.repro``) on a real PJRT plugin.
+reproductions of a bundle (``conformance.certification.rendering.repro``) on a real PJRT plugin.
 
 Failure records come from real failing runs: XLA's CPU kernels are wrong at
 subnormals on the plugin itself (atan2 of two subnormals is NaN, cbrt of a positive
@@ -20,7 +20,7 @@ import pytest
 
 from conformance import capi
 from conformance.certification.bundle import bundle_files
-from conformance.certification.bundle import repro
+from conformance.certification.rendering import repro
 from conformance.helpers import reproduction
 from conformance.processes import runner
 from tests.test_real_plugin import LIBRARY
@@ -156,7 +156,7 @@ def test_undecidable_records_give_none(special_values_run):
         capi.hook("report.json")
 
 
-# --- standalone reproductions of the same run (conformance.certification.bundle.repro) ---
+# --- standalone reproductions of the same run (conformance.certification.rendering.repro) ---
 
 def _fresh_run(script_path, cwd):
     """``python -I script`` from ``cwd`` with no PYTHONPATH: nothing of this project."""

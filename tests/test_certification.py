@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conformance.certification.verdict import plugin_verdict
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.catalog import waivers
 from conformance.certification.verdict.plugin_verdict import CERTIFIED, NOT_CERTIFIED
 from tests.bundle_helpers import flagged

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import pass_rate
 from conformance.dashboard import asv_results, charts, history, site
 from tests.bundle_helpers import main
 

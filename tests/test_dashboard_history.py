@@ -371,7 +371,7 @@ def test_an_area_with_no_counted_test_is_n_a_not_a_crash(tmp_path):
 
 
 def test_conformance_page_states_the_one_pass_rate_definition(tmp_path):
-    from conformance.certification.compare import pass_rate
+    from conformance.certification.verdict import pass_rate
     import html as html_mod
 
     out = tmp_path / "site"

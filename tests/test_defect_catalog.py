@@ -9,7 +9,7 @@ import pytest
 
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 
 GOOD = """
 component = "test component"

@@ -8,7 +8,7 @@ import pytest
 
 import conformance
 from conformance import docsgen
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from tests import report_docs
 
 ROOT = Path(conformance.__file__).resolve().parents[1]

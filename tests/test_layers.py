@@ -47,12 +47,25 @@ def test_lint_imports_keeps_every_contract():
     assert f"Contracts: {len(contracts())} kept, 0 broken." in out, out
 
 
+def _layered(contract_id: str) -> set[str]:
+    (layers,) = [c for c in contracts() if c["id"] == contract_id]
+    assert layers["type"] == "layers"
+    return {name.strip() for layer in layers["layers"] for name in re.split(r"[|:]", layer)}
+
+
 def test_every_conformance_package_is_in_a_layer():
-    (layers,) = [c for c in contracts() if c["type"] == "layers"]
-    assert layers["containers"] == ["conformance"]
-    named = {name.strip() for layer in layers["layers"] for name in layer.split("|")}
     packages = {p.parent.name for p in (ROOT / "conformance").glob("*/__init__.py")}
-    assert packages and packages == named, (sorted(packages), sorted(named))
+    assert packages and packages == _layered("layers"), (sorted(packages),
+                                                         sorted(_layered("layers")))
+
+
+def test_every_certification_subpackage_and_module_is_in_a_layer():
+    """certification/'s subpackages, and the modules at its root (what every subpackage
+    may use), each sit in one layer of the certification contract."""
+    root = ROOT / "conformance" / "certification"
+    members = {p.parent.name for p in root.glob("*/__init__.py")} | {
+        p.stem for p in root.glob("*.py") if p.name != "__init__.py"}
+    assert members and members == _layered("certification-layers"), sorted(members)
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +97,27 @@ def planted_copy(tmp_path_factory) -> Path:
     ("conformance/helpers/dtype_helpers.py", "import conformance.cli",
      "conformance.helpers is not allowed to import conformance."),
     ("runtime/versions.py", "import conformance", "runtime imports nothing of the suite"),
+    # certification/'s layers: the upward arrows it had (issue 40, item 5).
+    ("conformance/certification/catalog/known_failures.py",
+     "from conformance.certification.bundle import bundle_files",
+     "conformance.certification.catalog is not allowed to import "
+     "conformance.certification.bundle"),
+    ("conformance/certification/results/records.py",
+     "def _planted():\n    from conformance.certification.verdict import report",
+     "conformance.certification.results is not allowed to import "
+     "conformance.certification.verdict"),
+    ("conformance/certification/rendering/report_md.py",
+     "from conformance.certification.compare import scoreboard",
+     "conformance.certification.rendering is not allowed to import "
+     "conformance.certification.compare"),
+    ("conformance/certification/attribution/reference_rule.py",
+     "from conformance.certification.results import records",
+     "conformance.certification.attribution is not allowed to import "
+     "conformance.certification.results"),
+    ("conformance/certification/jsontext.py",
+     "from conformance.certification.catalog import profiles",
+     "conformance.certification.jsontext is not allowed to import "
+     "conformance.certification.catalog"),
 ])
 def test_a_planted_upward_import_breaks_the_contract(planted_copy, module, planted, broken):
     path = planted_copy / module
@@ -94,5 +128,6 @@ def test_a_planted_upward_import_breaks_the_contract(planted_copy, module, plant
     finally:
         path.write_text(original)
     assert returncode == 1, out
-    assert "1 broken" in out and broken in out, out
-    assert module.removesuffix(".py").replace("/", ".") in out, out
+    words = " ".join(out.split())   # import-linter wraps long lines at 80 columns
+    assert "1 broken" in words and broken in words, out
+    assert module.removesuffix(".py").replace("/", ".") in words, out

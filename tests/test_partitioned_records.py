@@ -22,7 +22,7 @@ import pytest
 
 from conformance import capi
 from conformance.certification.attribution import attribution_sources
-from conformance.certification.bundle import repro
+from conformance.certification.rendering import repro
 from tests.test_real_plugin import LIBRARY
 
 HEADER = {"platform": {"loaded": {"how": "PJRT C API plugin", "library_path": LIBRARY,

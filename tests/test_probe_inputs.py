@@ -25,7 +25,7 @@ import pytest
 from conformance import file_limits
 from conformance.certification.bundle import bundle_files
 from conformance.certification.bundle import reportfile
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 from conformance.certification.verdict import report
 from conformance.session import option_files
 from conformance.session import validate
@@ -173,7 +173,7 @@ _CALLS = textwrap.dedent("""
     from pathlib import Path
     from conformance.certification.bundle import shards
     from conformance.certification.catalog import defect_catalog, known_failures, waivers
-    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import profiles
     from conformance.session import backend, option_files
     for label, call, path, dest in json.loads(sys.argv[1]):
         try:

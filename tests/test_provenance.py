@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import conformance
-from conformance.certification.bundle import provenance
+from conformance.certification import provenance
 from tests.bundle_helpers import crafted, main, rewrite
 
 

@@ -117,6 +117,6 @@ def test_plugin_path_spelled_with_dot_dot(tmp_path):
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]   # no profile
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     # the bundle names the library by its package, as it names every local file
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
     assert doc["platform"]["loaded"]["library_path"] == \
         local_paths.describe_library(os.path.abspath(roundabout))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conformance.helpers import partitioned
-from conformance.certification.bundle import repro
+from conformance.certification.rendering import repro
 from conformance.helpers import assertions
 from conformance.helpers.reproduction import encode_array, of, reproduction
 

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.certification.bundle import repro
+from conformance.certification.rendering import repro
 
 PROGRAM = ("module @m {\n  func.func public @main(%a: tensor<f32>) -> tensor<f32> {\n"
            "    return %a : tensor<f32>\n  }\n}\n")

@@ -1,5 +1,5 @@
 """``pjrt-conformance rerender``: a bundle rebuilt from its own records, attribution decided
-again under the PJRT C API boundary rule (conformance.certification.rendering.rerender)."""
+again under the PJRT C API boundary rule (conformance.certification.bundle.rerender)."""
 
 import json
 import shutil
@@ -9,7 +9,7 @@ import pytest
 
 from conformance.certification.bundle import bundle_files
 from conformance.certification.catalog import defect_catalog
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.verdict import report
 from conformance.certification.results import runlog
 from conformance.certification.bundle import signing
@@ -159,7 +159,8 @@ def test_rerender_reads_data_not_prose(tmp_path, monkeypatch):
     """Evidence prose changed arbitrarily (every renderer, and a schema-2 bundle's
     strings) changes report.md and report.html, never what rerender decides."""
     from conformance.certification.attribution import attribution_sources
-    from conformance.certification.rendering import failure_view, rerender
+    from conformance.certification.bundle import rerender
+    from conformance.certification.rendering import failure_view
 
     plain, _ = _rule_changed_bundle(tmp_path / "plain")
     odd, _ = _rule_changed_bundle(tmp_path / "odd")

@@ -302,7 +302,7 @@ def test_finalize_reads_the_runs_option_files_and_its_bundle_names_no_local_path
     the waiver applied, a bundle that verifies, and its run.json without a local path.
     run.json was written redacted during the run, so finalize read '<redacted>' for
     both files (exit 2, or exit 5 'free space' for the waivers file)."""
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
 
     files = pytester.path / "opts"
     files.mkdir()

@@ -12,7 +12,7 @@ import pytest
 
 from conformance.certification.results import attempt
 from conformance.certification.bundle import bundle_files
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.verdict import report
 from conformance.certification.compare import scoreboard
 from tests.bundle_helpers import HEADER
@@ -182,7 +182,7 @@ def test_one_column_per_jaxlib_release_with_profile_and_report_links(tmp_path):
 def test_one_pass_rate_for_the_plugin_column_and_the_areas_and_it_is_stated():
     """Skips and not_supported are left out of the rate; framework failures count against
     it (the old "plugin pass rate" counted them as passes, the area cells did not)."""
-    from conformance.certification.compare import pass_rate
+    from conformance.certification.verdict import pass_rate
     counts = {"pass": 6, "crash": 1, "fail_error": 1, "skipped": 3, "not_supported": 2}
     assert pass_rate.pass_rate(counts) == (6, 8) and pass_rate.text(counts) == "6/8 (75%)"
     assert pass_rate.text({"skipped": 2}) == "n/a (none counted)"
@@ -243,7 +243,7 @@ def _loaded(library):
     ("/work/build/pluginB/libB.so", "cpu / libB"),
 ])
 def test_a_report_in_memory_and_its_bundle_have_one_backend_key(library, key):
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
     doc = _loaded(library)
     on_disk = local_paths.for_bundle(doc)
     assert scoreboard.backend_key(doc) == scoreboard.backend_key(on_disk) == key

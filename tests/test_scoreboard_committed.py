@@ -69,7 +69,7 @@ def _shown_bundles(tmp_path: Path) -> list[Path]:
 def test_every_bundle_on_the_scoreboard_is_on_the_default_profile(tmp_path):
     import json
 
-    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import profiles
 
     off = []
     for path in _shown_bundles(tmp_path):

@@ -130,7 +130,7 @@ NESTED = "/v/lib/python3.11/site-packages/xla_plugins/xla_cpu_pjrt/libpjrt_c_api
 
 
 def test_a_report_in_memory_finds_the_bundle_of_its_nested_package_plugin(tmp_path):
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
 
     def plugin(doc):
         doc["platform"]["loaded"] = {"how": "PJRT C API plugin", "library_path": NESTED,

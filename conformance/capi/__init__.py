@@ -26,7 +26,8 @@ from typing import Any
 
 from conformance.helpers import partitioned
 from conformance.certification.attribution import attribution_sources
-from conformance.certification.bundle import local_paths, repro
+from conformance.certification import local_paths
+from conformance.certification.rendering import repro
 from conformance.processes import runner
 
 #: The attribution strings this module returns (the shared data model's names).

@@ -4,7 +4,7 @@ Every ``report.json`` under the reports folder (``reports/<backend>/<stamp>/``) 
 read with :func:`conformance.certification.bundle.reportfile.load` (schema-checked); its
 results give area (:func:`conformance.certification.results.records.area_of`) and status.
 Pass rate of an area: the one definition of the scoreboard and the report
-(:mod:`conformance.certification.compare.pass_rate`: passed / (tests run - not supported
+(:mod:`conformance.certification.verdict.pass_rate`: passed / (tests run - not supported
 - skipped)). Bundles under ``reports/archive/`` are not shown
 (:func:`conformance.certification.compare.scoreboard.discover`). Backends are keyed as on the scoreboard
 (:func:`conformance.certification.compare.scoreboard.backend_key`). A bundle that does not
@@ -21,7 +21,8 @@ from typing import Any
 
 from conformance.certification.results import records
 from conformance.certification.bundle import reportfile
-from conformance.certification.compare import pass_rate, scoreboard
+from conformance.certification.compare import scoreboard
+from conformance.certification.verdict import pass_rate
 from conformance.certification.compare.scoreboard import backend_key
 from conformance.dashboard.errors import UsageError
 
@@ -53,7 +54,7 @@ class Bundle:
 
     def share(self, area: str | None = None) -> str:
         """``rate`` as text that never rounds to 100% or 0% unless it is
-        (:func:`conformance.certification.compare.pass_rate.percent`); "" when absent."""
+        (:func:`conformance.certification.verdict.pass_rate.percent`); "" when absent."""
         passed, total = self.counts(area)
         return pass_rate.percent(passed, total) if total else ""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import file_limits
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 from conformance.dashboard.errors import MalformedInput, UsageError
 
 SCHEMA = "pjrt-conformance/device-limits/1"

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from conformance import file_limits
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 from conformance.dashboard import direction
 from conformance.dashboard.errors import MalformedInput
 from conformance.dashboard.noise import NoiseData

@@ -25,7 +25,7 @@ from typing import Any
 import jinja2
 
 from conformance.dashboard import bundle_history
-from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import pass_rate
 from conformance.certification.compare.scoreboard import release_key
 from conformance.dashboard import charts, history, last_run, regressions
 from conformance.dashboard.asv_results import ResultsDir

@@ -23,7 +23,7 @@ A test declares what it needs with ``pytest.mark.capability(...)``, most simply 
 :func:`requires` (``@capabilities.requires("bf16", "donation")``) or :func:`param` for a
 dtype parameter: one capability or several. Its tier is then ``capability:<a>+<b>``
 (mandatory once every one of them is declared, see
-``conformance.certification.verdict.profiles``), and it is ``not_supported`` when any of
+``conformance.certification.catalog.profiles``), and it is ``not_supported`` when any of
 them is missing: before it runs where the session knows (:func:`check_required`, e.g.
 ``multi_device`` on a one-device platform), or when the backend cleanly refuses a call
 inside :func:`gated` for any of its dtypes.

@@ -9,7 +9,7 @@ device at once (``PJRT_LoadedExecutable_Execute`` over all of them), and the out
 assembled from its shards (replicas must agree bit for bit). NumPy only: no jax.
 
 The standalone reproductions run the same code: :data:`STANDALONE` names the functions
-that :func:`conformance.certification.bundle.repro.shared` copies, source and all, into
+that :func:`conformance.certification.rendering.repro.shared` copies, source and all, into
 every bundle's ``repro/pjrt_repro.py`` (which imports nothing of this suite), so that a
 C API plugin's partitioned failure is reproduced on the plugin, as here. They use only
 ``math``, ``numpy`` and each other.

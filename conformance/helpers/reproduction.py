@@ -10,7 +10,7 @@ Besides the text, a failure carries its arrays as data (:meth:`Reproduction.arra
 compared a result (:func:`compared`), the observed and expected arrays and the
 assertion that rejected them. They feed the below-the-framework check
 (:mod:`conformance.capi`) and the standalone reproductions
-(:mod:`conformance.certification.bundle.repro`). A partitioned program also carries
+(:mod:`conformance.certification.rendering.repro`). A partitioned program also carries
 its placement (:func:`placement`, ``failures[].arrays.sharding``), so that its
 reproduction compiles it with the same mesh and partition count.
 """

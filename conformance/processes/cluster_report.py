@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.certification.attribution import attribution_sources
-from conformance.certification.verdict.profiles import profile_id
+from conformance.certification.catalog.profiles import profile_id
 from conformance.certification.results.records import FAILURE_FACTS, Result
 from conformance.processes import mp_checks
 

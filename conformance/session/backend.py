@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance import file_limits
 from conformance.option_error import shown
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 from conformance.programs.lowering import confine_jax_to_cpu
 from conformance.session import pjrt_plugin_info
 from runtime import xla_bridge, xla_client

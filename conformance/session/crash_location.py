@@ -3,7 +3,7 @@
 pytest-xdist reports a dead worker's test with the node id alone and gives the id's
 file part as its location (``'test_transfer.py'``). Every other report's location is
 the file's path relative to the rootdir (``'../venv/.../conformance/test_transfer.py'``),
-and :func:`conformance.certification.bundle.provenance.package_nodeid` needs that path to give
+and :func:`conformance.certification.provenance.package_nodeid` needs that path to give
 a test of the installed suite its package-relative id
 (``'conformance/test_transfer.py::...'``). Without it a crash of ``pjrt-conformance run``
 (``--pyargs conformance``, whose node ids are relative to the package) was recorded

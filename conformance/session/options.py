@@ -10,7 +10,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 
 SUITE_OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("--platform", dict(default="cpu",

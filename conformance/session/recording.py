@@ -22,7 +22,7 @@ import pytest
 
 import conformance
 from conformance.certification.attribution import attribution_sources
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from conformance import file_limits
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 from conformance.certification.results import runlog
 
 LOG_FILE, RUN_FILE = runlog.LOG, "run.json"
@@ -77,13 +77,13 @@ def _replace(path: Path, text: str, mtime_ns: int) -> None:
 def seal_run(out: Path) -> None:
     """``run.json`` of the run directory ``out`` as its bundle holds it, just before the
     bundle (its manifest) is written: no absolute path of this machine
-    (:func:`~conformance.certification.bundle.local_paths.redact_tree`). What it was is
+    (:func:`~conformance.certification.local_paths.redact_tree`). What it was is
     kept for :func:`finalize` (a bundle that could not be written, a cancel while it was
     written or signed) in ``run.local.json`` (:data:`RUN_LOCAL`, removed once the bundle
     is written: :func:`write_bundle`) and in this process. Nothing to do without a
     ``run.json`` or when it holds no local path. Raises OSError when it cannot be
     written (``run.json`` is then as it was), ValueError for a malformed one."""
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
 
     path = out / RUN_FILE
     if not path.is_file():
@@ -116,7 +116,7 @@ def _run_facts(out: Path) -> Any:
         out / RUN_FILE, limit=file_limits.BUNDLE_FILE_LIMIT))
     unsealed = _UNSEALED.get(_key(out))
     if unsealed is not None:
-        from conformance.certification.bundle import local_paths
+        from conformance.certification import local_paths
 
         if local_paths.redact_tree(unsealed) == facts:   # the one this process sealed
             return unsealed
@@ -279,7 +279,7 @@ def _without_call(reports: list[pytest.TestReport]) -> set[str]:
     """Package-relative ids of the tests whose setup passed but that have no call report
     (pytest writes one for every test set up): a dropped line held it, so whatever the
     other phases say, the test's result is unknown."""
-    from conformance.certification.bundle.provenance import package_nodeid
+    from conformance.certification.provenance import package_nodeid
 
     set_up, called = set(), set()
     for rep in reports:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conformance.certification.catalog import defect_catalog
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 from conformance.certification.catalog import known_failures
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.results import records
 from conformance.certification.catalog import waivers
 from conformance.helpers import float_control_modes

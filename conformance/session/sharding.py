@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conformance.certification.bundle import shards
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 from conformance.session import validate
 
 _KEY = pytest.StashKey[dict[str, Any]]()

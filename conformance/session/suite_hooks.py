@@ -15,9 +15,9 @@ import hypothesis
 import pytest
 
 import conformance
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 from conformance.certification.catalog import known_failures
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.results import records
 from conformance.helpers import capabilities
 from conformance.session import results_log

@@ -380,7 +380,7 @@ def certification_files(*, profile: str, waivers: str | None,
     naming the option and the file for the first one that is missing or malformed."""
     import conformance.certification.catalog.known_failures
     import conformance.certification.catalog.waivers
-    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import profiles
 
     try:
         if profile != "none":

@@ -13,7 +13,7 @@ Attributions (docs/vendor-guide.md, "The verdict, attribution and the run's guar
 Evidence is data. :data:`KINDS` is the one list of evidence sources, strongest first:
 attribution (:func:`decide`), ``verify``'s re-check
 (:mod:`conformance.certification.attribution.attribution_check`), ``rerender``
-(:mod:`conformance.certification.rendering.rerender`) and the renderers
+(:mod:`conformance.certification.bundle.rerender`) and the renderers
 (:func:`conformance.certification.rendering.failure_view.evidence_lines`) all read it.
 Each evidence item in ``report.json`` is an object ``{"source": <kind name>, "answer":
 <attribution>, <the kind's facts>}`` (``docs/report-schema.md``); prose is written

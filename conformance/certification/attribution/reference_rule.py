@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import known_failures
-from conformance.certification.verdict.profiles import _DEVICE_PARAM
+from conformance.certification.catalog.profiles import _DEVICE_PARAM
 
 REFERENCE = "cpu"
 REFERENCE_NAME = "the reference backend (jaxlib's built-in CPU client)"

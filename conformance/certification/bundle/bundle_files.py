@@ -3,7 +3,7 @@
 A bundle directory holds ``report.json`` (schema 3; ``verify`` reads 2 too), ``report.md``,
 ``report.html`` (self-contained), ``junit.xml``, the standalone reproductions
 ``repro/<test>.py`` and ``repro/README.md`` of the failures
-(:mod:`conformance.certification.bundle.repro`) and ``MANIFEST.sha256``
+(:mod:`conformance.certification.rendering.repro`) and ``MANIFEST.sha256``
 (``sha256sum`` format over every other file), and when signed
 ``MANIFEST.sha256.sig`` (:mod:`conformance.certification.bundle.signing`). :func:`verify`
 checks all of it and recomputes the verdict; ``pjrt-conformance verify DIR``
@@ -24,10 +24,10 @@ from typing import Any
 from conformance.certification.attribution import attribution_check
 from conformance.certification.verdict import plugin_verdict
 from conformance.certification.bundle import entries
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from conformance.certification.bundle import merge_check
-from conformance.certification.verdict import profiles
-from conformance.certification.bundle import provenance
+from conformance.certification.catalog import profiles
+from conformance.certification import provenance
 from conformance.certification.bundle import reportfile
 from conformance.certification.results import runlog
 from conformance.certification.bundle import log_check
@@ -35,7 +35,7 @@ from conformance.certification.bundle import signing
 from conformance.certification.rendering import report_html
 from conformance.certification.rendering import report_md
 from conformance.certification.rendering import rendering_check
-from conformance.certification.bundle import repro
+from conformance.certification.rendering import repro
 from conformance.certification.catalog.waivers import WAIVABLE
 
 MANIFEST = signing.MANIFEST
@@ -103,7 +103,7 @@ def write(doc: dict[str, Any], out_dir: Path, extra: tuple[str, ...] = ()) -> Pa
     ``extra``: names of files already in ``out_dir`` that the manifest lists too (the
     results log of a run, packed or not (:mod:`conformance.certification.results.runlog`), and
     its ``run.json``). Every file is written from
-    :func:`~conformance.certification.bundle.local_paths.for_bundle` of ``doc``: no
+    :func:`~conformance.certification.local_paths.for_bundle` of ``doc``: no
     absolute path of this machine."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

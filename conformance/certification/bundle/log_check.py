@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 from conformance.certification.results import runlog
 
 _SHOWN = 3

@@ -24,7 +24,7 @@ from typing import Any
 from conformance.certification.attribution import attribution_sources
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
-from conformance.certification.verdict import profiles
+from conformance.certification.catalog import profiles
 from conformance.certification.results import records
 from conformance.certification.verdict import report
 from conformance.certification.bundle import shards

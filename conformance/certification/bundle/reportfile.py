@@ -20,7 +20,7 @@ import jsonschema
 
 from conformance.certification.bundle import entries
 from conformance.certification.verdict.report import SCHEMA_VERSION
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 
 SCHEMA_FILE = f"report-v{SCHEMA_VERSION}.schema.json"
 #: The schema versions this suite reads: the current one, and 2 (evidence as strings,

@@ -29,8 +29,8 @@ from typing import Any
 from pytest_split.algorithms import Algorithms
 
 from conformance import file_limits
-from conformance.certification.bundle import provenance
-from conformance.certification.results import jsontext
+from conformance.certification import provenance
+from conformance.certification import jsontext
 
 #: pytest-split's algorithm that balances summed durations (greedy, longest test first).
 ALGORITHM = "least_duration"

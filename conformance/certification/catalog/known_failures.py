@@ -34,7 +34,7 @@ import pytest
 from packaging.requirements import InvalidRequirement, Requirement
 
 from conformance import file_limits
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 
 _FLAGS = {"platform": None, "plugin_library": ("yes", "no")}
 

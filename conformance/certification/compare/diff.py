@@ -1,7 +1,7 @@
 """``pjrt-conformance diff OLD NEW``: what changed between two report bundles.
 
 Tests are matched by their package-relative id
-(:func:`conformance.certification.bundle.provenance.package_nodeid`), so bundles made
+(:func:`conformance.certification.provenance.package_nodeid`), so bundles made
 by installs in different places compare. A result *fails* when its status is in
 :data:`FAILING`; ``skipped``, ``not_supported`` and ``waived`` are not failures.
 Sections: new failures (failing in NEW, not failing or absent in OLD), fixes
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification.bundle import reportfile
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.provenance import package_nodeid
 
 FAILING = ("fail_wrong_result", "fail_error", "crash", "timeout", "flaky")
 

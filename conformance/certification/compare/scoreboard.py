@@ -15,7 +15,7 @@ A backend folder whose ``attempt.json`` (``reports/certify-plugins.sh``) names n
 bundle, and that has no bundle at all, gets a row saying why the attempt failed.
 
 Per backend: the plugin verdict (certified or not, with the pass rate of
-:func:`conformance.certification.compare.pass_rate.pass_rate`, the one definition the
+:func:`conformance.certification.verdict.pass_rate.pass_rate`, the one definition the
 reports use too: passed / (tests run - not supported - skipped)) and the stack findings (the
 two-part headline of
 :func:`conformance.certification.verdict.plugin_verdict.headline`; for a bundle that predates it,
@@ -40,15 +40,15 @@ from typing import Any
 import jinja2
 import packaging.version
 
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from conformance.certification.verdict import plugin_verdict
 from conformance.certification.results import attempt
 from conformance.certification.attribution import attribution_sources
 from conformance.certification.bundle import entries
 from conformance.certification.bundle import bundle_files
-from conformance.certification.results import jsontext
-from conformance.certification.compare import pass_rate
-from conformance.certification.compare.pass_rate import percent  # noqa: F401 (public here too)
+from conformance.certification import jsontext
+from conformance.certification.verdict import pass_rate
+from conformance.certification.verdict.pass_rate import percent  # noqa: F401 (public here too)
 
 BEGIN, END = "<!-- scoreboard:begin -->", "<!-- scoreboard:end -->"
 ATTRIBUTIONS = ("plugin", "framework", "suite", "unattributed")
@@ -111,7 +111,7 @@ class Row:
 def backend_key(doc: dict[str, Any]) -> str:
     """``<platform> / <plugin>`` or ``<platform> / built-in`` (see module doc): the same
     key for a report still in memory (an absolute ``library_path``) and for its bundle
-    (:func:`conformance.certification.bundle.local_paths.for_bundle`: ``library_locator``)."""
+    (:func:`conformance.certification.local_paths.for_bundle`: ``library_locator``)."""
     platform = doc.get("platform") or {}
     loaded = platform.get("loaded") or {}
     return f"{platform.get('name', '?')} / {plugin_name(loaded)}"

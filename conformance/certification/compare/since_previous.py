@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.certification.bundle import bundle_files
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 from conformance.certification.bundle import reportfile
 from conformance.certification.compare import diff
 from conformance.certification.compare.scoreboard import backend_key
@@ -82,7 +82,7 @@ def selection(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     (``-k EXPR``, ``-k=EXPR`` and ``-kEXPR`` alike), :data:`SELECTING_FLAGS` and the
     positional test paths (``("path", ...)``) of its ``command``, as sorted (option,
     value) pairs. The command is read as a bundle holds it
-    (:func:`conformance.certification.bundle.local_paths.redact`), so a report still in
+    (:func:`conformance.certification.local_paths.redact`), so a report still in
     memory and its bundle have one selection. An unparsable command line selects by its
     whole text."""
     pairs = [("--cpu-devices", str(doc.get("cpu_devices")))]

@@ -176,7 +176,7 @@ def full_reasons(doc: dict[str, Any]) -> list[tuple[str, list[str]]]:
     ``(+N)``): recomputed with :func:`conformance.certification.verdict.plugin_verdict` from the
     results, and kept only when they agree with the stored reasons (else the stored
     ones). Each is ``(summary, test ids)``; a reason naming no tests has ``[]``."""
-    from conformance.certification.verdict import profiles
+    from conformance.certification.catalog import profiles
     from conformance.certification.verdict import plugin_verdict
 
     stated = list(doc.get("verdict_reasons") or [])
@@ -340,7 +340,7 @@ def traceback_tail(text: str | None) -> str:
 def repro_file(failure: dict[str, Any]) -> str | None:
     """The bundle's standalone reproduction of ``failure`` (``repro/<file>.py``), None
     when the run recorded nothing a script can re-run."""
-    from conformance.certification.bundle import repro
+    from conformance.certification.rendering import repro
 
     return f"{repro.DIR}/{repro.file_name(failure['nodeid'])}" if repro.kind(failure) else None
 

@@ -5,7 +5,7 @@ The first screen (1280x800) holds the verdict with every reason, the failures by
 cause under "Why not certified" (:mod:`conformance.certification.rendering.root_causes`:
 catalog entry or uncataloged test, attribution, upstream status, what to do, tests per
 cause) with the first next step, then a pass-rate bar per area (the pass rate of
-:mod:`conformance.certification.compare.pass_rate`, its definition printed under the
+:mod:`conformance.certification.verdict.pass_rate`, its definition printed under the
 bars), and the first failure with a table of
 contents of the failures grouped by area and likely root cause
 (:mod:`conformance.certification.rendering.failure_view`). Further down: per-tier bars, the
@@ -26,7 +26,7 @@ import jinja2
 from conformance.certification.rendering import failure_view
 from conformance.certification.rendering import root_causes
 from conformance.certification.rendering import svg
-from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import pass_rate
 from conformance.certification.verdict import plugin_verdict
 from conformance.certification.results.records import STATUSES
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance.certification.bundle import provenance
+from conformance.certification import provenance
 from conformance.certification.rendering import failure_view
 from conformance.certification.rendering import coverage_md
 from conformance.certification.rendering import root_causes
-from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import pass_rate
 from conformance.certification.attribution.attribution_sources import stack_findings
 from conformance.certification.results.records import STATUSES
 from conformance.certification.verdict import plugin_verdict
@@ -48,7 +48,7 @@ def _backend_lines(p: dict[str, Any]) -> list[str]:
 
 def _status_table(title: str, key: str, rows: dict[str, dict[str, int]]) -> list[str]:
     """A Markdown section with one row of status counts per area or tier, and its pass
-    rate (:func:`conformance.certification.compare.pass_rate.text`)."""
+    rate (:func:`conformance.certification.verdict.pass_rate.text`)."""
     return ["", f"## {title}", "", f"| {key} | pass rate | " + " | ".join(STATUSES) + " |",
             "|---|---|" + "---|" * len(STATUSES)] + [
         f"| {name} | {pass_rate.text(c)} | " + " | ".join(str(c.get(k, 0)) for k in STATUSES)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from conformance.certification.compare import pass_rate
+from conformance.certification.verdict import pass_rate
 
 PASS_COLOUR = "#2e9e44"
 FAIL_COLOUR = "#d62728"

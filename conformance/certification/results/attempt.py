@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance import file_limits
-from conformance.certification.bundle import local_paths
-from conformance.certification.results import jsontext
+from conformance.certification import local_paths
+from conformance.certification import jsontext
 
 #: Lines of stderr kept as the reason a run gave no bundle.
 ERROR_LINES = 15

@@ -25,8 +25,8 @@ import re
 from typing import Any
 
 from conformance.certification.catalog import known_failures
-from conformance.certification.verdict.profiles import profile_id
-from conformance.certification.bundle.provenance import package_nodeid
+from conformance.certification.catalog.profiles import profile_id
+from conformance.certification.provenance import package_nodeid
 
 STATUSES = ("pass", "fail_wrong_result", "fail_error", "crash", "timeout", "not_supported",
             "skipped", "waived", "flaky")

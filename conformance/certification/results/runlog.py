@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from conformance import file_limits
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 
 LOG = "results.jsonl"
 PACKED = LOG + ".xz"
@@ -148,8 +148,8 @@ def slim(record: Any) -> Any:
     """A test report (a dict whose ``$report_type`` is ``TestReport``) cut to :data:`KEPT`,
     ``keywords`` emptied and ``sections`` (captured output) kept of failed reports only;
     any other record unchanged; then no absolute path of this machine in any string
-    (:func:`conformance.certification.bundle.local_paths.redact_tree`). Idempotent."""
-    from conformance.certification.bundle import local_paths
+    (:func:`conformance.certification.local_paths.redact_tree`). Idempotent."""
+    from conformance.certification import local_paths
 
     if not isinstance(record, dict) or record.get("$report_type") != "TestReport":
         return local_paths.redact_tree(record)
@@ -204,9 +204,9 @@ class NotRedacted(OSError):
 def redact_plain(directory: Path | str) -> Path | None:
     """Rewrite the plain log of ``directory`` (one that could not be packed and stays in
     the bundle) line by line with no absolute path of this machine: a JSON line through
-    :func:`~conformance.certification.bundle.local_paths.redact_tree` (kept byte for byte
+    :func:`~conformance.certification.local_paths.redact_tree` (kept byte for byte
     when that changes nothing), any other line (corrupt, cut off) through
-    :func:`~conformance.certification.bundle.local_paths.redact` of its text; every line
+    :func:`~conformance.certification.local_paths.redact` of its text; every line
     kept, in order, and the log's mtime. Streamed, through a temporary file and a rename.
     Returns its path, None when there is no plain log; raises :class:`NotRedacted` when
     it cannot be rewritten (no space, no memory: the plain log is then as it was)."""
@@ -233,7 +233,7 @@ def redact_plain(directory: Path | str) -> Path | None:
 
 def _redacted_line(line: bytes) -> bytes:
     """One line of a plain log (its ``\\n`` kept) with no local absolute path."""
-    from conformance.certification.bundle import local_paths
+    from conformance.certification import local_paths
 
     body, end = (line[:-1], b"\n") if line.endswith(b"\n") else (line, b"")
     try:

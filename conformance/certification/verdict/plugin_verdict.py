@@ -35,7 +35,7 @@ import collections
 from typing import Any
 
 from conformance.certification.attribution.attribution_sources import STACK, stack_findings
-from conformance.certification.verdict.profiles import CORE, Profile, tier_capabilities
+from conformance.certification.catalog.profiles import CORE, Profile, tier_capabilities
 
 CERTIFIED, NOT_CERTIFIED, INCOMPLETE = "certified", "not certified", "incomplete"
 #: The verdict of a run on no profile (``--profile none``) that breaks no rule: it is not

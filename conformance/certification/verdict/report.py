@@ -19,12 +19,12 @@ from typing import Any
 
 from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog import defect_catalog
-from conformance.certification.bundle import provenance
+from conformance.certification import provenance
 from conformance.certification.verdict import plugin_verdict
 from conformance.certification.verdict import next_steps
 from conformance.certification.catalog import known_failures
 from conformance.certification.catalog.known_failures import Entry
-from conformance.certification.verdict.profiles import Profile
+from conformance.certification.catalog.profiles import Profile
 from conformance.certification.results.records import (  # noqa: F401  (the names of the schema)
     FATAL, PROCESSES_PROPERTY, STATUSES, TIER_PROPERTY, Result, area_of)
 from conformance.certification.catalog.waivers import Waiver

@@ -10,7 +10,7 @@ program, the assertion that rejected the result and its options. It needs numpy 
 ml_dtypes, and jax (jaxlib's built-in clients) or pypjrt (a PJRT C API plugin: the
 script finds its library on the reader's machine from ``--plugin-library PATH``, else
 the environment variable :data:`ENV`, else the installed Python package that held it
-on the recording machine, :func:`~conformance.certification.bundle.local_paths.library_locator`);
+on the recording machine, :func:`~conformance.certification.local_paths.library_locator`);
 never pytest or this suite, and no absolute path of the recording machine. A
 partitioned program (``failures[].arrays.sharding``,
 :func:`conformance.helpers.reproduction.placement`) runs partitioned: compiled with
@@ -38,7 +38,7 @@ from typing import Any
 
 import conformance
 from conformance.helpers import partitioned
-from conformance.certification.bundle import local_paths
+from conformance.certification import local_paths
 
 DIR = "repro"
 #: The environment variable naming the plugin library on the reader's machine.

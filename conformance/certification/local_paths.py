@@ -68,7 +68,7 @@ _GATE = re.compile(rf"/(?:{'|'.join(ROOTS)})(?!\w)|(?:site|dist)-packages")
 
 @functools.lru_cache(maxsize=1)
 def _repository() -> str:
-    return str(Path(__file__).resolve().parents[3]) + "/"
+    return str(Path(__file__).resolve().parents[2]) + "/"
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import file_limits
-from conformance.certification.results import jsontext
+from conformance.certification import jsontext
 
 #: Capability modules a vendor can declare (docs/vendor-guide.md, "Certifying a PJRT plugin").
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
