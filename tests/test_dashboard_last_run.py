@@ -67,8 +67,9 @@ def test_a_step_the_last_run_kept_is_confirmed_and_one_it_went_back_on_is_not():
     assert kept.confirmed[0].until.commit.startswith("02")
     back = last_run.headline([_dir(_run(1, 1.0, ci(1.0)), _run(2, 2.0, ci(2.0)),
                                    _run(3, 1.0, ci(1.0)))], T)
-    # the last run went back: an improvement against the previous run, no regression
-    assert not back.regressed and len(back.improvements) == 1
+    # the last run went back to a level the series had: neither a regression nor an
+    # improvement (within_history), and the step it went back on is not confirmed
+    assert not back.regressed and not back.improvements and back.in_history == 1
 
 
 def test_other_machines_are_named_never_compared():
@@ -86,6 +87,46 @@ def test_the_same_environment_is_preferred_and_a_first_run_has_nothing_to_compar
     first = last_run.headline([_dir(_run(1, 1.0))], T)
     assert first.previous is None and not first.regressed and first.compared == 0
     assert last_run.headline([_dir()], T) is None
+
+
+def test_the_last_run_is_the_nightly_series_not_a_release_measured_later():
+    """A release benchmarked at the newest commit alone (the versions page's runs),
+    measured after the nightly series' run of that commit, is not the last run: it has
+    no earlier commit, and the headline said "nothing to compare it with"."""
+    d = _dir(_run(1, 1.0, (0.99, 1.01), env="nightly"),
+             _run(2, 2.0, (1.98, 2.02), env="nightly", commit="02" * 20),
+             _run(3, 1.0, env="release-0.11.1", commit="02" * 20))
+    h = last_run.headline([d], T)
+    assert h.last.env == "nightly" and h.previous.commit.startswith("01")
+    assert h.regressed and h.compared == 1
+
+
+def test_a_bimodal_benchmark_switching_modes_is_not_called():
+    """matmul_256's ratio on the committed history: 0.17, 1.95, 2.58, 0.13, then 2.72
+    and 1.64 at the next two commits (kernel unchanged): the step 0.13 -> 2.72, kept at
+    1.64, lies inside the range the series already spanned, so it is counted, never
+    called. A step out of the range (0.44-0.47 -> 0.58, kept at 0.63: dispatch at 1000
+    arguments, slowed by argument checks) is a confirmed regression."""
+    ci = (lambda v: (v * 0.99, v * 1.01))
+    days = [_run(d, v, ci(v)) for d, v in enumerate([0.17, 1.95, 2.58, 0.13, 2.72, 1.64], 1)]
+    h = last_run.headline([_dir(*days)], T)
+    assert not h.regressed and not h.improvements and h.in_history == 1
+    assert regressions.within_history(1.64, [0.17, 1.95, 2.58, 0.13])
+    assert not regressions.within_history(0.63, [0.47, 0.45, 0.47, 0.44])
+    assert not regressions.within_history(1.0, [1.0])   # one value is no range
+    real = [_run(d, v, ci(v)) for d, v in enumerate([0.47, 0.45, 0.47, 0.44, 0.58, 0.63], 1)]
+    h = last_run.headline([_dir(*real)], T)
+    assert [s.confirmed for s in h.regressions] == [True, False] and h.in_history == 0
+    # the history list applies the same rule: only the first switch (no range yet) stays
+    bimodal = regressions.find(_commit_charts([0.17, 1.95, 2.58, 0.13, 2.72, 1.64]), T)
+    assert [c.after for c in bimodal] == [1.95]
+    steady = regressions.find(_commit_charts([0.47, 0.45, 0.47, 0.44, 0.58, 0.63]), T)
+    assert [c.after for c in steady] == [0.58, 0.63]
+
+
+def _commit_charts(values):
+    ci = (lambda v: (v * 0.99, v * 1.01))
+    return history.build([_dir(*[_run(d, v, ci(v)) for d, v in enumerate(values, 1)])])
 
 
 def test_the_history_list_ignores_changes_inside_the_noise():

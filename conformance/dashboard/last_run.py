@@ -1,7 +1,10 @@
 """The overview's headline: did the last run regress against the previous one?
 
 *The last run* is the run of the newest commit in git order (:mod:`.order`, the same
-ordering as the By-commit page; of several runs of that commit, the one measured last).
+ordering as the By-commit page). Of several runs of that commit, it is the one of the
+nightly series: the machine + environment with runs at the most commits (a release
+benchmarked at that commit alone, for the versions page, has no earlier commit to be
+compared with); of those, the one measured last.
 For each of its values, *the previous value* is that of the nearest git ancestor that
 has a result for the same machine + environment + benchmark + parameters; runs of other
 machines or environments are never compared with it (the headline names the other
@@ -11,7 +14,9 @@ Each value is judged by :func:`conformance.dashboard.regressions.judge`: a regre
 needs separated 99% intervals **and** a change beyond the benchmark's run-to-run noise
 (measured from repeated runs of one commit, else asv's ``regressions_thresholds``). A
 value without an interval is never a regression: it is counted as "no interval: not
-judged". A regression of the last run against its previous value is *new*; one of the
+judged", and neither is a change into the range the same series already spanned at
+earlier commits (a bimodal benchmark switching modes; :func:`regressions.within_history`).
+A regression of the last run against its previous value is *new*; one of the
 previous value against the one before it is *confirmed* when the last run (the next
 commit in git order with a result) keeps it, and is dropped when the last run went back
 on it (PyTorch HUD's two consecutive points).
@@ -66,7 +71,9 @@ class Headline:
     value; ``by_noise``/``by_default``: values judged by measured noise / by asv's
     default threshold; ``noise_runs``: (fewest, most) repeat runs behind a measured
     noise, None when none; ``ordering``: the commit order used (its ``fallback`` says
-    when it is not git's); ``other_machines``: (machine, when it last ran)."""
+    when it is not git's); ``other_machines``: (machine, when it last ran);
+    ``in_history``: changes beyond the noise back into the range the series already
+    spanned (:func:`regressions.within_history`), not called."""
 
     last: Run
     previous: Run | None
@@ -80,6 +87,7 @@ class Headline:
     noise_runs: tuple[int, int] | None
     ordering: order.Ordering
     other_machines: list[tuple[str, datetime.datetime]]
+    in_history: int = 0
 
     @property
     def regressed(self) -> bool:
@@ -104,6 +112,10 @@ class Headline:
     @property
     def same_env(self) -> bool:
         return True   # only the same environment is ever compared
+
+
+#: The verdict of a change back into the range its series already spanned.
+IN_HISTORY = "within the history's range"
 
 
 def when(run: Run) -> datetime.datetime:
@@ -142,7 +154,11 @@ def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
     if not runs:
         return None
     ordering = ordering or _ordering_of(runs)
-    last = max(runs, key=lambda r: (ordering.position(r.commit), when(r)))
+    commits: dict[tuple[str, str], set[str]] = {}
+    for r in runs:
+        commits.setdefault((r.machine, r.env), set()).add(r.commit)
+    last = max(runs, key=lambda r: (ordering.position(r.commit),
+                                    len(commits[(r.machine, r.env)]), when(r)))
     same = [r for r in runs if r.machine == last.machine and r.env == last.env
             and r.commit != last.commit]
     at = {r.commit: r for r in same}
@@ -153,7 +169,7 @@ def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
             newest[r.machine] = max(newest.get(r.machine, when(r)), when(r))
     regs: list[Step] = []
     imps: list[Step] = []
-    count = dict(noise=0, not_judged=0, compared=0, by_noise=0, by_default=0)
+    count = dict(noise=0, not_judged=0, compared=0, by_noise=0, by_default=0, in_history=0)
     spent: list[int] = []
     for name, values in last.values.items():
         bench = _bench(results, name)
@@ -174,6 +190,12 @@ def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
             b_ci, a_ci = prev.ci.get(name, {}).get(combo), last.ci.get(name, {}).get(combo)
             params = _params(results, name, combo)
             verdict = regressions.judge(before, after, b_ci, a_ci, rule.threshold, better)
+            series = [having[c].values[name][combo] for c in sorted(
+                having, key=ordering.position)]   # git order, up to p
+            if verdict in (regressions.REGRESSION, regressions.IMPROVEMENT) and \
+                    regressions.within_history(after, series):
+                verdict = IN_HISTORY
+                count["in_history"] += 1
             if verdict == regressions.NOT_JUDGED:
                 count["not_judged"] += 1
             elif verdict == regressions.NOISE:
@@ -189,9 +211,11 @@ def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
             older = having[o]
             o_val, o_ci = older.values[name][combo], older.ci.get(name, {}).get(combo)
             step = regressions.judge(o_val, before, o_ci, b_ci, rule.threshold, better)
+            upto_o = series[:sorted(having, key=ordering.position).index(o) + 1]
             if step in (regressions.REGRESSION, regressions.IMPROVEMENT) and \
                     regressions.confirmation((o_val, o_ci), step, (after, a_ci), rule,
-                                             better) == "confirmed":
+                                             better) == "confirmed" and \
+                    not any(regressions.within_history(v, upto_o) for v in (before, after)):
                 (regs if step == regressions.REGRESSION else imps).append(Step(
                     name, params, unit, o_val, after, o_ci, a_ci, rule, older, prev, True,
                     better))
@@ -200,7 +224,7 @@ def headline(results: list[ResultsDir], thresholds: Mapping[str, float],
                     regressions=sorted(regs, key=key), improvements=sorted(imps, key=key),
                     noise=count["noise"], not_judged=count["not_judged"],
                     compared=count["compared"], by_noise=count["by_noise"],
-                    by_default=count["by_default"],
+                    by_default=count["by_default"], in_history=count["in_history"],
                     noise_runs=(min(spent), max(spent)) if spent else None,
                     ordering=ordering,
                     other_machines=sorted(newest.items(), key=lambda kv: kv[1],

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from conformance import file_limits
@@ -187,6 +187,17 @@ def judge(before: float, after: float, before_ci: Interval | None,
     return REGRESSION if (move > 0) == (better == direction.LOWER) else IMPROVEMENT
 
 
+def within_history(value: float, history: Sequence[float]) -> bool:
+    """True when ``value`` lies inside the range ``history`` (the same series' values at
+    the commits up to the step, in git order) already spanned, given at least 2 of
+    them: such a change is the series returning to a level it has had, as a bimodal
+    benchmark switches modes (``bench_eras.Kernels.track_ratio_run_vs_numpy_scipy``
+    on ``matmul_256``: 0.13 to 2.9 over commits that did not change the kernel), so it
+    is not called. A real change back to an old level is not called either; the
+    history page still shows it."""
+    return len(history) >= 2 and min(history) <= value <= max(history)
+
+
 def confirmation(older: tuple[float, Interval | None], step: str,
                  newer: tuple[float, Interval | None] | None, rule: Rule,
                  better: str) -> str | None:
@@ -199,12 +210,23 @@ def confirmation(older: tuple[float, Interval | None], step: str,
     return "confirmed" if again == step else None
 
 
+def _up_to(chart, at: Mapping, x: str) -> list[float]:
+    """The values of one series at ``x`` and every earlier point (``chart.previous``)."""
+    out = []
+    while x is not None:
+        out.append(at[x][1])
+        x = chart.previous(x, [k for k in at if k != x])   # nearest earlier point
+    return out
+
+
 def find(chart_list: Iterable, table: Mapping[str, float],
          noise: NoiseData | None = None) -> list[Change]:
     """Every regression and improvement (:func:`judge`) between each point of every
     series of ``chart_list`` (:class:`~conformance.dashboard.history.Chart`) and its
     previous point (``chart.previous``: git topology on the commit axis), kept only when
-    confirmed by the next point or not yet followed by one; largest factor first."""
+    confirmed by the next point or not yet followed by one, and on the commit axis only
+    when the new value and the next one both lie outside the range of the series up to
+    the step (:func:`within_history`); largest factor first."""
     out = []
     for chart in chart_list:
         b = chart.benchmark
@@ -222,6 +244,10 @@ def find(chart_list: Iterable, table: Mapping[str, float],
                 if verdict not in (REGRESSION, IMPROVEMENT):
                     continue
                 x2 = chart.next(x1, list(at))
+                if chart.axis == "commit" and any(
+                        within_history(v, _up_to(chart, at, x0))
+                        for v in [v1] + ([at[x2][1]] if x2 else [])):
+                    continue   # the step or the value that keeps it is inside the range
                 status = confirmation((v0, c0), verdict,
                                       (at[x2][1], at[x2][3]) if x2 else None, rule, better)
                 if status:
