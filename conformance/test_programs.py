@@ -24,6 +24,9 @@ that ran, not a description of it) is attached to the failure, with its inputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -35,6 +38,7 @@ from conformance.helpers import float_control_modes
 from conformance.helpers import strategies
 from conformance.helpers.reproduction import reproduction
 from conformance.programs import compiled_programs
+from conformance.programs import compiler_pass
 from conformance.programs import dag, dag_bounds, dag_strategy
 
 
@@ -69,9 +73,10 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 def op_by_op(program_cache: compiled_programs.ProgramCache, program: dag.Program,
              inputs: list[np.ndarray], idx: np.ndarray,
-             controls: float_control_modes.FloatControls) -> str:
+             controls: float_control_modes.FloatControls) -> tuple[bool, str]:
     """The op-by-op verdict on the first device: every node run as its own executable on
-    the previous nodes' device results. Returns one sentence for the failure note."""
+    the previous nodes' device results. Returns whether the program passes that way, and
+    one sentence for the failure note."""
     device = program_cache.client.local_devices()[0]
     values: list[np.ndarray] = []
     exact = dag.evaluate(program, inputs, idx) if program.family != "float" else None
@@ -97,11 +102,23 @@ def op_by_op(program_cache: compiled_programs.ProgramCache, program: dag.Program
             node = program.nodes[first_wrong]
             code = dag.OPS[node.op].code(node, [f"v{a}" for a in node.args])
             culprit = f"; v{first_wrong} = {code} is wrong on its own"
-        return (f"op by op on {device} (each op its own executable) the program fails too"
-                f"{culprit}: a single-op defect, see the single-op areas")
-    return (f"op by op on {device} (each op its own executable) the same program passes "
-            f"the same oracle: the wrong result comes from compiling the ops together "
-            f"(fusion, layout or buffer assignment), a compiler defect of the plugin")
+        return False, (f"op by op on {device} (each op its own executable) the program "
+                       f"fails too{culprit}: a single-op defect, see the single-op areas")
+    return True, (f"op by op on {device} (each op its own executable) the same program "
+                  f"passes the same oracle: the wrong result comes from compiling the ops "
+                  f"together, a compiler defect of the plugin (the compiler pass line "
+                  f"names the pass)")
+
+
+def passes_check(check: Callable[[list[np.ndarray]], Any]) -> Callable[[list[np.ndarray]], bool]:
+    """``check(outputs)`` (raises AssertionError when wrong) as a predicate."""
+    def passes(outs: list[np.ndarray]) -> bool:
+        try:
+            check(outs)
+        except AssertionError:
+            return False
+        return True
+    return passes
 
 
 def run_program(program_cache: compiled_programs.ProgramCache, data: st.DataObject,
@@ -132,7 +149,13 @@ def run_and_check(program_cache: compiled_programs.ProgramCache, program: dag.Pr
                 check_outputs(program, [p[d][1] for p in per_output], inputs, idx,
                               f"{call} on {device}", controls)
             except AssertionError as err:
-                err.add_note(op_by_op(program_cache, program, inputs, idx, controls))
+                alone, sentence = op_by_op(program_cache, program, inputs, idx, controls)
+                err.add_note(sentence)
+                if alone:   # compiling the ops together breaks it: which pass?
+                    compiler_pass.attach(err, compiler_pass.find(
+                        program_cache.client, text, args, device, passes_check(
+                            lambda outs: check_outputs(program, outs, inputs, idx,
+                                                       "one pass disabled", controls))))
                 err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
                              + program.source())
                 raise
@@ -228,4 +251,10 @@ def test_nested_dynamic_slice_clamps_each_start(program_cache):
                                                   dtype_helpers.BY_NAME["float32"], call)
     with reproduction(call, program=text, inputs=[x, i, j]):
         for device, out in outs:
-            assertions.assert_exact(out, expected, call=f"{call} on {device}")
+            try:
+                assertions.assert_exact(out, expected, call=f"{call} on {device}")
+            except AssertionError as err:
+                compiler_pass.attach(err, compiler_pass.find(
+                    program_cache.client, text, [x, i, j], device, passes_check(
+                        lambda o: assertions.assert_exact(o[0], expected, call=call))))
+                raise

@@ -32,6 +32,7 @@ from conformance.helpers import reproduction, ulp_stats
 from conformance.helpers.assertions import BackendCrash, SpecPropertyViolation
 from conformance.helpers.capabilities import NotSupported
 from conformance.processes.isolation import BackendHang
+from conformance.programs import compiler_pass
 
 #: How Hypothesis' note of the failing example begins (6.1xx, and older versions).
 _EXAMPLE_PREFIXES = ("Failing test case: ", "Falsifying example: ",
@@ -114,7 +115,8 @@ def _example_and_blob(notes: list[str]) -> tuple[str | None, str | None]:
 def failure_facts(exc: BaseException) -> dict[str, Any]:
     """``reproduction`` (the note and Hypothesis' failing example and blob),
     ``inputs``, ``program_text``, ``arrays``, ``falsifying_example``, ``hypothesis_blob``
-    and ``ulp_errors`` (:func:`conformance.helpers.ulp_stats.ulp_histogram`)
+    ``ulp_errors`` (:func:`conformance.helpers.ulp_stats.ulp_histogram`) and
+    ``compiler_pass`` (:func:`conformance.programs.compiler_pass.find`'s finding)
     of a failure (None where absent; members of a group: the first that has them)."""
     leaves = list(_leaves(exc))
     repro = next((r for r in map(reproduction.of, leaves) if r is not None), None)
@@ -125,7 +127,8 @@ def failure_facts(exc: BaseException) -> dict[str, Any]:
             "program_text": repro.program if repro else None,
             "arrays": repro.arrays() if repro else None,
             "falsifying_example": example, "hypothesis_blob": blob,
-            "ulp_errors": next((u for u in map(ulp_stats.of, leaves) if u), None)}
+            "ulp_errors": next((u for u in map(ulp_stats.of, leaves) if u), None),
+            "compiler_pass": next((c for c in map(compiler_pass.of, leaves) if c), None)}
 
 
 def group_message(exc: BaseException) -> str | None:

@@ -337,6 +337,16 @@ def traceback_tail(text: str | None) -> str:
     return f"[{len(text) - len(tail)} characters before this are in report.json]\n{tail}"
 
 
+def compiler_pass_line(failure: dict[str, Any]) -> str:
+    """"compiler pass: <pass> (<how decided>)" or "compiler pass: undecided (<why>)" for
+    a failure with a ``compiler_pass`` finding (:mod:`conformance.programs.compiler_pass`),
+    else ""."""
+    found = failure.get("compiler_pass")
+    if not isinstance(found, dict):
+        return ""
+    return f"compiler pass: {found.get('pass') or 'undecided'} ({found.get('reason', '')})"
+
+
 def repro_file(failure: dict[str, Any]) -> str | None:
     """The bundle's standalone reproduction of ``failure`` (``repro/<file>.py``), None
     when the run recorded nothing a script can re-run."""

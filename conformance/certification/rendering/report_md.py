@@ -74,6 +74,14 @@ def _failure_lines(failures: list[dict[str, Any]]) -> list[str]:
                     lines += [f"  - evidence: {e}" for e in failure_view.evidence_lines(f)]
                 if f["known_failure"]:
                     lines.append(f"  - {f['known_failure']}")
+                if failure_view.compiler_pass_line(f):
+                    lines.append(f"  - {failure_view.compiler_pass_line(f)}")
+                    if (f.get("compiler_pass") or {}).get("module_before"):
+                        lines += ["  <details><summary>HLO module before that pass</summary>",
+                                  "", "    ```"] + [
+                            "    " + ln for ln in
+                            f["compiler_pass"]["module_before"].splitlines()] + [
+                            "    ```", "", "  </details>", ""]
                 for title, text in (("observed vs expected" if f["status"] == "fail_wrong_result"
                                      else "details", failure_view.shown_details(f)),
                                     ("input", failure_view.drawn_input(f))):

@@ -136,7 +136,10 @@ def script(record: dict[str, Any], doc: dict[str, Any]) -> str | None:
             "program": record.get("program_text"), "inputs": arrays.get("inputs"),
             "expected": arrays.get("expected"), "assertion": arrays.get("assertion"),
             "options": arrays.get("options") or {},
-            "output_index": arrays.get("output_index")}
+            "output_index": arrays.get("output_index"),
+            "compiler_pass": {k: (record.get("compiler_pass") or {}).get(k)
+                              for k in ("pass", "reason")}
+            if record.get("compiler_pass") else None}
     if what == "lifetime":
         data["method"] = _LIFETIME.search(record["nodeid"]).group(1)
     data = local_paths.redact_tree(data)
