@@ -12,7 +12,8 @@ collective-permutes:
   dimensions, a transpose and a reshape across shards, a gather and a scatter-add on
   sharded operands, a cumsum along a sharded axis, and a reshard between two ops;
 - generated programs (:mod:`conformance.programs.dag_strategy`, all three families)
-  whose parameters are sharded by drawn PartitionSpecs, outputs replicated (their
+  whose parameters and outputs are sharded by drawn PartitionSpecs (an output along
+  any dimension its mesh axes divide, or replicated; their
   dynamic_slice and dynamic_update_slice starts are drawn in range: a clamped one is
   pinned once, by :func:`test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start`
   and :func:`test_dynamic_slice_with_a_sharded_result_clamps_its_start`).
@@ -224,8 +225,9 @@ def test_spmd_composition(client, runner, program_cache, float_controls, case, d
 @given(data=st.data())
 @pytest.mark.parametrize("family", ["integer", "data_movement", "float"])
 def test_spmd_generated_programs(client, runner, program_cache, float_controls, family, data):
-    """A generated program with sharded parameters (drawn PartitionSpecs) and replicated
-    outputs, against the family's oracle."""
+    """A generated program with sharded parameters and sharded outputs (drawn
+    PartitionSpecs; an output's along any dimension that divides, the sliced or updated
+    one included, or replicated), against the family's oracle."""
     mesh = _mesh(data, client.local_devices())
     n = mesh.size
     shapes = [(n * data.draw(st.integers(1, 2), label="rows"),
@@ -241,13 +243,15 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
              for k in range(len(inputs))]
     in_shardings = [NamedSharding(mesh, s) for s in specs] + [NamedSharding(mesh, P())]
     out_shapes = [program.nodes[o].shape for o in program.outputs]
+    out_specs = [data.draw(sharding_helpers.divisible_partition_specs(mesh, shape),
+                           label=f"output {k} spec") for k, shape in enumerate(out_shapes)]
+    out_shardings = [NamedSharding(mesh, s) for s in out_specs]
     call = f"execute_sharded({family} program {program.name}: {program.n_ops} ops, " \
-           f"inputs {specs} over mesh {dict(mesh.shape)}, outputs replicated)"
+           f"inputs {specs} over mesh {dict(mesh.shape)}, outputs {out_specs})"
     results, text = runner.run_outputs(f"spmd_{program.name}", program.function(),
-                                       inputs + [idx], in_shardings,
-                                       NamedSharding(mesh, P()), out_shapes)
+                                       inputs + [idx], in_shardings, out_shardings, out_shapes)
     with reproduction(call, program=text, inputs=inputs + [idx],
-                      sharding=placement(in_shardings, NamedSharding(mesh, P()))):
+                      sharding=placement(in_shardings, out_shardings)):
         try:
             for problem in (p for _, p in results if p):
                 raise AssertionError(f"{problem} [{call}]")

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 #: The functions copied into the standalone reproductions' ``pjrt_repro.py``.
-STANDALONE = ("_axes", "block_index", "global_shape", "assemble", "device_assignment",
-              "execute")
+STANDALONE = ("_axes", "block_index", "global_shape", "output_spec", "assemble",
+              "device_assignment", "execute")
 
 
 def declined_detail(partitions: int) -> str:
@@ -66,11 +66,19 @@ def global_shape(sharding: dict[str, Any], spec: list[Any],
                  for k, n in enumerate(shard))
 
 
-def assemble(sharding: dict[str, Any], shards: list[np.ndarray]) -> tuple[np.ndarray, str]:
-    """The global output from one shard per partition (``out_spec``), and a problem
-    ('' when none): a shard of another shape than its partition's, or replicas of one
-    block that differ in their bits."""
-    spec = sharding["out_spec"]
+def output_spec(sharding: dict[str, Any], output: int) -> list[Any]:
+    """The PartitionSpec (as listed) of output ``output``: its entry of ``out_specs``
+    where the placement has one per output, else ``out_spec`` (every output's)."""
+    specs = sharding.get("out_specs")
+    return specs[output] if specs else sharding["out_spec"]
+
+
+def assemble(sharding: dict[str, Any], shards: list[np.ndarray],
+             output: int = 0) -> tuple[np.ndarray, str]:
+    """The global output ``output`` from one shard per partition (its
+    :func:`output_spec`), and a problem ('' when none): a shard of another shape than its
+    partition's, or replicas of one block that differ in their bits."""
+    spec = output_spec(sharding, output)
     shape = global_shape(sharding, spec, shards[0].shape)
     out, seen = np.zeros(shape, shards[0].dtype), {}
     for p, shard in enumerate(shards):
@@ -130,7 +138,7 @@ def execute(client: Any, pypjrt: Any, program: str, inputs: list[np.ndarray],
         per_device = exe.execute_sharded(args)
         outputs, problems = [], []
         for j in range(len(per_device[0])):
-            out, problem = assemble(sharding, [get(row[j]) for row in per_device])
+            out, problem = assemble(sharding, [get(row[j]) for row in per_device], j)
             outputs.append(out)
             problems += [f"output {j}: {problem}"] if problem else []
         return outputs, "; ".join(problems)

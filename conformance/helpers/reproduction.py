@@ -156,18 +156,23 @@ def placement(in_shardings: list[Any], out_sharding: Any) -> dict[str, Any]:
     ``axis_names`` of the mesh of ``in_shardings[0]`` (jax ``NamedSharding``s),
     ``device_ids`` (the mesh's device ids in C order), ``partitions`` (the mesh size:
     the program's ``num_partitions``), ``in_specs`` (one PartitionSpec per input, as
-    :func:`_spec` lists) and ``out_spec`` (applied to every output). Raises
-    ValueError when the shardings are not over one mesh."""
+    :func:`_spec` lists) and ``out_spec`` (applied to every output); ``out_sharding`` a
+    list (one sharding per output) adds ``out_specs``, one per output, and ``out_spec``
+    is the first's. Raises ValueError when the shardings are not over one mesh."""
     mesh = in_shardings[0].mesh
-    if any(s.mesh.devices.shape != mesh.devices.shape for s in [*in_shardings, out_sharding]):
+    outs = list(out_sharding) if isinstance(out_sharding, (list, tuple)) else [out_sharding]
+    if any(s.mesh.devices.shape != mesh.devices.shape for s in [*in_shardings, *outs]):
         raise ValueError("placement: arguments 'in_shardings' and 'out_sharding' must "
                          "share one mesh")
-    return {"mesh_shape": [int(n) for n in mesh.devices.shape],
-            "axis_names": [str(a) for a in mesh.axis_names],
-            "device_ids": [int(d.id) for d in mesh.devices.flat],
-            "partitions": int(mesh.devices.size),
-            "in_specs": [_spec(s.spec) for s in in_shardings],
-            "out_spec": _spec(out_sharding.spec)}
+    found = {"mesh_shape": [int(n) for n in mesh.devices.shape],
+             "axis_names": [str(a) for a in mesh.axis_names],
+             "device_ids": [int(d.id) for d in mesh.devices.flat],
+             "partitions": int(mesh.devices.size),
+             "in_specs": [_spec(s.spec) for s in in_shardings],
+             "out_spec": _spec(outs[0].spec)}
+    if isinstance(out_sharding, (list, tuple)):
+        found["out_specs"] = [_spec(s.spec) for s in outs]
+    return found
 
 
 @contextlib.contextmanager

@@ -120,6 +120,29 @@ def partition_specs(draw: st.DrawFn, mesh: Mesh, ndim: int) -> PartitionSpec:
     return PartitionSpec(*entries)
 
 
+@st.composite
+def divisible_partition_specs(draw: st.DrawFn, mesh: Mesh, shape: tuple[int, ...]
+                              ) -> PartitionSpec:
+    """A ``PartitionSpec`` for an array of ``shape`` over ``mesh``: each dimension
+    unsharded (what a shrunk example keeps) or sharded by one or two mesh axes not used
+    by another dimension, whose sizes' product divides it (jax refuses an output
+    sharding that does not divide its dimension). The sliced, updated or reduced
+    dimension of a program is drawn like any other."""
+    sizes = dict(zip(mesh.axis_names, mesh.devices.shape))
+    free = list(mesh.axis_names)
+    entries: list[Any] = []
+    for n in shape:
+        options: list[tuple[str, ...]] = [()]
+        options += [(a,) for a in free if n % sizes[a] == 0]
+        options += [(a, b) for a in free for b in free
+                    if a != b and n % (sizes[a] * sizes[b]) == 0]
+        axes = draw(st.sampled_from(options))
+        for a in axes:
+            free.remove(a)
+        entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    return PartitionSpec(*entries)
+
+
 def shards_per_dim(mesh: Mesh, spec: PartitionSpec, ndim: int) -> list[int]:
     """Number of pieces each array dimension is cut into."""
     sizes = dict(zip(mesh.axis_names, mesh.devices.shape))

@@ -121,14 +121,16 @@ class ProgramCache:
 
     def load_sharded(self, name: str, fn: Callable[..., Any], args: Sequence[Any],
                      in_shardings: Sequence[Any], out_sharding: Any) -> tuple[Any, str]:
-        """:meth:`load` of an SPMD program with explicit shardings, over the devices of
+        """:meth:`load` of an SPMD program with explicit shardings (``out_sharding``: one
+        for every output, or a tuple of one per output), over the devices of
         ``in_shardings[0]`` in tile-assignment order. Keyed by ``name`` (not ``fn``:
         sharded programs are built anew for each example), avals, shardings and devices;
         the module is named ``@jit_<name>``."""
         devices = lowering.device_assignment_of(in_shardings[0])
         avals = avals_of(args)
+        outs = list(out_sharding) if isinstance(out_sharding, tuple) else [out_sharding]
         key = (name, avals, tuple((tuple(s.mesh.devices.shape), s.mesh.axis_names, str(s.spec))
-                                  for s in [*in_shardings, out_sharding]),
+                                  for s in [*in_shardings, *outs]), len(outs),
                tuple(d.id for d in devices))
         platform = client_platform(self.client)
         return self._compiled(key, lambda: lower(fn, avals, platform, name=name,

@@ -11,7 +11,7 @@ builds the global array from them and checks that replicas agree.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -147,13 +147,17 @@ class ShardedRunner:
 
 
     def run_outputs(self, name: str, fn: Callable[..., Any], args: list[np.ndarray],
-                    in_shardings: list[NamedSharding], out_sharding: NamedSharding,
+                    in_shardings: list[NamedSharding],
+                    out_sharding: NamedSharding | Sequence[NamedSharding],
                     out_shapes: list[tuple[int, ...]]
                     ) -> tuple[list[tuple[np.ndarray, str]], str]:
-        """Every output of ``fn`` on ``args`` (``out_sharding`` applies to each): a list
-        of (global output, problem) in order, and the StableHLO text. AssertionError
-        when the executable returns another number of outputs."""
-        exe, text = self.cache.load_sharded(name, fn, args, in_shardings, out_sharding)
+        """Every output of ``fn`` on ``args`` (``out_sharding`` applies to each, or a
+        sequence: one sharding per output, ``fn`` returning a tuple): a list of (global
+        output, problem) in order, and the StableHLO text. AssertionError when the
+        executable returns another number of outputs."""
+        per = list(out_sharding) if isinstance(out_sharding, (list, tuple)) else None
+        exe, text = self.cache.load_sharded(name, fn, args, in_shardings,
+                                            tuple(per) if per else out_sharding)
         arrays = [sharding_helpers.put_sharded(a, s, xc=self.xc)
                   for a, s in zip(args, in_shardings)]
         per_output = exe.execute_sharded(arrays).disassemble_into_single_device_arrays()
@@ -161,8 +165,8 @@ class ShardedRunner:
         assert len(per_output) == len(out_shapes), (
             f"execute_sharded returned {len(per_output)} outputs, but the program has "
             f"{len(out_shapes)} [{name}]")
-        return [assemble(o, out_sharding, shape) for o, shape in zip(per_output, out_shapes)], \
-            text
+        return [assemble(o, per[k] if per else out_sharding, shape)
+                for k, (o, shape) in enumerate(zip(per_output, out_shapes))], text
 
 
 def collective_case(mesh: Mesh, axis: str, collective: Collective, block: tuple[int, int],
