@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
 from conformance.helpers import dtype_helpers
+from conformance.helpers import strategies
 from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import compiled_programs
 from conformance.programs import model_oracle, models
@@ -43,7 +44,9 @@ EXAMPLES = 50 if settings.default.max_examples >= 500 else \
 def test_model(program_cache, name, seed):
     """The model on every device, against its float64 evaluation."""
     model = models.MODELS[name]
-    args = model.args(np.random.default_rng(seed))
+    make, reduction = model.nightly if model.nightly and \
+        strategies.profile_name() == "nightly" else (model.args, model.reduction)
+    args = make(np.random.default_rng(seed))
     call = f"execute({name}, seed {seed})"
     outs, text = compiled_programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
                                                   dtype_helpers.BY_NAME["float32"], call,
@@ -53,7 +56,7 @@ def test_model(program_cache, name, seed):
         for d in range(len(outs[0])):
             device = outs[0][d][0]
             model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
-                               model.reduction, f"{call} on {device}")
+                               reduction, f"{call} on {device}")
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ oracle's factor (:mod:`conformance.programs.model_oracle`).
 - ``transformer_block``: pre-layernorm block at seq 128, width 256 (4 heads of 64,
   causal softmax attention, GELU MLP 256 -> 512 -> 256, residuals), forward and the
   backward pass (``jax.vjp`` with a drawn cotangent) to the input and every weight;
+  under the ``nightly`` profile at seq 512, width 512 (8 heads, MLP 1024);
 - ``conv_block``: 3x3 convolution (NHWC 4x16x16x8 -> 16 channels), batch norm with batch
   statistics, ReLU, 2x2 max pooling, forward and gradients of a drawn linear loss;
 - ``rnn_scan``: an Elman RNN (hidden 64, input 16, batch 8) over 32 steps with
@@ -40,6 +41,8 @@ class Model:
     args: Callable[[np.random.Generator], list[np.ndarray]]
     outputs: tuple[str, ...]
     reduction: int
+    #: (args, reduction) at the size the ``nightly`` profile runs, or None (the same size).
+    nightly: tuple[Callable[[np.random.Generator], list[np.ndarray]], int] | None = None
 
 
 def _normal(rng: np.random.Generator, shape: tuple[int, ...], scale: float) -> np.ndarray:
@@ -77,7 +80,10 @@ def _mlp_args(rng: np.random.Generator, batch: int = 32) -> list[np.ndarray]:
 
 
 # ---- transformer block --------------------------------------------------------------------
+#: Sequence length, width, heads (of 64) and MLP width; the nightly profile runs the block
+#: at seq 512 and width 512 (8 heads, MLP 1024): the sizes come from the arguments.
 SEQ, WIDTH, HEADS, HIDDEN = 128, 256, 4, 512
+NIGHTLY_SEQ, NIGHTLY_WIDTH = 512, 512
 
 
 def _layernorm(x, g, b):
@@ -90,15 +96,17 @@ def _layernorm(x, g, b):
 def _block(x, g1, b1, wqkv, wo, g2, b2, w1, w2):
     import jax
     import jax.numpy as jnp
+    seq, width = x.shape
+    n_heads = width // 64
     h = _layernorm(x, g1, b1)
     q, k, v = jnp.split(_mm(h, wqkv), 3, axis=-1)
-    heads = lambda t: t.reshape(SEQ, HEADS, WIDTH // HEADS).transpose(1, 0, 2)  # noqa: E731
+    heads = lambda t: t.reshape(seq, n_heads, 64).transpose(1, 0, 2)  # noqa: E731
     q, k, v = heads(q), heads(k), heads(v)
-    s = jnp.einsum("hqd,hkd->hqk", q, k, precision=HIGHEST) / float(np.sqrt(WIDTH // HEADS))
-    causal = np.tril(np.ones((SEQ, SEQ), bool))
+    s = jnp.einsum("hqd,hkd->hqk", q, k, precision=HIGHEST) / float(np.sqrt(64))
+    causal = np.tril(np.ones((seq, seq), bool))
     s = jnp.where(causal, s, -1e30)
     a = jnp.einsum("hqk,hkd->hqd", jax.nn.softmax(s, axis=-1), v, precision=HIGHEST)
-    x = x + _mm(a.transpose(1, 0, 2).reshape(SEQ, WIDTH), wo)
+    x = x + _mm(a.transpose(1, 0, 2).reshape(seq, width), wo)
     return x + _mm(jax.nn.gelu(_mm(_layernorm(x, g2, b2), w1), approximate=True), w2)
 
 
@@ -110,13 +118,19 @@ def transformer_block(x, g1, b1, wqkv, wo, g2, b2, w1, w2, cotangent):
     return (out, *vjp(cotangent))
 
 
-def _transformer_args(rng: np.random.Generator) -> list[np.ndarray]:
-    w = WIDTH
-    return [_normal(rng, (SEQ, w), 1.0), 1 + _normal(rng, (w,), 0.1), _normal(rng, (w,), 0.1),
+def _transformer_args(rng: np.random.Generator, seq: int = SEQ,
+                      w: int = WIDTH) -> list[np.ndarray]:
+    """The block's arguments at sequence ``seq`` and width ``w`` (MLP width 2w)."""
+    hidden = 2 * w
+    return [_normal(rng, (seq, w), 1.0), 1 + _normal(rng, (w,), 0.1), _normal(rng, (w,), 0.1),
             _normal(rng, (w, 3 * w), w ** -0.5), _normal(rng, (w, w), w ** -0.5),
             1 + _normal(rng, (w,), 0.1), _normal(rng, (w,), 0.1),
-            _normal(rng, (w, HIDDEN), w ** -0.5), _normal(rng, (HIDDEN, w), HIDDEN ** -0.5),
-            _normal(rng, (SEQ, w), 1.0)]
+            _normal(rng, (w, hidden), w ** -0.5), _normal(rng, (hidden, w), hidden ** -0.5),
+            _normal(rng, (seq, w), 1.0)]
+
+
+def _transformer_nightly_args(rng: np.random.Generator) -> list[np.ndarray]:
+    return _transformer_args(rng, NIGHTLY_SEQ, NIGHTLY_WIDTH)
 
 
 # ---- conv block ---------------------------------------------------------------------------
@@ -178,7 +192,7 @@ MODELS = {m.name: m for m in [
           ("loss", "g_w1", "g_b1", "g_w2", "g_b2", "m_w1", "m_w2", "w1", "w2"), 128),
     Model("transformer_block", transformer_block, _transformer_args,
           ("out", "d_x", "d_g1", "d_b1", "d_wqkv", "d_wo", "d_g2", "d_b2", "d_w1", "d_w2"),
-          HIDDEN),
+          HIDDEN, (_transformer_nightly_args, 2 * NIGHTLY_WIDTH)),
     Model("conv_block", conv_block, _conv_args,
           ("out", "d_x", "d_kernel", "d_gamma", "d_beta"), 4 * 16 * 16),
     Model("rnn_scan", rnn_scan, _rnn_args, ("h", "d_w", "d_u", "d_b", "d_xs", "d_h0"), 32 * 8),
