@@ -337,6 +337,19 @@ def test_strided_slice_of_a_sharded_dimension_compiles(client, runner):
                            lambda a: lax.slice(a, (0, 1), (1, 2), (1, 3)), x[0:1, 1:2:3])
 
 
+def _check_bits(runner, name: str, fn, args: list[np.ndarray], in_shardings: list[Any],
+                out_sharding: Any, want: np.ndarray, call: str) -> None:
+    """``fn(*args)`` partitioned by ``in_shardings`` and ``out_sharding``: every device's
+    shard has its block's shape and the assembled result has ``want``'s bits."""
+    __tracebackhide__ = True
+    [(out, problem)], text = runner.run_outputs(name, fn, args, in_shardings, out_sharding,
+                                                [want.shape])
+    with reproduction(call, program=text, inputs=args,
+                      sharding=placement(in_shardings, out_sharding)):
+        assert not problem, f"{problem} [{call}]"
+        assertions.assert_bitwise_equal(out, want, call=call)
+
+
 @pytest.mark.capability("multi_device")
 def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, runner):
     """``dynamic_update_slice(x, [-1], (i,))`` of f32[n] sharded one element per device,
@@ -356,16 +369,13 @@ def test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start(client, ru
         i = np.array([start], np.int32)
         want = x.copy()
         want[min(max(start + n if start < 0 else start, 0), n - 1)] = u[0]
-        shardings = [NamedSharding(mesh, P("d")), NamedSharding(mesh, P())], \
-            NamedSharding(mesh, P())
-        [(out, problem)], text = runner.run_outputs(
-            "sharded_dus_clamped_start", lambda a, i: lax.dynamic_update_slice(a, u, (i[0],)),
-            [x, i], *shardings, [want.shape])
-        call = f"execute_sharded(dynamic_update_slice(x, [-1], ({start},)) of f32[{n}] " \
-               f"sharded P('d') over {n} devices, start a runtime int32, result replicated)"
-        with reproduction(call, program=text, inputs=[x, i], sharding=placement(*shardings)):
-            assert not problem, f"{problem} [{call}]"
-            assertions.assert_bitwise_equal(out, want, call=call)
+        _check_bits(runner, "sharded_dus_clamped_start",
+                    lambda a, i: lax.dynamic_update_slice(a, u, (i[0],)), [x, i],
+                    [NamedSharding(mesh, P("d")), NamedSharding(mesh, P())],
+                    NamedSharding(mesh, P()), want,
+                    f"execute_sharded(dynamic_update_slice(x, [-1], ({start},)) of f32[{n}] "
+                    f"sharded P('d') over {n} devices, start a runtime int32, result "
+                    f"replicated)")
 
 
 @pytest.mark.capability("multi_device")
@@ -387,16 +397,13 @@ def test_dynamic_slice_with_a_sharded_result_clamps_its_start(client, runner):
         i = np.array([start], np.int32)
         clamped = min(max(start + 2 * n if start < 0 else start, 0), n)
         want = a[clamped:clamped + n]
-        shardings = [NamedSharding(mesh, P()), NamedSharding(mesh, P())], \
-            NamedSharding(mesh, P("d"))
-        [(out, problem)], text = runner.run_outputs(
-            "sharded_ds_clamped_start", lambda x, i: lax.dynamic_slice(x, (i[0],), (n,)),
-            [a, i], *shardings, [want.shape])
-        call = f"execute_sharded(dynamic_slice(a, ({start},), ({n},)) of f32[{2 * n}] " \
-               f"replicated over {n} devices, start a runtime int32, result sharded P('d'))"
-        with reproduction(call, program=text, inputs=[a, i], sharding=placement(*shardings)):
-            assert not problem, f"{problem} [{call}]"
-            assertions.assert_bitwise_equal(out, want, call=call)
+        _check_bits(runner, "sharded_ds_clamped_start",
+                    lambda x, i: lax.dynamic_slice(x, (i[0],), (n,)), [a, i],
+                    [NamedSharding(mesh, P()), NamedSharding(mesh, P())],
+                    NamedSharding(mesh, P("d")), want,
+                    f"execute_sharded(dynamic_slice(a, ({start},), ({n},)) of f32[{2 * n}] "
+                    f"replicated over {n} devices, start a runtime int32, result sharded "
+                    f"P('d'))")
 
 
 @pytest.mark.capability("multi_device")
@@ -416,15 +423,10 @@ def test_pad_with_interior_padding_into_a_sharded_result(client, runner):
     config = ((0, 1, 1), (0, 0, 0))
     want = np.zeros((2 * n, 2), np.float32)
     want[0::2] = x
-    shardings = [NamedSharding(mesh, P())], NamedSharding(mesh, P("d", None))
     for label, fn, expected in (
             ("pad", lambda a: lax.pad(a, np.float32(0), config), want),
             ("negated pad", lambda a: -lax.pad(a, np.float32(0), config), -want)):
-        call = f"execute_sharded({label} of f32[{n}, 2] replicated, interior padding 1 " \
-               f"along dimension 0, result sharded P('d', None) over {n} devices)"
-        [(out, problem)], text = runner.run_outputs(
-            f"sharded_pad_interior_{label.replace(' ', '_')}", fn, [x], *shardings,
-            [expected.shape])
-        with reproduction(call, program=text, inputs=[x], sharding=placement(*shardings)):
-            assert not problem, f"{problem} [{call}]"
-            assertions.assert_bitwise_equal(out, expected, call=call)
+        _check_bits(runner, f"sharded_pad_interior_{label.replace(' ', '_')}", fn, [x],
+                    [NamedSharding(mesh, P())], NamedSharding(mesh, P("d", None)), expected,
+                    f"execute_sharded({label} of f32[{n}, 2] replicated, interior padding 1 "
+                    f"along dimension 0, result sharded P('d', None) over {n} devices)")
