@@ -2,6 +2,8 @@
 installed jax: each breaks a program where two ops meet (the healthy CPU client computes
 NumPy's result, the mutant does not) and leaves the single-op program alone."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -18,6 +20,8 @@ X = RNG.integers(-4, 5, (3, 4)).astype(np.float32)     # small integers: exact f
 B = RNG.integers(-4, 5, (4, 5)).astype(np.float32)
 ROW = RNG.integers(-4, 5, (4,)).astype(np.float32)
 PATCH = RNG.integers(10, 20, (2, 2)).astype(np.float32)
+SIGNAL = np.arange(9, dtype=np.int32).reshape(1, 1, 9)
+KERNEL = np.array([1, 2, 3, 4], np.int32).reshape(1, 1, 4)
 
 
 def _updated(x, u, at):
@@ -39,6 +43,12 @@ CASES = {
         lambda x, u: jax.lax.dynamic_update_slice(x, u, (1, 1))),
     "fused-broadcast-reversed": (lambda x, y: x + y[None, :], [X, ROW], [X + ROW[None, :]],
                                  lambda x, y: jnp.broadcast_to(y, (3, 4))),
+    "strided-conv-reverses-kernel": (
+        lambda x: jax.lax.conv_general_dilated(x, KERNEL, (2,), ((1, 0),),
+                                               dimension_numbers=("NCH", "OIH", "NCH")),
+        [SIGNAL], [np.array([[[11, 30, 50, 70]]], np.int32)],
+        lambda x: jax.lax.conv_general_dilated(x, KERNEL, (1,), ((1, 0),),
+                                               dimension_numbers=("NCH", "OIH", "NCH"))),
 }
 
 
@@ -165,3 +175,51 @@ def test_partitioner_mutant_leaves_sums_over_unsharded_axes_alone(client, fn, sp
     out, problem = _run(mutant.client, client, case)
     assert not problem, problem
     np.testing.assert_array_equal(out, case[4])
+
+
+def test_a_generated_program_with_a_strided_convolution_kills_the_conv_mutant(client):
+    """The generator's convolutions (dag_strategy, integer family) reach the mutant: the
+    first drawn integer program holding a strided convolution of 2 or more taps is right
+    on the healthy client and wrong on ``strided-conv-reverses-kernel``. (Under the ci
+    profile's 8 derandomized examples test_integer_programs draws none; the dev and
+    nightly profiles do.)"""
+    from hypothesis import HealthCheck, Phase, find, settings
+    from hypothesis import strategies as st
+
+    from conformance.programs import dag, dag_strategy
+
+    @st.composite
+    def with_inputs(draw):
+        program = draw(dag_strategy.programs("integer", budget=512))
+        return (program, *dag_strategy.inputs(draw, program))
+
+    def as_the_mutant_computes(program):   # strided kernels reversed along their taps
+        nodes = []
+        for n in program.nodes:
+            if n.op == "conv" and n.attr("stride") > 1:
+                k = np.array(n.attr("kernel")).reshape(n.attr("kernel_shape"))[:, :, ::-1]
+                attrs = dict(n.attrs, kernel=tuple(int(v) for v in k.ravel()))
+                n = dataclasses.replace(n, attrs=tuple(sorted(attrs.items())))
+            nodes.append(n)
+        return dataclasses.replace(program, nodes=tuple(nodes))
+
+    def told_apart(found):   # the NumPy evaluations differ: the mutant is observable
+        program, inputs, idx = found
+        if not any(n.op == "conv" and n.attr("stride") > 1 for n in program.nodes):
+            return False
+        right = dag.evaluate(program, inputs, idx)
+        wrong = dag.evaluate(as_the_mutant_computes(program), inputs, idx)
+        return any(not np.array_equal(right[k], wrong[k]) for k in program.outputs)
+
+    program, inputs, idx = find(with_inputs(), told_apart,
+                                settings=settings(max_examples=400, database=None,
+                                                  derandomize=True, phases=[Phase.generate],
+                                                  suppress_health_check=list(HealthCheck)))
+    want = dag.evaluate(program, inputs, idx)
+    results = {}
+    for mutant in (None, "strided-conv-reverses-kernel"):
+        results[mutant] = _outputs(client, mutant, f"conv_{mutant}", program.function(),
+                                   inputs + [idx])
+    assert all(np.array_equal(o, want[k]) for o, k in zip(results[None], program.outputs))
+    assert any(not np.array_equal(o, want[k])
+               for o, k in zip(results["strided-conv-reverses-kernel"], program.outputs))

@@ -195,6 +195,34 @@ def _reduce_window_max(node: Node, x: np.ndarray) -> np.ndarray:
     return np.take(view.max(axis=-1), range(0, view.shape[axis], stride), axis=axis)
 
 
+def _conv(node: Node, x: np.ndarray) -> np.ndarray:
+    """``lax.conv_general_dilated`` of x (N, C, W) with the node's literal kernel
+    (O, C, KW), NCH/OIH/NCH layouts: lhs dilation (zeros between input elements), edge
+    padding, rhs dilation (zeros between kernel taps), stride; int64 sums (wrapping to the
+    node's dtype by :func:`_wrap`)."""
+    stride, (lo, hi) = node.attr("stride"), node.attr("padding")
+    ld, rd = node.attr("lhs_dilation"), node.attr("rhs_dilation")
+    k = np.array(node.attr("kernel"), np.int64).reshape(node.attr("kernel_shape"))
+    n, c, w = x.shape
+    xd = np.zeros((n, c, (w - 1) * ld + 1), np.int64)
+    xd[:, :, ::ld] = x
+    xd = np.pad(xd, ((0, 0), (0, 0), (lo, hi)))
+    kd = np.zeros(k.shape[:2] + ((k.shape[2] - 1) * rd + 1,), np.int64)
+    kd[:, :, ::rd] = k
+    windows = np.lib.stride_tricks.sliding_window_view(xd, kd.shape[2], axis=2)[:, :, ::stride]
+    with np.errstate(over="ignore"):
+        return np.einsum("ncwk,ock->now", windows, kd)
+
+
+def _conv_code(node: Node, a: list[str]) -> str:
+    lo, hi = node.attr("padding")
+    return (f"lax.conv_general_dilated({a[0]}, np.array({list(node.attr('kernel'))!r}, "
+            f"np.{node.dtype}).reshape({node.attr('kernel_shape')}), ({node.attr('stride')},), "
+            f"(({lo}, {hi}),), lhs_dilation=({node.attr('lhs_dilation')},), "
+            f"rhs_dilation=({node.attr('rhs_dilation')},), "
+            f"dimension_numbers=('NCH', 'OIH', 'NCH'))")
+
+
 def _scatter(node: Node, x: np.ndarray, u: np.ndarray) -> np.ndarray:
     out, at = x.copy(), np.asarray(node.attr("indices"))
     if node.attr("mode") == "add":
@@ -326,6 +354,7 @@ OPS.update({
         lambda n, a: f"lax.reduce_window({a[0]}, np.{n.dtype}({_lowest(n.dtype)!r}), lax.max, "
                      f"{_window(n, 'window')}, {_window(n, 'stride')}, 'VALID')",
         _wrap(_reduce_window_max)),
+    "conv": Op(_conv_code, _wrap(_conv)),
     "sort": Op(lambda n, a: f"lax.sort({a[0]}, dimension={n.attr('axis')})",
                _wrap(lambda n, x: np.sort(x, axis=n.attr("axis")))),
     "loop": Op(lambda n, a: f"lax.fori_loop(0, {n.attr('trips')}, lambda i, v: "

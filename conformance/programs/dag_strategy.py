@@ -39,7 +39,8 @@ _MOVES = ["transpose", "reshape", "slice", "concatenate", "pad", "reverse", "bro
 CATALOG = {
     "integer": ["negate", "abs", "not", "add", "subtract", "multiply", "maximum", "minimum",
                 "and", "or", "xor", "select", "reduce", "dot_general", "convert", "cumsum",
-                "reduce_window_max", "sort", "scatter_add", "loop_affine", "cond_affine"]
+                "reduce_window_max", "conv", "sort", "scatter_add", "loop_affine",
+                "cond_affine"]
     + _MOVES,
     "data_movement": _MOVES,
     "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
@@ -196,6 +197,8 @@ class _Builder:
             out[axis] = (shape[axis] - window) // stride + 1
             return self.add("reduce_window_max", (x,), tuple(out), dt, axis=axis, window=window,
                             stride=stride, rank=rank)
+        if op == "conv":
+            return self._conv(x)
         if op == "sort":
             return self.add("sort", (x,), shape, dt, axis=draw(st.integers(0, rank - 1),
                                                                 label="axis"))
@@ -275,6 +278,47 @@ class _Builder:
         divisors = [f for f in range(1, shape[k] + 1) if shape[k] % f == 0]
         f = self.draw(st.sampled_from(divisors), label="split factor")
         return shape[:k] + (f, shape[k] // f) + shape[k + 1:]
+
+    def _conv(self, x: int) -> int | None:
+        """A 1-D convolution of an integer node (converted to int32) of rank 3 read as
+        (batch, feature, spatial), other ranks reshaped to (1, leading dims, last dim), at
+        most 16 features:
+        a drawn literal kernel (1-4 output features, 1-4 taps, values -3..3), stride 1-3,
+        edge padding 0-2 each side, lhs and rhs dilation 1-2 (NCH/OIH/NCH)."""
+        n, draw = self.nodes[x], self.draw
+        if not n.shape:
+            return None
+        if n.dtype != "int32":   # another integer type: converted (wrapping) first
+            x = self.add("convert", (x,), n.shape, "int32")
+            if x is None:
+                return None
+            n = self.nodes[x]
+        if len(n.shape) != 3:   # read as one batch of (leading dims) features
+            feat = int(np.prod(n.shape[:-1]))
+            if feat > 16:
+                return None
+            x = self.add("reshape", (x,), (1, feat, n.shape[-1]), n.dtype)
+            if x is None:
+                return None
+            n = self.nodes[x]
+        batch, feat, width = n.shape
+        if feat > 16:
+            return None
+        out_feat = draw(st.integers(1, 4), label="conv output features")
+        taps = draw(st.integers(1, 4), label="conv taps")
+        stride = draw(st.integers(1, 3), label="conv stride")
+        lo, hi = (draw(st.integers(0, 2), label=f"conv padding {side}")
+                  for side in ("low", "high"))
+        ld, rd = (draw(st.integers(1, 2), label=f"conv {which} dilation")
+                  for which in ("lhs", "rhs"))
+        span = (width - 1) * ld + 1 + lo + hi - ((taps - 1) * rd + 1)
+        if span < 0:
+            return None
+        kernel = tuple(draw(st.lists(st.integers(-3, 3), min_size=out_feat * feat * taps,
+                                     max_size=out_feat * feat * taps), label="conv kernel"))
+        return self.add("conv", (x,), (batch, out_feat, span // stride + 1), n.dtype,
+                        kernel=kernel, kernel_shape=(out_feat, feat, taps), stride=stride,
+                        padding=(lo, hi), lhs_dilation=ld, rhs_dilation=rd)
 
     def _dot(self, x: int) -> int | None:
         n, draw = self.nodes[x], self.draw

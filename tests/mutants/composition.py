@@ -13,7 +13,10 @@ compose, so every single-op kernel test passes on it:
   operand in reverse;
 * ``partitioner-forgets-reduction``: a reduce (or a dot_general contraction) over a
   sharded dimension of an SPMD program gets no all-reduce: each device returns its local
-  partial result.
+  partial result;
+* ``strided-conv-reverses-kernel``: a convolution with a window stride above 1 reads its
+  kernel reversed along its first spatial dimension (the models' convolutions have
+  stride 1: only the generated programs' strided convolutions kill it).
 """
 
 from __future__ import annotations
@@ -183,6 +186,30 @@ def _reverse_operand(op: Any) -> None:
     operand = op.operands[0]
     op.operands[0] = _create("stablehlo.reverse", operand, operand.type, op,
                              dimensions=[_reversed_dim(op)])
+
+
+# 6. strided-conv-reverses-kernel
+
+def _strided_kernel_dim(op: Any) -> int | None:
+    """The first spatial dimension of size >= 2 of the kernel of a convolution with a
+    window stride above 1, else None."""
+    if op.name != "stablehlo.convolution" or "window_strides" not in op.attributes:
+        return None
+    from jaxlib.mlir.dialects import stablehlo
+
+    ir = _ir()
+    if not any(s > 1 for s in ir.DenseI64ArrayAttr(op.attributes["window_strides"])):
+        return None
+    shape = _shape(op.operands[1])
+    spatial = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"]) \
+        .kernel_spatial_dimensions
+    return next((d for d in spatial if shape and shape[d] >= 2), None)
+
+
+def _reverse_kernel(op: Any) -> None:
+    kernel = op.operands[1]
+    op.operands[1] = _create("stablehlo.reverse", kernel, kernel.type, op,
+                             dimensions=[_strided_kernel_dim(op)])
 
 
 # 5. partitioner-forgets-reduction
@@ -430,6 +457,12 @@ MUTANTS = {
         "first dimension of size >= 2 (a fused broadcast's index map wrong).",
         "test_programs: test_integer_programs or test_float_programs or test_pinned_compositions; "
         "test_models: test_model and (mlp_training_step or transformer_block or conv_block)"),
+    "strided-conv-reverses-kernel": (
+        Mutation(lambda op: _strided_kernel_dim(op) is not None, _reverse_kernel),
+        "A convolution with a window stride above 1 reads its kernel reversed along its "
+        "first spatial dimension (a strided kernel path computing a convolution where "
+        "StableHLO's is a cross-correlation); stride-1 convolutions are right.",
+        "test_programs: test_integer_programs; test_programs_spmd: test_spmd_generated_programs"),
     "partitioner-forgets-reduction": (
         Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
