@@ -111,6 +111,12 @@ def op_by_op(program_cache: compiled_programs.ProgramCache, program: dag.Program
                   f"names the pass)")
 
 
+def _on(isolated: Callable[..., str], device: Any) -> Callable[..., str]:
+    """The ``isolated`` fixture bound to ``device``."""
+    return lambda snippet, *, call, timeout: isolated(snippet, device=device, call=call,
+                                                      timeout=timeout)
+
+
 def passes_check(check: Callable[[list[np.ndarray]], Any]) -> Callable[[list[np.ndarray]], bool]:
     """``check(outputs)`` (raises AssertionError when wrong) as a predicate."""
     def passes(outs: list[np.ndarray]) -> bool:
@@ -123,20 +129,24 @@ def passes_check(check: Callable[[list[np.ndarray]], Any]) -> Callable[[list[np.
 
 
 def run_program(program_cache: compiled_programs.ProgramCache, data: st.DataObject,
-                family: str, controls: float_control_modes.FloatControls) -> None:
+                family: str, controls: float_control_modes.FloatControls,
+                isolated: Callable[..., str]) -> None:
     """Draw a ``family`` program and its inputs, run it on every device and check it."""
     program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
     run_and_check(program_cache, program, program.name, inputs, idx, controls,
                   f"execute({family} program {program.name}: {program.n_ops} ops, "
-                  f"{len(program.outputs)} outputs)")
+                  f"{len(program.outputs)} outputs)", isolated)
 
 
 def run_and_check(program_cache: compiled_programs.ProgramCache, program: dag.Program, name: str,
                   inputs: list[np.ndarray], idx: np.ndarray,
-                  controls: float_control_modes.FloatControls, call: str) -> None:
+                  controls: float_control_modes.FloatControls, call: str,
+                  isolated: Callable[..., str]) -> None:
     """``program`` on every device at once, each device's outputs held to the family's
-    oracle; a failure gets the op-by-op verdict and the jax source as notes."""
+    oracle; a failure gets the op-by-op verdict, the compiler pass that breaks it when op
+    by op passes (recompiled in child processes by ``isolated``, the fixture), and the
+    jax source as notes."""
     __tracebackhide__ = True
     args = inputs + [idx]
     base = dtype_helpers.BY_NAME[program.nodes[program.params[0]].dtype]
@@ -154,7 +164,7 @@ def run_and_check(program_cache: compiled_programs.ProgramCache, program: dag.Pr
                 err.add_note(sentence)
                 if alone:   # compiling the ops together breaks it: which pass?
                     compiler_pass.attach(err, compiler_pass.find(
-                        program_cache.client, text, args, device, passes_check(
+                        _on(isolated, device), text, args, passes_check(
                             lambda outs: check_outputs(program, outs, inputs, idx,
                                                        "one pass disabled", controls))))
                 err.add_note("jax reproduction (inputs: p0.. in order, then idx):\n"
@@ -163,22 +173,22 @@ def run_and_check(program_cache: compiled_programs.ProgramCache, program: dag.Pr
 
 
 @given(data=st.data())
-def test_integer_programs(program_cache, float_controls, data):
+def test_integer_programs(program_cache, float_controls, isolated, data):
     """int32 programs (and int8/int16/uint8/uint32 after converts), bit for bit."""
-    run_program(program_cache, data, "integer", float_controls)
+    run_program(program_cache, data, "integer", float_controls, isolated)
 
 
 @given(data=st.data())
-def test_data_movement_programs(program_cache, float_controls, data):
+def test_data_movement_programs(program_cache, float_controls, isolated, data):
     """Programs of data-movement ops on any bit pattern (NaN payloads, -0.0,
     subnormals), bit for bit."""
-    run_program(program_cache, data, "data_movement", float_controls)
+    run_program(program_cache, data, "data_movement", float_controls, isolated)
 
 
 @given(data=st.data())
-def test_float_programs(program_cache, float_controls, data):
+def test_float_programs(program_cache, float_controls, isolated, data):
     """float32 programs within the running error bound of their float64 evaluation."""
-    run_program(program_cache, data, "float", float_controls)
+    run_program(program_cache, data, "float", float_controls, isolated)
 
 
 def _p(k: int, shape: tuple[int, ...], dtype: str) -> dag.Node:
@@ -214,7 +224,7 @@ PINNED = {
 
 
 @pytest.mark.parametrize("name", list(PINNED))
-def test_pinned_compositions(program_cache, float_controls, name):
+def test_pinned_compositions(program_cache, float_controls, isolated, name):
     """A fused producer -> reduce, elementwise -> dot, broadcast -> elementwise and two
     dynamic_update_slice outputs of one program, at tile remainders, with the same
     oracles as the generated programs."""
@@ -227,7 +237,7 @@ def test_pinned_compositions(program_cache, float_controls, name):
     idx = np.array([3, 60, 0, 0, 0, 0, 0, 0], np.int32)
     run_and_check(program_cache, program, f"pinned_{name}", inputs, idx, float_controls,
                   f"execute(pinned program {name}: {program.n_ops} ops, "
-                  f"{len(program.outputs)} outputs)")
+                  f"{len(program.outputs)} outputs)", isolated)
 
 
 def _nested_dynamic_slice(x, i, j):
@@ -236,7 +246,7 @@ def _nested_dynamic_slice(x, i, j):
     return lax.dynamic_slice(lax.dynamic_slice(x, [i, zero], (3, 1)), [j, zero], (2, 1))
 
 
-def test_nested_dynamic_slice_clamps_each_start(program_cache):
+def test_nested_dynamic_slice_clamps_each_start(program_cache, isolated):
     """``dynamic_slice(dynamic_slice(x, (0, 0)){3, 1}, (2, 0)){2, 1}`` of float32[8, 8]:
     each start is clamped to its own operand (StableHLO: the outer start 2 -> 3 - 2 = 1,
     so rows 1 and 2), also when the compiler merges the two slices. Pinned: the generated
@@ -256,6 +266,6 @@ def test_nested_dynamic_slice_clamps_each_start(program_cache):
                 assertions.assert_exact(out, expected, call=f"{call} on {device}")
             except AssertionError as err:
                 compiler_pass.attach(err, compiler_pass.find(
-                    program_cache.client, text, [x, i, j], device, passes_check(
+                    _on(isolated, device), text, [x, i, j], passes_check(
                         lambda o: assertions.assert_exact(o[0], expected, call=call))))
                 raise

@@ -7,6 +7,7 @@ catalog measured it; the line in report.md, report.html and the reproduction."""
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.rendering import failure_view, repro, report_html, report_md
+from conformance.helpers.assertions import BackendCrash
 from conformance.programs import compiled_programs, compiler_pass
 from conformance.session import outcomes
 from runtime import xla_bridge
@@ -25,10 +27,16 @@ STEPS = [("simplification", "algsimp"), ("simplification", "dce"),
 RIGHT, WRONG = np.array([8.0, 16.0], np.float32), np.array([16.0, 24.0], np.float32)
 
 
-def _fake_compiler(monkeypatch, broken_by: set[str] | None, dumps: bool = True):
+class _Abort(BaseException):
+    """XLA's CHECK failure: the process dies (not an Exception the child catches)."""
+
+
+def _fake_compiler(monkeypatch, broken_by: set[str] | None, dumps: bool = True,
+                   aborts: frozenset[str] = frozenset()):
     """``compiler_pass._compile_run`` replaced: wrong outputs unless a pass of
     ``broken_by`` is disabled (None: the program is always right); with ``dumps`` it
-    writes the dump files XLA names after each changing pass. Returns the calls."""
+    writes the dump files XLA names after each changing pass; disabling a pass of
+    ``aborts`` kills the "process". Returns the calls."""
     calls = []
 
     def compile_run(client, text, args, device, overrides):
@@ -40,6 +48,8 @@ def _fake_compiler(monkeypatch, broken_by: set[str] | None, dumps: bool = True):
                 (Path(folder) / f"module_0001.jit_f.{step:04d}.{pipeline}.after_{name}."
                                 f"before_{nxt}.txt").write_text(f"HloModule after {name}")
         disabled = overrides.get("xla_disable_hlo_passes")
+        if disabled in aborts:
+            raise _Abort(disabled)
         if broken_by is None or disabled in broken_by:
             return [RIGHT]
         if disabled == "fusion":
@@ -50,13 +60,30 @@ def _fake_compiler(monkeypatch, broken_by: set[str] | None, dumps: bool = True):
     return calls
 
 
+def _in_process(client=None, device=None):
+    """The ``isolated`` runner of :func:`compiler_pass.find`, in this process: an abort
+    of the fake compiler becomes the crash the real child's death is."""
+    def run(snippet, *, call, timeout):
+        folder = re.search(r"child_main\(client, device, '([^']*)'\)", snippet).group(1)
+        try:
+            compiler_pass.child_main(client, device, folder)
+        except _Abort as died:
+            raise BackendCrash(f"process killed by SIGABRT [{call}: {died}]") from None
+        return ""
+    return run
+
+
 def _right(outs):
     return np.array_equal(outs[0], RIGHT)
 
 
+def _find(passes=None):
+    return compiler_pass.find(_in_process(), "module {}", [np.int32(1)], passes or _right)
+
+
 def test_the_pass_whose_disabling_makes_the_program_pass_is_named(monkeypatch):
     calls = _fake_compiler(monkeypatch, {"dce"})
-    found = compiler_pass.find(None, "module {}", [], None, _right)
+    found = _find()
     assert found.pass_name == "dce" and found.fixers == ("dce",)
     assert found.tried == ("algsimp", "dce", "simplification", "fusion")
     assert found.module_before == "HloModule after algsimp"   # the dump before dce ran
@@ -68,7 +95,7 @@ def test_the_pass_whose_disabling_makes_the_program_pass_is_named(monkeypatch):
 
 def test_a_pass_is_preferred_over_the_pipeline_that_holds_it(monkeypatch):
     _fake_compiler(monkeypatch, {"simplification", "algsimp"})
-    found = compiler_pass.find(None, "module {}", [], None, _right)
+    found = _find()
     assert found.pass_name == "algsimp" and found.fixers == ("algsimp", "simplification")
     assert "disabling simplification also does" in found.reason
     assert found.module_before is None   # algsimp changed the module first: no dump before
@@ -81,7 +108,7 @@ def test_a_pass_is_preferred_over_the_pipeline_that_holds_it(monkeypatch):
 ])
 def test_undecided_is_said_never_guessed(monkeypatch, broken_by, dumps, why):
     _fake_compiler(monkeypatch, broken_by, dumps)
-    found = compiler_pass.find(None, "module {}", [], None, _right)
+    found = _find()
     assert found.pass_name is None and why in found.reason
     assert found.note().startswith("compiler pass: undecided (")
     assert found.data()["pass"] is None
@@ -89,16 +116,29 @@ def test_undecided_is_said_never_guessed(monkeypatch, broken_by, dumps, why):
 
 def test_a_compile_error_while_dumping_is_undecided(monkeypatch):
     def broken(*_):
-        raise RuntimeError("the plugin refuses debug options")
+        raise _Abort("the plugin aborts on debug options")
     monkeypatch.setattr(compiler_pass, "_compile_run", broken)
-    found = compiler_pass.find(None, "module {}", [], None, _right)
-    assert found.pass_name is None and "RuntimeError" in found.reason
+    found = _find()
+    assert found.pass_name is None and "SIGABRT" in found.reason
+
+
+def test_a_pass_whose_disabling_kills_the_process_is_skipped(monkeypatch):
+    """XLA aborts the process when a pass that a later one needs is disabled (seen under
+    the nightly profile): the recompiles run in a child, and a new child goes on after
+    the pass that killed it."""
+    calls = _fake_compiler(monkeypatch, {"fusion-x", "simplification"},
+                           aborts=frozenset({"algsimp", "dce"}))
+    found = _find()
+    assert found.pass_name == "simplification", found
+    assert "disabling algsimp, dce killed the process" in found.reason
+    tried = [c.get("xla_disable_hlo_passes") for c in calls[1:]]
+    assert tried == ["algsimp", "dce", "simplification", "fusion"]
 
 
 def test_the_finding_is_failure_data(monkeypatch):
     _fake_compiler(monkeypatch, {"dce"})
     err = AssertionError("out differs from expected")
-    compiler_pass.attach(err, compiler_pass.find(None, "module {}", [], None, _right))
+    compiler_pass.attach(err, _find())
     facts = outcomes.failure_facts(err)
     assert facts["compiler_pass"]["pass"] == "dce"
     assert any(n.startswith("compiler pass: dce") for n in err.__notes__)
@@ -140,7 +180,7 @@ def test_the_nested_dynamic_slice_names_the_algebraic_simplifier():
     device = program_cache.client.local_devices()[0]
     _, text = program_cache.run("nested_dynamic_slice", test_programs._nested_dynamic_slice,
                                 args, device)
-    found = compiler_pass.find(program_cache.client, text, args, device,
+    found = compiler_pass.find(_in_process(program_cache.client, device), text, args,
                                lambda outs: np.array_equal(outs[0], x[1:3, 0:1]))
     assert found.pass_name == "algsimp", found
     assert found.module_before and "dynamic-slice" in found.module_before

@@ -13,7 +13,10 @@ campaigns file such defects:
    in order, are the candidates; a backend that writes no dump does not honour the
    debug options, and the answer is "undecided";
 2. recompile with ``xla_disable_hlo_passes=<pass>`` for each candidate, run it on the
-   same device and inputs, and hold the result to the test's own oracle;
+   same device and inputs, and hold the result to the test's own oracle. The recompiles
+   run in a child process (``isolated``: the session's snippet runner), since XLA aborts
+   the process when a pass that a later one needs is disabled: a pass whose recompile
+   kills the child counts as "still wrong", and a new child goes on with the rest;
 3. the pass whose disabling makes the program pass is named, with the HLO module as it
    was before that pass first changed it. When several do, a pass is preferred over a
    pipeline that contains it (``simplification`` holds ``algsimp``), then the earliest.
@@ -81,11 +84,52 @@ def _compile_run(client: Any, text: str, args: Sequence[np.ndarray], device: Any
     return [np.asarray(o) for o in exe.execute(buffers)]
 
 
+#: What the child runs (``client``, ``device`` bound by the snippet runner).
+_SNIPPET = """
+from conformance.programs import compiler_pass
+compiler_pass.child_main(client, device, {folder!r})
+"""
+
+
+def child_main(client: Any, device: Any, folder: str) -> None:
+    """The child's work in ``folder`` (``program.mlir``, ``args.npz``, ``todo.json``: the
+    passes to try, or null to dump first): with ``todo`` null, compile with HLO dumps into
+    ``dumps/`` and run (``dumped.npz``); then for each pass of ``todo`` in order, compile
+    with it disabled and run: ``<k>.npz`` (the outputs) or ``<k>.err`` (the error), each
+    written before the next is tried, so that a parent sees how far a killed child got."""
+    import json
+
+    work = Path(folder)
+    text = (work / "program.mlir").read_text()
+    with np.load(work / "args.npz") as saved:
+        args = [saved[f"a{k}"] for k in range(len(saved.files))]
+    todo = json.loads((work / "todo.json").read_text())
+    if todo is None:
+        (work / "dumps").mkdir(exist_ok=True)
+        outs = _compile_run(client, text, args, device,
+                            {"xla_dump_to": str(work / "dumps"), "xla_dump_hlo_pass_re": ".*"})
+        np.savez(work / "dumped.npz", *outs)
+        return
+    for k, name in todo:
+        try:
+            outs = _compile_run(client, text, args, device, {"xla_disable_hlo_passes": name})
+        except Exception as err:  # noqa: BLE001 -- the backend refused: still wrong
+            (work / f"{k}.err").write_text(f"{type(err).__name__}: {str(err)[:300]}")
+            continue
+        np.savez(work / f"{k}.npz", *outs)
+
+
+def _loaded(path: Path) -> list[np.ndarray]:
+    with np.load(path) as saved:
+        return [saved[f"arr_{k}"] for k in range(len(saved.files))]
+
+
 def dumped_passes(folder: Path) -> tuple[list[tuple[int, str, str]], set[str]]:
     """The (step, pass, dump file) of every pass that changed the module, in step order,
-    and the names of the pipelines they ran in, from an ``xla_dump_to`` folder."""
+    and the names of the pipelines they ran in, from an ``xla_dump_to`` folder (none when
+    it does not exist)."""
     steps, pipelines = [], set()
-    for path in folder.iterdir():
+    for path in (folder.iterdir() if folder.is_dir() else ()):
         m = _DUMP.match(path.name)
         if m and m.group(3) != "pipeline-start":
             steps.append((int(m.group(1)), m.group(3), path.name))
@@ -106,46 +150,64 @@ def _module_before(folder: Path, steps: list[tuple[int, str, str]], name: str) -
     return text if len(text) <= MODULE_CHARS else text[:MODULE_CHARS] + "\n... (cut)"
 
 
-def find(client: Any, text: str, args: Sequence[np.ndarray], device: Any,
-         passes: Callable[[list[np.ndarray]], bool]) -> PassFinding:
-    """Name the HLO pass that breaks the StableHLO program ``text`` on ``device`` of
-    ``client`` (see the module): ``args`` its host inputs, ``passes(outputs)`` the
-    test's oracle (True when the outputs are right). Never raises for what the backend
-    does (a compile error with a pass disabled counts as "still wrong")."""
+def find(isolated: Callable[..., str], text: str, args: Sequence[np.ndarray],
+         passes: Callable[[list[np.ndarray]], bool], *, restarts: int = 8,
+         timeout: float = 600.0) -> PassFinding:
+    """Name the HLO pass that breaks the StableHLO program ``text`` (see the module):
+    ``isolated(snippet, call=..., timeout=...)`` runs a snippet in a child process on the
+    failing device (the ``isolated`` fixture, bound to it); ``args`` the host inputs;
+    ``passes(outputs)`` the test's oracle (True when right). A child killed on a pass
+    starts again after it, at most ``restarts`` times. Never raises for what the backend
+    does."""
+    import json
+
     with tempfile.TemporaryDirectory(prefix="pjrt-passes-") as tmp:
-        folder = Path(tmp)
+        work = Path(tmp)
+        (work / "program.mlir").write_text(text)
+        np.savez(work / "args.npz", **{f"a{k}": np.asarray(a) for k, a in enumerate(args)})
+        (work / "todo.json").write_text("null")
+        snippet = _SNIPPET.format(folder=tmp)
         try:
-            outs = _compile_run(client, text, args, device,
-                                {"xla_dump_to": tmp, "xla_dump_hlo_pass_re": ".*"})
-        except Exception as err:  # noqa: BLE001 -- the backend's own failure
+            isolated(snippet, call="recompile with HLO dumps", timeout=timeout)
+        except AssertionError as err:  # a crash, a hang or an error: the backend's
             return PassFinding(None, f"recompiling with HLO dumps failed: "
-                                     f"{type(err).__name__}: {str(err)[:200]}")
-        steps, pipelines = dumped_passes(folder)
+                                     f"{str(err).splitlines()[0][:200]}")
+        steps, pipelines = dumped_passes(work / "dumps")
         if not steps:
             return PassFinding(None, "the backend wrote no HLO pass dumps: it does not "
                                      "honour XLA's debug options (xla_dump_to)")
-        if passes(outs):
+        if passes(_loaded(work / "dumped.npz")):
             return PassFinding(None, "the program passes when recompiled with HLO dumps: "
                                      "the failure does not repeat")
         order = list(dict.fromkeys(p for _, p, _ in steps))[:MAX_PASSES]
-        fixers = []
-        for name in order:
+        todo = list(enumerate(order))
+        aborted = []
+        for _ in range(restarts + 1):
+            (work / "todo.json").write_text(json.dumps(todo))
             try:
-                ok = passes(_compile_run(client, text, args, device,
-                                         {"xla_disable_hlo_passes": name}))
-            except Exception:  # noqa: BLE001 -- a pass the pipeline needs
-                ok = False
-            if ok:
-                fixers.append(name)
+                isolated(snippet, call="recompile with one HLO pass disabled",
+                         timeout=timeout)
+                break
+            except AssertionError:   # killed (XLA aborts on a pass it needs): skip it
+                left = [(k, n) for k, n in todo if not (work / f"{k}.npz").exists()
+                        and not (work / f"{k}.err").exists()]
+                if not left:
+                    break
+                aborted.append(left[0][1])
+                todo = left[1:]
+        fixers = [n for k, n in enumerate(order) if (work / f"{k}.npz").exists()
+                  and passes(_loaded(work / f"{k}.npz"))]
+        died = f"; disabling {', '.join(aborted)} killed the process" if aborted else ""
         if not fixers:
             return PassFinding(None, f"no single pass's disabling makes it pass "
-                                     f"({len(order)} tried)", tuple(order))
+                                     f"({len(order)} tried{died})", tuple(order))
         chosen = next((f for f in fixers if f not in pipelines), fixers[0])
         others = [f for f in fixers if f != chosen]
         also = f"; disabling {', '.join(others)} also does" if others else ""
         return PassFinding(chosen, f"the program passes with xla_disable_hlo_passes="
-                                   f"{chosen}, {len(order)} passes tried{also}",
-                           tuple(order), tuple(fixers), _module_before(folder, steps, chosen))
+                                   f"{chosen}, {len(order)} passes tried{also}{died}",
+                           tuple(order), tuple(fixers),
+                           _module_before(work / "dumps", steps, chosen))
 
 
 def attach(err: BaseException, finding: PassFinding) -> None:
