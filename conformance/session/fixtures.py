@@ -67,9 +67,10 @@ def program_cache(request: pytest.FixtureRequest) -> ProgramCache:
     return session_state.of(request.config).program_cache()
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def isolated(request: pytest.FixtureRequest):
-    """``isolated(snippet, device=..., call=...)`` runs a snippet in a child process."""
+    """``isolated(snippet, device=..., call=...)`` runs a snippet in a child process
+    (session-scoped: it holds no state, and Hypothesis tests take it too)."""
     s = session_state.of(request.config)
 
     def run(snippet: str, *, device: Any, call: str, timeout: float = 120.0) -> str:
