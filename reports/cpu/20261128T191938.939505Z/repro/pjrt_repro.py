@@ -514,28 +514,29 @@ DISABLED_PASS = None
 
 
 def _compiler_pass(argv):
-    """``argv`` without ``--disable-pass``; with it, the pass the suite named (DATA's
-    ``compiler_pass``) is disabled when compiling. Prints what the suite named."""
+    """``argv`` without ``--disable-pass``, and the line saying which pass the suite named
+    (printed with the result, so that a reproduction that cannot run prints one line);
+    with ``--disable-pass`` the named pass (DATA's ``compiler_pass``) is disabled when
+    compiling."""
     global DISABLED_PASS
     named = (DATA.get("compiler_pass") or {}).get("pass")
     found = DATA.get("compiler_pass")
-    if found:
-        print(f"compiler pass named by the suite: {named or 'undecided'} ({found['reason']})"
-              + (f"; rerun with --disable-pass to compile without {named}" if named
-                 and "--disable-pass" not in argv else ""))
+    line = (f"compiler pass named by the suite: {named or 'undecided'} ({found['reason']})"
+            + (f"; rerun with --disable-pass to compile without {named}" if named
+               and "--disable-pass" not in argv else "")) if found else ""
     if "--disable-pass" not in argv:
-        return argv
+        return argv, line
     if not named:
         raise CannotRun("--disable-pass: the suite named no compiler pass for this failure")
     if DATA["via"] != "jax" or DATA.get("sharding"):
         raise CannotRun("--disable-pass: only for a program run on jax's client, one device")
     DISABLED_PASS = named
-    print(f"compiling with xla_disable_hlo_passes={named}")
-    return [a for a in argv if a != "--disable-pass"]
+    return [a for a in argv if a != "--disable-pass"], \
+        f"{line} (compiled with xla_disable_hlo_passes={named})"
 
 
 def main(argv):
-    argv = _compiler_pass(list(argv))
+    argv, pass_line = _compiler_pass(list(argv))
     check = DATA["check"]
     if check == "lifetime":
         return lifetime()
@@ -561,6 +562,8 @@ def main(argv):
         failed |= compare(f"{where} output {k}" if len(outs) > 1 else where, inputs,
                           outs[k], want, DATA["assertion"], DATA["options"])
         failed |= bool(DATA.get("_replicas_disagree"))
+    if pass_line:
+        print(pass_line)
     print("defect present" if failed else "correct")
     return PRESENT if failed else FIXED
 
