@@ -156,9 +156,13 @@ def batch_norm(kind: str, args: list[np.ndarray]) -> list[tuple[int, np.ndarray]
         scale_growth = (1.0 + np.abs(xhat).max(axis=axes)
                         + np.abs(dy).max(axis=axes) / sigma)
         d_scale = np.abs((dy * xhat).sum(axis=axes))
+        # the factor scale / sigma / n itself may underflow (a subnormal scale in float16:
+        # 6e-8 / 4 rounds to 0), an absolute error of up to tiny that the bracket
+        # (n dy - d_offset - xhat d_scale) multiplies
+        bracket = n * np.abs(dy) + d_offset_mag + (np.abs(xhat) + absx) * d_scale_mag
         dx_growth = (1.0 + np.abs(scale) / sigma * (1.0 + (1.0 + d_scale / sigma) / n
                                                     + np.abs(xhat) * scale_growth)
-                     + 2.0 * dx_mag / sigma ** 2)
+                     + 2.0 * dx_mag / sigma ** 2 + bracket)
         return [(r + 3, dx_mag, dx_growth), (r, d_scale_mag, scale_growth), (n, d_offset_mag)]
     raise ValueError(f"batch_norm: argument 'kind' must be 'inference', 'training' or "
                      f"'grad', got {kind!r}")
