@@ -33,6 +33,7 @@ from conformance.helpers.assertions import BackendCrash, SpecPropertyViolation
 from conformance.helpers.capabilities import NotSupported
 from conformance.processes.isolation import BackendHang
 from conformance.programs import compiler_pass
+from conformance.programs import sequence_script
 
 #: How Hypothesis' note of the failing example begins (6.1xx, and older versions).
 _EXAMPLE_PREFIXES = ("Failing test case: ", "Falsifying example: ",
@@ -116,7 +117,9 @@ def failure_facts(exc: BaseException) -> dict[str, Any]:
     """``reproduction`` (the note and Hypothesis' failing example and blob),
     ``inputs``, ``program_text``, ``arrays``, ``falsifying_example``, ``hypothesis_blob``
     ``ulp_errors`` (:func:`conformance.helpers.ulp_stats.ulp_histogram`) and
-    ``compiler_pass`` (:func:`conformance.programs.compiler_pass.find`'s finding)
+    ``compiler_pass`` (:func:`conformance.programs.compiler_pass.find`'s finding),
+    ``sequence`` (a failing sequence's standalone script,
+    :func:`conformance.programs.sequence_script.of`)
     of a failure (None where absent; members of a group: the first that has them)."""
     leaves = list(_leaves(exc))
     repro = next((r for r in map(reproduction.of, leaves) if r is not None), None)
@@ -128,7 +131,8 @@ def failure_facts(exc: BaseException) -> dict[str, Any]:
             "arrays": repro.arrays() if repro else None,
             "falsifying_example": example, "hypothesis_blob": blob,
             "ulp_errors": next((u for u in map(ulp_stats.of, leaves) if u), None),
-            "compiler_pass": next((c for c in map(compiler_pass.of, leaves) if c), None)}
+            "compiler_pass": next((c for c in map(compiler_pass.of, leaves) if c), None),
+            "sequence": next((q for q in map(sequence_script.of, leaves) if q), None)}
 
 
 def group_message(exc: BaseException) -> str | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tests.mutants import (client_api, composition, denormals, hlo, host_paths,  # noqa: F401
                            just_past, legacy_io, legacy_api, moved_bits, optional_features,
-                           outputs, placement, stablehlo_ops, transfer)
+                           outputs, placement, sequences, stablehlo_ops, transfer)
 from tests.mutants.catalog import CATALOG, KINDS, Mutant, Target
 
 HEALTHY = "healthy-control"

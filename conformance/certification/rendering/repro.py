@@ -20,8 +20,10 @@ partitioner runs as in the test. Exit status (:data:`EXIT_CODES`): 0 fixed, 1 pr
 
 Kinds (:func:`kind`): ``execute`` (program, inputs and comparison recorded; a
 program of several partitions only with its placement),
-``transfer`` (a wrong round trip of the transfer areas with its inputs recorded) and
-``lifetime`` (``test_use_after_delete_raises[<method>]``: the method on a deleted
+``transfer`` (a wrong round trip of the transfer areas with its inputs recorded),
+``sequence`` (a failing sequence of the sequences area, kept by the test as a whole
+script of straight-line ``runtime`` calls, :mod:`conformance.programs.sequence_script`;
+it needs this project's ``runtime`` package and jax) and ``lifetime`` (``test_use_after_delete_raises[<method>]``: the method on a deleted
 jax array must raise). ``repro/README.md`` lists every failure with its script or
 why it has none.
 """
@@ -73,9 +75,12 @@ def file_name(nodeid: str) -> str:
 
 
 def kind(record: dict[str, Any]) -> str | None:
-    """``"execute"``, ``"transfer"``, ``"lifetime"`` or None (nothing recorded that a
-    standalone script can re-run) for one ``failures[]`` entry."""
+    """``"execute"``, ``"transfer"``, ``"lifetime"``, ``"sequence"`` or None (nothing
+    recorded that a standalone script can re-run) for one ``failures[]`` entry."""
     arrays = record.get("arrays") or {}
+    if isinstance(record.get("sequence"), dict) \
+            and isinstance(record["sequence"].get("script"), str):
+        return "sequence"
     if record.get("program_text") and arrays.get("inputs") and arrays.get("expected") \
             and arrays.get("assertion"):
         return "execute" if arrays.get("sharding") or partitions(record) == 1 else None
@@ -121,6 +126,8 @@ def script(record: dict[str, Any], doc: dict[str, Any]) -> str | None:
     what = kind(record)
     if what is None:
         return None
+    if what == "sequence":  # written whole by the test (straight-line runtime calls)
+        return local_paths.redact(record["sequence"]["script"])
     arrays = record.get("arrays") or {}
     backend = _backend(doc)
     if what == "lifetime":  # a jaxlib Array method: plain jax on the built-in client

@@ -39,7 +39,7 @@ OUTCOME_PROPERTY = "pjrt_outcome"
 PROCESSES_PROPERTY = "pjrt_processes"
 #: Failure facts of an outcome, copied into ``report.json["failures"]`` (None where absent).
 FAILURE_FACTS = ("falsifying_example", "hypothesis_blob", "program_text", "inputs",
-                 "arrays", "ulp_errors", "compiler_pass", "traceback")
+                 "arrays", "ulp_errors", "compiler_pass", "sequence", "traceback")
 _MESSAGE_CHARS = 2000
 #: Characters of a failure's traceback that report.json keeps: its tail, where pytest puts
 #: the failing frame and the error (the terminal shows tracebacks only with -v; the whole
