@@ -139,7 +139,10 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Workers hand their facts to the controller; the merging process matches
-        the known failures and writes the report bundle (``--report-dir``)."""
+        the known failures and hands the records and the run's header to the one
+        pipeline that finishes a run
+        (:func:`conformance.certification.finish.pipeline.finish`), which writes the
+        bundle (``--report-dir``); nothing here edits the report after it."""
         config = self.config
         state = session_state.of(config)
         if self.worker:
