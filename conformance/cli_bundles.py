@@ -188,8 +188,8 @@ def finalize_run(ns: argparse.Namespace) -> int:
 
 def _finalize(ns: argparse.Namespace) -> int:
     try:
-        doc, path = results_log.finalize(ns.bundle, why="the run was killed before it "
-                                                         "wrote its report")
+        doc, _, lines = results_log.finalize(ns.bundle, why="the run was killed before "
+                                                            "it wrote its report")
     except ValueError as err:
         print(f"pjrt-conformance finalize: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -198,8 +198,7 @@ def _finalize(ns: argparse.Namespace) -> int:
         print(f"pjrt-conformance finalize: {ns.bundle}: cannot write the bundle ({why}); "
               "free space (or memory) and run finalize again", file=sys.stderr)
         return EXIT_WRITE_FAILED
-    if doc.get("dropped_lines"):
-        lines = doc["dropped_lines"]
+    if lines:
         print(f"{ns.bundle}: dropped {len(lines)} corrupt or cut-off line(s) of its results "
               f"log (line {', '.join(map(str, lines[:20]))}{', ...' if len(lines) > 20 else ''}"
               "): not JSON test reports; every other result kept (noted in the report's "

@@ -55,10 +55,17 @@ def wanted(ns: argparse.Namespace) -> bool:
     return any(getattr(ns, k, None) is not None and getattr(ns, k) is not False for k in FLAGS)
 
 
-def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict[str, Any]:
+def _finish(got: Any, ns: argparse.Namespace, started: datetime.datetime,
+            output: Path) -> tuple[dict[str, Any], Path]:
+    """Process 0's bundle of the cluster in ``output``: every process's records and the
+    global checks' handed to the one pipeline
+    (:func:`conformance.certification.finish.pipeline.finish`); returns (report document,
+    path of report.json). OSError or MemoryError when it cannot be written."""
+    from conformance.certification.attribution import attribution_sources
     from conformance.certification.catalog import profiles
-    from conformance.certification.verdict import report
     from conformance.certification.catalog import waivers
+    from conformance.certification.finish import pipeline
+    from conformance.certification.verdict import report
     from conformance.processes import cluster_report
 
     profile = profiles.load(ns.profile) if ns.profile != "none" else None
@@ -66,8 +73,8 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
     local, ranks = cluster_report.merge_local(got.docs)
     # The cluster's global checks replace the loopback ones of the same id (never twice).
     local = [r for r in local if r.nodeid not in cluster_report.global_nodeids()]
-    results = local + cluster_report.global_results(got.global_outcomes,
-                                                    profile.tests if profile else {}, got.lost)
+    global_checks = cluster_report.global_results(got.global_outcomes,
+                                                  profile.tests if profile else {}, got.lost)
     first = next((d for _, d in sorted(got.docs.items()) if d), None)
     head = ({k: first[k] for k in cluster_report.HEADER_KEYS if k in first} if first
             else report.header(platform=ns.platform, platform_info={}, known=[], argv=sys.argv,
@@ -85,27 +92,31 @@ def _build(got: Any, ns: argparse.Namespace, started: datetime.datetime) -> dict
                 if d is None and p not in got.lost]
     reasons += [f"process {p}'s per-process part was cut short ({d.get('interrupted')})"
                 for p, d in got.docs.items() if d and d.get("verdict") == "incomplete"]
-    ran = {r.nodeid for r in results}
+    ran = {r.nodeid for r in local + global_checks}
     skipped = [c.name for c in cluster_report.mp_checks.GLOBAL
                if cluster_report.GLOBAL_NODEID.format(c.name) not in ran]
     if skipped and not reasons:
         reasons.append(f"global check(s) {', '.join(skipped)} did not run")
     collected = max([d["summary"]["collected"] for d in got.docs.values() if d] or [0])
-    doc = report.build(results, collected=collected + len(cluster_report.mp_checks.GLOBAL),
-                       header=head, profile=profile,
-                       declared=tuple(first["declared_capabilities"]) if first else (),
-                       waivers=rules,
-                       device_count=(head.get("platform") or {}).get("local_device_count", 1),
-                       interrupted="; ".join(reasons) or None)
-    for record in doc["results"]:
-        global_check = record["area"] == "multihost"
-        record["scope"] = "global" if global_check else "per_process"
-        if not global_check:
-            record["ranks"] = ranks.get(record["nodeid"], [])
-    doc["cluster"] = cluster_report.topology(got.spec.as_dict(), got.docs, got.facts,
-                                             got.global_outcomes, got.lost)
-    doc["cluster"]["wall_s"] = {k: round(v, 2) for k, v in got.wall_s.items()}
-    return doc
+    cluster = cluster_report.topology(got.spec.as_dict(), got.docs, got.facts,
+                                      got.global_outcomes, got.lost)
+    cluster["wall_s"] = {k: round(v, 2) for k, v in got.wall_s.items()}
+    # The per-process records arrive attributed (each process's own pipeline); the
+    # global checks are attributed here, by the catalog alone.
+    records = pipeline.Records(fresh=global_checks,
+                               sources=[attribution_sources.catalog_source({})],
+                               carried=local)
+    run = pipeline.RunHeader(
+        header=head, collected=collected + len(cluster_report.mp_checks.GLOBAL),
+        profile=profile, declared=tuple(first["declared_capabilities"]) if first else (),
+        waivers=rules, device_count=(head.get("platform") or {}).get("local_device_count", 1),
+        interrupted="; ".join(reasons) or None,
+        record_facts={**{r.nodeid: {"scope": "per_process", "ranks": ranks.get(r.nodeid, [])}
+                         for r in local if r.area != "multihost"},
+                      **{r.nodeid: {"scope": "global"}
+                         for r in local + global_checks if r.area == "multihost"}},
+        sections={"cluster": cluster})
+    return pipeline.finish(records, run, output)
 
 
 def _global_area() -> Path:
@@ -124,7 +135,6 @@ def run(ns: argparse.Namespace, output: Path,
     ``pytest_args(ns, report_dir)``: the per-process pytest command line;
     ``validate(ns, output or None)``: the run's option checks (OptionError), with the
     output directory checked (and made) in process 0 only."""
-    from conformance.certification.bundle import bundle_files
     from conformance.certification.verdict import plugin_verdict
     from conformance.processes import multihost
     from conformance.session.validate import OptionError
@@ -162,8 +172,7 @@ def run(ns: argparse.Namespace, output: Path,
     code = None
     if spec.process_id == 0:
         t0 = time.monotonic()
-        doc = _build(got, ns, started)
-        path = bundle_files.write(doc, output)
+        doc, path = _finish(got, ns, started, output)
         code = {"certified": 0, "not certified": 1,
                 "not a certification": 1}.get(doc["verdict"], EXIT_INCOMPLETE)
         print(f"\npjrt-conformance: cluster of {spec.process_count} process(es) -- "

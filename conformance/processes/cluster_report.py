@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from conformance.certification.attribution import attribution_sources
 from conformance.certification.catalog.profiles import profile_id
 from conformance.certification.results.records import FAILURE_FACTS, Result
 from conformance.processes import mp_checks
@@ -85,8 +84,9 @@ def merge_local(docs: dict[int, dict[str, Any] | None]) -> tuple[list[Result],
 def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict[str, str],
                    lost: dict[int, str]) -> list[Result]:
     """One Result per global check that ran (a check with no outcome from any process
-    did not run and has no result); ``tiers``: the profile's test id -> tier; ``lost``:
-    process -> why it was lost."""
+    did not run and has no result), not yet attributed (the pipeline that finishes the
+    run does it: ``conformance.cli_multihost``); ``tiers``: the profile's test id ->
+    tier; ``lost``: process -> why it was lost."""
     results = []
     for check in mp_checks.GLOBAL:
         per = outcomes.get(check.name) or []
@@ -108,7 +108,6 @@ def global_results(outcomes: dict[str, list[dict[str, Any] | None]], tiers: dict
             duration_s=round(max((s["wall_s"] for s in summaries), default=0.0), 4),
             processes=summaries, capability="multi_process",
             reproduction=f"global scenario {check.scenario} on {n} process(es)"))
-    attribution_sources.attribute(results, [attribution_sources.catalog_source({})])
     return results
 
 

@@ -4,8 +4,9 @@ Each process that runs tests records every phase's outcome as data in the
 report's ``user_properties`` (:mod:`conformance.session.outcomes`); pytest-xdist
 carries them to the controller. The process that merges the results (the
 controller, or the only process without workers) collects them, matches the
-known failures once, builds the report once (:func:`conformance.certification.verdict.report.build`)
-and writes the bundle.
+known failures once and hands the records, with the facts of the run, to the one
+pipeline that finishes a run (:func:`conformance.certification.finish.pipeline.finish`:
+attribution, the report, its sections, the bundle).
 """
 
 from __future__ import annotations
@@ -14,15 +15,13 @@ import errno
 import json
 import shlex
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import conformance
-from conformance.certification.attribution import attribution_sources
-from conformance.certification import local_paths
+from conformance.certification.finish import pipeline
 from conformance.certification.results import coverage_records
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.catalog import known_failures
@@ -31,7 +30,6 @@ from conformance.certification.verdict import report
 from conformance.processes import lifetime
 from conformance.programs import coverage
 from conformance.certification.verdict import plugin_verdict
-from conformance.certification.compare import since_previous
 from conformance.session import disk_full
 from conformance.session import crash_location
 from conformance.session import evidence
@@ -141,7 +139,10 @@ class Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Workers hand their facts to the controller; the merging process matches
-        the known failures and writes the report bundle (``--report-dir``)."""
+        the known failures and hands the records and the run's header to the one
+        pipeline that finishes a run
+        (:func:`conformance.certification.finish.pipeline.finish`), which writes the
+        bundle (``--report-dir``); nothing here edits the report after it."""
         config = self.config
         state = session_state.of(config)
         if self.worker:
@@ -170,29 +171,27 @@ class Recorder:
                 disk_full.write_failed(config, Path(out), err)
         results = state.collector.finished_results() if interrupted else \
             list(state.collector.results.values())
-        attribution_sources.attribute(results, evidence.sources(config, results))
         info = state.platform_info
         header = report.header(
             platform=state.platform, known=state.known, argv=sys.argv,
             platform_info=pjrt_plugin_info.with_framework_version(info) if info else {},
             cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
             programs=state.programs, started=state.started,
-            duration_s=time.monotonic() - state.t0,
+            duration_s=0.0,   # measured by the pipeline, up to the report
             hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
             plugin_library=state.plugin_library,
             float_controls=_float_controls(config))
-        doc = report.build(results, collected=session.testscollected, header=header,
-                           profile=state.profile, declared=tuple(state.declared),
-                           waivers=tuple(state.waivers),
-                           device_count=info.get("local_device_count", 1),
-                           interrupted=interrupted)
-        doc.update(coverage.section(self.coverage, self.declined))
-        doc.update(sharding.section(config))
-        # compared as its bundle will hold it (paths redacted, library_locator): the form
-        # of the bundles on disk it is compared with
-        doc["since_previous"] = since_previous.summary(Path(out), local_paths.for_bundle(doc))
+        records = pipeline.Records(fresh=results, sources=evidence.sources(config, results))
+        run = pipeline.RunHeader(
+            header=header, collected=session.testscollected, profile=state.profile,
+            declared=tuple(state.declared), waivers=tuple(state.waivers),
+            device_count=info.get("local_device_count", 1), interrupted=interrupted,
+            sections={**coverage.section(self.coverage, self.declined),
+                      **sharding.section(config)},
+            since_previous=True, started_monotonic=state.t0)
         try:
-            state.written = (doc, results_log.write_bundle(doc, Path(out)))
+            state.written = pipeline.finish(records, run, Path(out),
+                                            results_log.RunDirectory())
         except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,
             if not isinstance(err, OSError):     # finalize builds it later
                 err = OSError(errno.ENOMEM, "not enough memory to write the bundle")

@@ -80,7 +80,7 @@ def seal_run(out: Path) -> None:
     (:func:`~conformance.certification.local_paths.redact_tree`). What it was is
     kept for :func:`finalize` (a bundle that could not be written, a cancel while it was
     written or signed) in ``run.local.json`` (:data:`RUN_LOCAL`, removed once the bundle
-    is written: :func:`write_bundle`) and in this process. Nothing to do without a
+    is written: :class:`RunDirectory`) and in this process. Nothing to do without a
     ``run.json`` or when it holds no local path. Raises OSError when it cannot be
     written (``run.json`` is then as it was), ValueError for a malformed one."""
     from conformance.certification import local_paths
@@ -123,23 +123,31 @@ def _run_facts(out: Path) -> Any:
     return facts
 
 
-def write_bundle(doc: dict[str, Any], out: Path, skip: tuple[int, ...] = ()) -> Path:
-    """Write the bundle of the run directory ``out`` (:func:`bundle.write
-    <conformance.certification.bundle.bundle_files.write>` of ``doc``, the run's files listed
-    too): its results log packed (:func:`pack`; ``skip``: dropped lines) and its
-    ``run.json`` sealed (:func:`seal_run`) first, ``run.local.json`` removed once the
-    manifest is written. Returns report.json's path; OSError or MemoryError when it
-    cannot be written."""
-    from conformance.certification.bundle import bundle_files
+class RunDirectory:
+    """The files of the run directory that its bundle lists besides the report files
+    (:class:`conformance.certification.finish.pipeline.RunFiles`): the results log,
+    packed (:func:`pack`; ``skip``: numbers of its dropped lines), and ``run.json``,
+    sealed (:func:`seal_run`); ``run.local.json`` removed once the manifest is written."""
 
-    pack(out, skip)
-    try:
-        seal_run(out)
-    except ValueError as err:   # malformed: a reader's problem, not a local path's
-        print(f"pjrt-conformance: {out / RUN_FILE} kept as it is: {err}", file=sys.stderr)
-    path = bundle_files.write(doc, out, extra=EXTRA)
-    (out / RUN_LOCAL).unlink(missing_ok=True)
-    return path
+    def __init__(self, skip: tuple[int, ...] = ()):
+        self.skip = skip
+
+    def prepare(self, out: Path) -> tuple[str, ...]:
+        """Pack the log and seal ``run.json`` of ``out``; return the names the manifest
+        lists when present (:data:`EXTRA`). Raises OSError as :func:`pack` does (a log
+        that could not be rewritten without local paths) or when ``run.json`` cannot be
+        sealed; a malformed ``run.json`` is kept as it is, with one line on stderr."""
+        pack(out, self.skip)
+        try:
+            seal_run(out)
+        except ValueError as err:   # malformed: a reader's problem, not a local path's
+            print(f"pjrt-conformance: {out / RUN_FILE} kept as it is: {err}",
+                  file=sys.stderr)
+        return EXTRA
+
+    def written(self, out: Path) -> None:
+        """The manifest of ``out`` is written: ``run.local.json`` is no longer needed."""
+        (out / RUN_LOCAL).unlink(missing_ok=True)
 
 
 def start(config: pytest.Config) -> None:
@@ -302,12 +310,14 @@ class _Saved:
 
 
 def finalize(out: Path, why: str = "the run ended before it wrote its report", *,
-             replace: bool = False) -> tuple[dict[str, Any], Path]:
+             replace: bool = False) -> tuple[dict[str, Any], Path, list[int]]:
     """Build the ``incomplete`` bundle of ``out`` from its results log and ``run.json``
-    (see the module docstring), the log packed; return (report document, path of
-    report.json). A log line that is not a JSON test report (a corrupt line in the
-    middle) is dropped, the others kept: the report's ``report_errors`` names the dropped
-    lines (:func:`dropped_note`), as does the document's ``dropped_lines`` (not written).
+    (see the module docstring) through the one pipeline
+    (:func:`conformance.certification.finish.pipeline.finish`), the log packed; return
+    (report document, path of report.json, the numbers of the log's dropped lines). A
+    log line that is not a JSON test report (a corrupt line in the middle) is dropped,
+    the others kept: the report's ``report_errors`` names the dropped lines
+    (:func:`dropped_note`).
 
     Raises ValueError naming the file for a missing or malformed ``run.json`` or an
     unreadable ``results.jsonl``, and for a directory that already holds a finished
@@ -315,14 +325,12 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     its bundle: rebuilt as incomplete). OSError or MemoryError when the bundle cannot
     be written.
     """
-    from conformance.certification.attribution import attribution_sources
     from conformance.certification.bundle import bundle_files
+    from conformance.certification.bundle import signing
+    from conformance.certification.finish import pipeline
     from conformance.certification.verdict import report
     from conformance.session import backend, evidence
     from conformance.session.session_state import SessionState
-
-    from conformance.certification.bundle import signing
-    from conformance.certification.verdict import plugin_verdict
 
     out = Path(out)
     if replace:
@@ -363,29 +371,23 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
                          argv=facts["argv"], cpu_devices=state.cpu_devices,
                          num_processes=opts["num_processes"],
                          programs={"compiles": 0, "cache_hits": 0}, started=started,
-                         duration_s=max(0.0, (ended - started).total_seconds()))
-    if facts.get("hypothesis"):
-        head["hypothesis"] = facts["hypothesis"]
+                         duration_s=max(0.0, (ended - started).total_seconds()),
+                         hypothesis_settings=facts.get("hypothesis") or None)
     for name in bundle_files.FILES:   # a bundle the killed run began to write (no manifest)
         (out / name).unlink(missing_ok=True)
     shutil.rmtree(out / "repro", ignore_errors=True)
     results = state.collector.finished_results()
     # The run's attribution without its re-runs (no backend here): the catalog, the
     # framework's own account of a target it could not give a plugin client.
-    attribution_sources.attribute(results, evidence.offline_sources(results))
-    doc = report.build(results, collected=max(facts["collected"] or 0, len(results)),
-                       header=head, profile=state.profile, declared=tuple(state.declared),
-                       waivers=tuple(state.waivers), interrupted=why,
-                       device_count=platform_info["local_device_count"])
-    if dropped and log is not None:   # named in the report, its verdict reasons recomputed
-        doc["report_errors"].append(dropped_note(log, dropped, sorted(lost)))
-        doc["verdict"], doc["verdict_reasons"] = plugin_verdict.decide(
-            doc["results"], collected=doc["summary"]["collected"], profile=state.profile,
-            declared=list(state.declared), device_count=platform_info["local_device_count"],
-            errors=doc["report_errors"], interrupted=why)
-    path = write_bundle(doc, out, tuple(dropped))
-    doc["dropped_lines"] = dropped
-    return doc, path
+    records = pipeline.Records(fresh=results, sources=evidence.offline_sources(results))
+    run = pipeline.RunHeader(
+        header=head, collected=max(facts["collected"] or 0, len(results)),
+        profile=state.profile, declared=tuple(state.declared), waivers=tuple(state.waivers),
+        device_count=platform_info["local_device_count"], interrupted=why,
+        # named in the report, counted by its verdict
+        report_errors=(dropped_note(log, dropped, sorted(lost)),) if dropped and log is not None else ())
+    doc, path = pipeline.finish(records, run, out, RunDirectory(tuple(dropped)))
+    return doc, path, dropped
 
 
 def incomplete_bundle(out: Path, why: str) -> dict[str, Any]:

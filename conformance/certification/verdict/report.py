@@ -56,7 +56,8 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
            started: datetime.datetime, duration_s: float,
            hypothesis_seed: int | None = None,
            plugin_library: bool = False,
-           float_controls: dict[str, Any] | None = None) -> dict[str, Any]:
+           float_controls: dict[str, Any] | None = None,
+           hypothesis_settings: dict[str, Any] | None = None) -> dict[str, Any]:
     """Report header: what is needed to reproduce and trust the report.
 
     ``platform``: the ``--platform`` name; ``platform_info``: the backend's facts
@@ -67,7 +68,9 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
     ``hypothesis_seed``: the ``--hypothesis-seed`` of a random-seed run (None: none given);
     ``plugin_library``: the backend was loaded from ``--plugin-library`` (a catalog condition);
     ``float_controls``: the denormal handling declared for the run
-    (:func:`conformance.helpers.float_control_modes.record`; None: not resolved).
+    (:func:`conformance.helpers.float_control_modes.record`; None: not resolved);
+    ``hypothesis_settings``: the Hypothesis settings the run recorded (``run.json``, read by
+    ``finalize``; None: this process's, with ``hypothesis_seed``).
     """
     import hypothesis
 
@@ -77,9 +80,10 @@ def header(*, platform: str, platform_info: dict[str, Any], known: list[Entry],
         "platform": platform_info or {"name": platform},
         "requested_platform": platform,
         "environment": environment(),
-        "hypothesis": {"profile": hypothesis.settings._current_profile,
-                       "max_examples": prof.max_examples, "derandomize": prof.derandomize,
-                       "seed": hypothesis_seed},
+        "hypothesis": hypothesis_settings or {
+            "profile": hypothesis.settings._current_profile,
+            "max_examples": prof.max_examples, "derandomize": prof.derandomize,
+            "seed": hypothesis_seed},
         "known_failures": [_known(e, platform, plugin_library) for e in known],
         "command": shlex.join([Path(argv[0]).name] + list(argv[1:])),
         "cpu_devices": cpu_devices,
@@ -131,14 +135,18 @@ def kernel_families(areas: dict[str, dict[str, int]]) -> dict[str, dict[str, int
 def build(results: list[Result], *, collected: int, header: dict[str, Any],
           profile: Profile | None = None, declared: tuple[str, ...] = (),
           waivers: tuple[Waiver, ...] = (), device_count: int = 1,
-          today: datetime.date | None = None, interrupted: str | None = None
-          ) -> dict[str, Any]:
+          today: datetime.date | None = None, interrupted: str | None = None,
+          report_errors: tuple[str, ...] = (),
+          record_facts: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The report.json document (schema 3): ``header`` (see :func:`header`), the
     results with waivers applied, the counts, the verdict and its reasons.
-    ``interrupted``: why the run stopped early (verdict ``incomplete``), None if it did not."""
+    ``interrupted``: why the run stopped early (verdict ``incomplete``), None if it did not;
+    ``report_errors``: problems of the run's inputs, stated after the waivers' and
+    counted by the verdict; ``record_facts``: test id -> keys added last to its record."""
     records = [r.record() for r in results]
     errors = conformance.certification.catalog.waivers.apply(list(waivers), records,
                                                              today or datetime.date.today())
+    errors += list(report_errors)
     by_id = {r["nodeid"]: r for r in records}
     summary = summarize(records, collected)
     decision, reasons = plugin_verdict.decide(records, collected=collected, profile=profile,
@@ -149,7 +157,7 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
     failures = [{**r.failure(), "status": by_id[r.nodeid]["status"]} for r in results
                 if r.status in FATAL]
     catalog = defect_catalog.load()
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         **header,
         "profile": profile.header() if profile else None,
@@ -174,3 +182,6 @@ def build(results: list[Result], *, collected: int, header: dict[str, Any],
         "shared_with_xla": attribution_sources.shared_with_xla(
             records, defect_catalog.xla_ids(catalog)),
     }
+    for r in records:   # last: what the counts and findings above read is the record's own
+        r.update((record_facts or {}).get(r["nodeid"], {}))
+    return doc

@@ -1,0 +1,1 @@
+"""The end of a run: the one pipeline from the merged records to the written bundle."""
