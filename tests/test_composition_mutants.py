@@ -20,6 +20,8 @@ X = RNG.integers(-4, 5, (3, 4)).astype(np.float32)     # small integers: exact f
 B = RNG.integers(-4, 5, (4, 5)).astype(np.float32)
 ROW = RNG.integers(-4, 5, (4,)).astype(np.float32)
 PATCH = RNG.integers(10, 20, (2, 2)).astype(np.float32)
+BIAS = RNG.integers(-4, 5, (3, 5)).astype(np.float32)
+ROWS = np.repeat(RNG.integers(-4, 5, (3, 1)), 4, axis=1).astype(np.float32)
 SIGNAL = np.arange(9, dtype=np.int32).reshape(1, 1, 9)
 KERNEL = np.array([1, 2, 3, 4], np.int32).reshape(1, 1, 4)
 
@@ -43,6 +45,13 @@ CASES = {
         lambda x, u: jax.lax.dynamic_update_slice(x, u, (1, 1))),
     "fused-broadcast-reversed": (lambda x, y: x + y[None, :], [X, ROW], [X + ROW[None, :]],
                                  lambda x, y: jnp.broadcast_to(y, (3, 4))),
+    "epilogue-drops-bias": (   # ReLU (max(x, 0)): integer-valued, exact
+        lambda a, b, c: jax.lax.max(jax.lax.add(jnp.dot(a, b), c),
+                                    jnp.zeros((3, 5), jnp.float32)), [X, B, BIAS],
+        [np.maximum(X @ B + BIAS, 0)], lambda a, b, c: jax.lax.add(jnp.dot(a, b), c)),
+    "softmax-drops-normalization": (   # constant rows: exp(0) = 1, four of them: 1/4 exact
+        lambda x: jax.nn.softmax(x, axis=1), [ROWS], [np.full((3, 4), 0.25, np.float32)],
+        lambda x: jnp.exp(x) / (x + 10)),
     "strided-conv-reverses-kernel": (
         lambda x: jax.lax.conv_general_dilated(x, KERNEL, (2,), ((1, 0),),
                                                dimension_numbers=("NCH", "OIH", "NCH")),

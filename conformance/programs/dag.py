@@ -15,7 +15,9 @@ complement wrap-around, clamped dynamic starts, clipped gather indices: XLA's
 semantics); float programs are evaluated in float64 by
 :mod:`conformance.programs.dag_bounds`, which also carries the error bound.
 
-The op catalog (:data:`OPS`) is StableHLO's: elementwise unary and binary ops,
+The op catalog (:data:`OPS`) is StableHLO's: elementwise unary and binary ops
+(``logistic``, ``divide`` and ``relu`` as ``max(x, 0)`` in the epilogue and softmax
+patterns of the float family),
 compare/select, ``broadcast_in_dim``, ``reduce`` (add, mul, max, min over drawn
 axes), ``dot_general`` (batch and contracting dimensions), ``transpose``,
 ``reshape``, ``slice``, ``concatenate``, ``pad`` (interior padding included),
@@ -296,6 +298,11 @@ for _name, (_code, _fn) in _BINARY.items():
 OPS.update({
     "tanh": Op(lambda n, a: f"lax.tanh({a[0]})", _wrap(lambda n, x: np.tanh(x))),
     "exp": Op(lambda n, a: f"lax.exp({a[0]})", _wrap(lambda n, x: np.exp(x))),
+    "logistic": Op(lambda n, a: f"lax.logistic({a[0]})",
+                   _wrap(lambda n, x: 1.0 / (1.0 + np.exp(-x)))),
+    "relu": Op(lambda n, a: f"lax.max({a[0]}, lax.full_like({a[0]}, 0))",
+               _wrap(lambda n, x: np.maximum(x, 0))),
+    "divide": Op(lambda n, a: f"lax.div({a[0]}, {a[1]})", _wrap(lambda n, x, y: x / y)),
     "select": Op(lambda n, a: f"lax.select({_CMP_CODE[n.attr('dir')]}({a[0]}, {a[1]}), "
                               f"{a[2]}, {a[3]})",
                  _wrap(lambda n, p, q, x, y: np.where(_COMPARE[n.attr("dir")](p, q), x, y))),

@@ -21,6 +21,10 @@ maximum, minimum    ``max(ea, eb)`` (1-Lipschitz, no rounding)
 tanh                ``min(ea, 2) + k u (|v| + ea) + tiny`` (``|tanh'| <= 1``; ``k``: the
                     float32 ULP budget of the tolerance table)
 exp                 ``p + k u (v + p) + tiny`` with ``p = exp(a) (exp(ea) - 1)`` (mean value)
+logistic            ``min(ea / 4, 1) + k u (v + ea / 4) + tiny`` (``|logistic'| <= 1/4``)
+relu (max(x, 0))    ``ea`` (1-Lipschitz, no rounding)
+divide              ``p + u (|v| + p) + tiny`` with ``p = (ea + |v| eb) / (|b| - eb)``, any
+                    value (``inf``) where ``|b| <= eb`` (the divisor may be zero)
 select(a < b, c, d) the chosen operand's bound; where ``|a - b| <= ea + eb`` the device may
                     choose the other one: ``max(ec, ed) + |c - d|``
 reduce add (n)      ``sum(e) + n u sum(|v| + e) + n tiny`` (any order, any tree)
@@ -88,6 +92,17 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
     if op == "tanh":
         v = np.tanh(vals[0])
         return v, np.minimum(errs[0], 2.0) + k_ulp * U * (np.abs(v) + errs[0]) + under
+    if op == "logistic":  # |logistic'| <= 1/4, values in (0, 1)
+        v = 1.0 / (1.0 + np.exp(-vals[0]))
+        return v, np.minimum(errs[0] / 4, 1.0) + k_ulp * U * (v + errs[0] / 4) + under
+    if op == "relu":
+        return np.maximum(vals[0], 0.0), errs[0]
+    if op == "divide":  # |a/b - a'/b'| <= (ea + |v| eb) / (|b| - eb) while |b| > eb
+        (a, b), (ea, eb) = vals, errs
+        v = a / b
+        room = np.abs(b) - eb
+        p = np.where(room > 0, (ea + np.abs(v) * eb) / np.where(room > 0, room, 1.0), np.inf)
+        return v, p + _rnd(np.abs(v) + p, under)
     if op == "exp":
         v = np.exp(vals[0])
         p = v * np.expm1(errs[0])

@@ -16,7 +16,8 @@ Families:
 - ``data_movement``: float32 with NaN payloads, -0.0, infinities and subnormals, or
   int16/uint8; only ops that move bits (no arithmetic), checked bit for bit;
 - ``float``: float32 in [-2, 2], arithmetic, ``tanh``, ``exp``, reductions, dot
-  products and cumulative sums, held to the running error bound of
+  products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU)
+  and softmax, held to the running error bound of
   :mod:`conformance.programs.dag_bounds`.
 """
 
@@ -44,7 +45,8 @@ CATALOG = {
     + _MOVES,
     "data_movement": _MOVES,
     "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
-              "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine"]
+              "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine",
+              "dot_epilogue", "softmax"]
     + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
 }
 _REDUCE_KINDS = {"integer": ["add", "mul", "max", "min"], "float": ["add", "max", "min"]}
@@ -64,6 +66,7 @@ class _Builder:
         self.draw, self.family, self.budget = draw, family, budget
         self.nodes: list[Node] = []
         self.max_stride = 3
+        self.patterns: list[int] = []   # results of the dot epilogues and softmaxes
 
     def add(self, op: str, args: tuple[int, ...], shape: tuple[int, ...], dtype: str,
             **attrs: Any) -> int | None:
@@ -134,6 +137,11 @@ class _Builder:
                             dt, axes=axes, kind=kind)
         if op == "dot_general":
             return self._dot(x)
+        if op in ("dot_epilogue", "softmax"):   # a pattern's result is always returned
+            out = self._epilogue(x) if op == "dot_epilogue" else self._softmax(x)
+            if out is not None:
+                self.patterns.append(out)
+            return out
         if op == "transpose":
             perm = tuple(draw(st.permutations(range(rank)), label="perm"))
             return self.add("transpose", (x,), tuple(shape[p] for p in perm), dt, perm=perm)
@@ -320,6 +328,39 @@ class _Builder:
                         kernel=kernel, kernel_shape=(out_feat, feat, taps), stride=stride,
                         padding=(lo, hi), lhs_dilation=ld, rhs_dilation=rd)
 
+    def _epilogue(self, x: int) -> int | None:
+        """A dot_general followed by the epilogue models run on it: a bias (an operand of
+        the dot's shape: a broadcast row, an iota or an earlier node), then, drawn, a
+        scale, then an activation: ``tanh``, ``logistic`` or ReLU (``max(x, 0)``)."""
+        d = self._dot(x)
+        if d is None or not self.nodes[d].shape:
+            return None
+        n = self.nodes[d]
+        out = self.add("add", (d, self.partner(d)), n.shape, n.dtype)
+        if out is not None and self.draw(st.booleans(), label="epilogue scale"):
+            out = self.add("multiply", (out, self.partner(out)), n.shape, n.dtype)
+        act = self.draw(st.sampled_from(["tanh", "logistic", "relu"]), label="activation")
+        return None if out is None else self.add(act, (out,), n.shape, n.dtype)
+
+    def _softmax(self, x: int) -> int | None:
+        """``exp(x - max(x)) / sum(exp(x - max(x)))`` along a drawn axis, as jax.nn.softmax
+        writes it: reduce max, broadcast, subtract, exp, reduce add, broadcast, divide."""
+        n = self.nodes[x]
+        if not n.shape:
+            return None
+        axis = self.draw(st.integers(0, len(n.shape) - 1), label="softmax axis")
+        kept = tuple(k for k in range(len(n.shape)) if k != axis)
+        rest = tuple(n.shape[k] for k in kept)
+        top = self.add("reduce", (x,), rest, n.dtype, axes=(axis,), kind="max")
+        if top is None:
+            return None
+        shifted = self.add("subtract", (x, self.add("broadcast_in_dim", (top,), n.shape,
+                                                     n.dtype, dims=kept)), n.shape, n.dtype)
+        e = self.add("exp", (shifted,), n.shape, n.dtype)
+        total = self.add("reduce", (e,), rest, n.dtype, axes=(axis,), kind="add")
+        spread = self.add("broadcast_in_dim", (total,), n.shape, n.dtype, dims=kept)
+        return self.add("divide", (e, spread), n.shape, n.dtype)
+
     def _dot(self, x: int) -> int | None:
         n, draw = self.nodes[x], self.draw
         cx = draw(st.integers(0, len(n.shape) - 1), label="x contracting dim")
@@ -356,7 +397,9 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     ``budget`` elements; ``param_shapes``: the data parameters' shapes (default: 1-3
     drawn); ``strided_slices=False``: every slice has stride 1 (sharded programs: XLA's
     partitioner gets strided slices of a sharded dimension wrong, a defect pinned by
-    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``). Raises
+    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``). It returns
+    its last result, up to two drawn others and the last two dot epilogues or softmaxes
+    (so that no pattern is pruned as dead code before it is compiled). Raises
     ValueError for an unknown family or bad bounds."""
     if family not in FAMILIES:
         raise ValueError(f"programs: argument 'family' must be one of {FAMILIES}, "
@@ -390,7 +433,7 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
         made += 1
     results = [i for i, n in enumerate(b.nodes) if n.op not in ("param", "iota")]
     extra = draw(st.lists(st.sampled_from(results), max_size=2, unique=True), label="outputs")
-    outputs = tuple(dict.fromkeys([results[-1]] + extra))
+    outputs = tuple(dict.fromkeys([results[-1]] + extra + b.patterns[-2:]))
     return Program(family, tuple(b.nodes), outputs)
 
 

@@ -16,7 +16,11 @@ compose, so every single-op kernel test passes on it:
   partial result;
 * ``strided-conv-reverses-kernel``: a convolution with a window stride above 1 reads its
   kernel reversed along its first spatial dimension (the models' convolutions have
-  stride 1: only the generated programs' strided convolutions kill it).
+  stride 1: only the generated programs' strided convolutions kill it);
+* ``epilogue-drops-bias``: a dot_general's bias add that feeds an activation (through a
+  scale or not) is skipped (the generated programs' dot epilogues kill it);
+* ``softmax-drops-normalization``: the division of ``exp`` by a broadcast (softmax's
+  normalization) is skipped (the generated programs' softmax kills it).
 """
 
 from __future__ import annotations
@@ -432,6 +436,45 @@ def _manual(op: Any) -> None:
     replace_results(op, list(manual.results))
 
 
+# 7. epilogue-drops-bias
+
+#: The activations a dot epilogue ends in (ReLU is ``maximum`` with zeros).
+ACTIVATIONS = frozenset({"stablehlo.tanh", "stablehlo.logistic", "stablehlo.maximum"})
+
+
+def _users(value: Any) -> list[str]:
+    return [use.owner.name for use in value.uses]
+
+
+def _epilogue_bias(op: Any) -> bool:
+    """An add of a dot_general's result (the bias) whose result feeds an activation,
+    directly or through one multiply (a scale)."""
+    if op.name != "stablehlo.add" or not any(
+            getattr(producer(v), "name", None) == "stablehlo.dot_general" for v in op.operands):
+        return False
+    users = _users(op.result)
+    if any(u in ACTIVATIONS for u in users):
+        return True
+    return any(use.owner.name == "stablehlo.multiply" and any(
+        u in ACTIVATIONS for u in _users(use.owner.results[0])) for use in op.result.uses)
+
+
+def _drop_bias(op: Any) -> None:
+    dot = next(v for v in op.operands
+               if getattr(producer(v), "name", None) == "stablehlo.dot_general")
+    replace_results(op, [dot])
+
+
+# 8. softmax-drops-normalization
+
+def _normalizing(op: Any) -> bool:
+    """A divide of an exponential by a broadcast (softmax's normalization)."""
+    if op.name != "stablehlo.divide":
+        return False
+    top, bottom = (getattr(producer(v), "name", None) for v in op.operands)
+    return top == "stablehlo.exponential" and bottom == "stablehlo.broadcast_in_dim"
+
+
 MUTANTS = {
     "fused-reduce-drops-tail": (
         Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
@@ -463,6 +506,16 @@ MUTANTS = {
         "first spatial dimension (a strided kernel path computing a convolution where "
         "StableHLO's is a cross-correlation); stride-1 convolutions are right.",
         "test_programs: test_integer_programs; test_programs_spmd: test_spmd_generated_programs"),
+    "epilogue-drops-bias": (
+        Mutation(_epilogue_bias, _drop_bias),
+        "A dot_general's epilogue (bias add, then a scale or not, then tanh, logistic or "
+        "ReLU) loses its bias: a fused matmul epilogue that skips the add.",
+        "test_programs: test_float_programs"),
+    "softmax-drops-normalization": (
+        Mutation(_normalizing, lambda op: replace_results(op, [op.operands[0]])),
+        "A softmax's division of exp(x - max) by the broadcast sum is skipped: a fused "
+        "softmax kernel that returns the unnormalized exponentials.",
+        "test_programs: test_float_programs"),
     "partitioner-forgets-reduction": (
         Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
