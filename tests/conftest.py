@@ -1,7 +1,6 @@
 """Self-tests of the project (not of a backend)."""
 
 import json
-import sys
 
 import pytest
 
@@ -16,41 +15,28 @@ def suite_runs(tmp_path_factory):
     return SuiteRuns(shared_directory(tmp_path_factory))
 
 
-#: Seconds a ``run_suite`` child may run before it is killed and its test fails.
-RUN_SUITE_TIMEOUT_S = 1800
-
-
 @pytest.fixture
 def run_suite(pytester):
     """Run the installed conformance suite in a child pytest against a registered backend:
     a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's
     conftest (written at setup into ``pytester.path``, the child's directory; a test may
     replace it before the run). The child starts through
-    :func:`tests.mutants.runner.run_child` (:mod:`conformance.processes.runner`).
+    :func:`tests.mutants.runner.pytester_run` (:mod:`conformance.processes.runner`).
 
     ``devices``: ``--cpu-devices`` of the child. Returns (``pytest.RunResult``, report
-    dict, None when the child wrote none). A child past :data:`RUN_SUITE_TIMEOUT_S`
-    fails the test.
+    dict, None when the child wrote none).
     """
-    from tests.mutants.runner import CONFTEST, run_child
+    from tests.mutants.runner import CONFTEST, pytester_run
 
     pytester.makeconftest(CONFTEST)
 
     def run(platform: str, *select: str, expect_platform: str | None = "cpu", devices: int = 2):
         out = pytester.path / "report"
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
-        args = ["--pyargs", "conformance", f"--platform={platform}", f"--cpu-devices={devices}",
-                *expect, "--profile=none", f"--report-dir={out}", "--force-report-dir",
-                "-p", "no:cacheprovider", *select]
-        print("running: pytest", *args, "\n     in:", pytester.path)
-        child = run_child(args, home=pytester.path, timeout=RUN_SUITE_TIMEOUT_S,
-                          conftest=False)
-        print(child.stdout, end="")
-        print(child.stderr, end="", file=sys.stderr)
-        if child.timed_out:
-            pytest.fail(f"the child run ran past its {RUN_SUITE_TIMEOUT_S} s timeout")
-        result = pytest.RunResult(child.returncode, child.stdout.splitlines(),
-                                  child.stderr.splitlines(), child.wall_s)
+        result = pytester_run(
+            pytester, "--pyargs", "conformance", f"--platform={platform}",
+            f"--cpu-devices={devices}", *expect, "--profile=none",
+            f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None
         return result, doc

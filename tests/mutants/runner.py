@@ -18,10 +18,14 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import json
+import os
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+
+import pytest
 
 from conformance.processes import runner
 from tests import k_modules
@@ -87,7 +91,8 @@ def run_child(args: Sequence[str], *, home: Path, timeout: float,
     captured apart; standard input closed), set up as ``pytester.runpytest_subprocess``
     sets one up: working directory, ``HOME`` and ``--basetemp`` (``home/basetemp``) in
     ``home`` (an existing directory), no :data:`NOT_INHERITED` variable, ``PY_COLORS=0``,
-    the project first on ``PYTHONPATH``, ``env`` on top. ``conftest``: write
+    ``home`` then the project first on ``PYTHONPATH`` (pytester puts the working
+    directory first), ``env`` on top. ``conftest``: write
     :data:`CONFTEST` (the mutants' registration) to ``home/conftest.py`` first (False:
     the caller wrote one). ``timeout``: seconds, > 0 (a child past it has
     ``returncode`` None). Raises ValueError for a bad timeout."""
@@ -96,8 +101,31 @@ def run_child(args: Sequence[str], *, home: Path, timeout: float,
     base = runner.child_env({"HOME": str(home), "USERPROFILE": str(home), "PY_COLORS": "0",
                              **(env or {})})
     child_env = {k: v for k, v in base.items() if k not in NOT_INHERITED}
+    child_env["PYTHONPATH"] = os.pathsep.join([str(home), child_env["PYTHONPATH"]])
     return runner.run_python(PYTEST, [f"--basetemp={home / 'basetemp'}", *args],
                              timeout=timeout, env=child_env, cwd=home, stdin="")
+
+
+#: Seconds a :func:`pytester_run` child may run before it is killed and its test fails.
+PYTESTER_TIMEOUT_S = 1800
+
+
+def pytester_run(pytester: pytest.Pytester, *args: str | os.PathLike[str],
+                 timeout: float = PYTESTER_TIMEOUT_S) -> pytest.RunResult:
+    """What ``pytester.runpytest_subprocess(*args)`` returns, with the child started by
+    :func:`run_child` in ``pytester.path`` (its conftest, if any, is the test's own), and
+    its command and output printed as pytester prints them (shown when the test fails).
+    ``timeout``: seconds, > 0; a child past it fails the test
+    (``pytest.fail``)."""
+    argv = [os.fspath(a) for a in args]
+    print("running: pytest", *argv, "\n     in:", pytester.path)
+    child = run_child(argv, home=pytester.path, timeout=timeout, conftest=False)
+    print(child.stdout, end="")
+    print(child.stderr, end="", file=sys.stderr)
+    if child.timed_out:
+        pytest.fail(f"the child pytest {argv} ran past its {timeout:g} s timeout")
+    return pytest.RunResult(child.returncode, child.stdout.splitlines(),
+                            child.stderr.splitlines(), child.wall_s)
 
 
 def pytest_args(platform: str, targets: Iterable[Target], devices: int, report_dir: Path,
