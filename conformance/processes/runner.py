@@ -9,12 +9,14 @@ starts in :mod:`conformance.processes.child_start`, which first makes it die whe
 process that started it dies (also by SIGKILL), so it never outlives that process
 either, and then runs the module (source: :data:`~.child_start.SOURCE_PRELUDE` first).
 The child programs are modules, so that linters and type checkers see them: the
-multi-process worker (:mod:`.mp_main`), the per-process pytest of a multi-host run
-(``pytest``), and, where the child opens the backend under test (which this layer may
+multi-process worker (:mod:`.mp_main`), ``pytest`` (the per-process run of a multi-host
+run, the reference differential's re-run, and every child pytest of the self-tests:
+``tests/mutants/runner.py``'s ``run_child``), and, where the child opens the backend under test (which this layer may
 not import), modules of ``conformance.session`` named here, never imported:
 :mod:`conformance.session.isolation_child`, :mod:`conformance.session.preflight_child`,
 :mod:`conformance.session.pjrt_plugin_probe`; and :mod:`conformance.capi.child`.
-Times are seconds of ``time.monotonic``.
+Times are seconds of ``time.monotonic``. No other code of the project starts a Python
+child by itself: ``tests/test_child_launchers.py`` lists each exception with its reason.
 """
 
 from __future__ import annotations
