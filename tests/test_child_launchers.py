@@ -7,8 +7,9 @@ the text) for the calls that start a process outside the runner: ``subprocess.ru
 ``runpytest_subprocess``, and ``os.system``/``os.popen``/``os.spawn*``/``os.exec*``. Each
 call is one of:
 
-- a tool that is not this Python (its command starts with a name in :data:`TOOLS`:
-  git, ssh-keygen, mpirun...): allowed, with the reason given there;
+- a tool that is not Python (its command starts with a name in :data:`TOOLS`: git,
+  ssh-keygen, mpirun...): allowed, with the reason given there; a command that starts
+  with ``sys.executable`` or a name beginning ``python`` is Python;
 - ``python -m conformance.cli ...``: the command a user types, tested as the user runs
   it (:data:`CLI`); allowed;
 - ``python -m pytest``, pytester's ``runpytest_subprocess``, other Python (``-c``, a
@@ -48,8 +49,6 @@ TOOLS = {
     "asv": "airspeed velocity checks the benchmark suite",
     "*pip": "pip builds and installs the project's wheel",
     "exe": "the installed `pjrt-conformance` script, as the README's command runs it",
-    "python": "another release's Python (catalog bisection); the runner starts this one",
-    "env.python": "another release's Python (catalog bisection); the runner starts this one",
 }
 #: Why ``python -m conformance.cli`` is started directly.
 CLI = ("the user's command, tested as a user runs it (exit status, files, signals); the "
@@ -61,6 +60,9 @@ CLI = ("the user's command, tested as a user runs it (exit status, files, signal
 BYPASSES = {
     ("conformance/certification/bundle/signing.py", "unknown"):
         (1, "ssh-keygen (the command is built in a variable)"),
+    ("conformance/certification/catalog/catalog_bisect.py", "python"):
+        (2, "another release's Python in its own environment (the runner starts this "
+            "interpreter)"),
     ("conformance/programs/ffi_build.py", "unknown"):
         (1, "the C compiler (the command is built in a variable)"),
     ("tests/test_cancel_signal_handling.py", "python"):
@@ -115,7 +117,7 @@ def _kind(call: ast.Call) -> str:
         return "unknown"
     first, *rest = command.elts
     program = first.value if isinstance(first, ast.Constant) else ast.unparse(first)
-    if program != "sys.executable":
+    if not _python(program):
         return f"tool:{program}"
     words = [e.value for e in rest[:2] if isinstance(e, ast.Constant)]
     if words == ["-m", "pytest"]:
@@ -123,6 +125,13 @@ def _kind(call: ast.Call) -> str:
     if words == ["-m", "conformance.cli"]:
         return "cli"
     return "python"
+
+
+def _python(program: str) -> bool:
+    """Whether a command's first element (its source text) names a Python interpreter:
+    ``sys.executable``, or a name such as ``python``, ``env.python``, ``python3``."""
+    name = program.rsplit(".", 1)[-1]
+    return program == "sys.executable" or name.startswith("python")
 
 
 def _starts_a_process(call: ast.Call) -> bool:
@@ -195,11 +204,12 @@ def test_the_scan_finds_a_new_launcher_of_each_kind():
             "    os.system('python -m pytest')\n"
             "    subprocess.run(['git', 'status'])\n"
             "    subprocess.run([sys.executable, '-m', 'conformance.cli', 'run'])\n"
-            "    subprocess.run(['node', 'x.js'])\n"),
+            "    subprocess.run(['node', 'x.js'])\n"
+            "    subprocess.run([env.python, '-I', 'probe.py'])\n"),
         RUNNER: "import subprocess\nsubprocess.Popen(argv)\n",
     }
     counted, unknown_tools = bypasses(planted)
-    assert counted == {("tests/test_new.py", "pytest"): 2, ("tests/test_new.py", "python"): 1,
+    assert counted == {("tests/test_new.py", "pytest"): 2, ("tests/test_new.py", "python"): 2,
                        ("tests/test_new.py", "unknown"): 2}
     assert unknown_tools == ["tests/test_new.py:10: node"]
 
