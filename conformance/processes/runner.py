@@ -11,8 +11,9 @@ either, and then runs the module (source: :data:`~.child_start.SOURCE_PRELUDE` f
 The child programs are modules, so that linters and type checkers see them: the
 multi-process worker (:mod:`.mp_main`), ``pytest`` (the per-process run of a multi-host
 run, the reference differential's re-run, and every child pytest of the self-tests:
-``tests/mutants/runner.py``'s ``run_child``), and, where the child opens the backend under test (which this layer may
-not import), modules of ``conformance.session`` named here, never imported:
+``tests/mutants/runner.py``'s ``run_child``), and, where the child opens the backend
+under test (which this layer may not import), modules of ``conformance.session`` named
+here, never imported:
 :mod:`conformance.session.isolation_child`, :mod:`conformance.session.preflight_child`,
 :mod:`conformance.session.pjrt_plugin_probe`; and :mod:`conformance.capi.child`.
 Times are seconds of ``time.monotonic``. No other code of the project starts a Python
@@ -124,8 +125,8 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
     Linux: a large document goes this way); None: the children inherit this process's
     standard input. ``cwd``: the children's working directory (default: this process's;
     a child pytest finds its ``conftest.py`` and writes its ``.hypothesis`` there).
-    Raises ValueError for a timeout that is not a positive number. Every child's process group is killed before
-    returning, also when starting one of them fails.
+    Raises ValueError for a timeout that is not a positive number. Every child's process
+    group is killed before returning, also when starting one of them fails.
     """
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"run_many: argument 'timeout' must be a positive number of seconds, "

@@ -3,14 +3,15 @@
 Each mutant runs as ``pytest --pyargs conformance
 --platform=<mutant> --cpu-devices=N --profile=none -p no:cacheprovider -k <its targets>``
 in a scratch directory whose ``conftest.py`` registers the mutants. Every child pytest
-of the self-tests that runs the suite on a mutant (here, :mod:`tests.suite_runs`, the
-``run_suite`` fixture) starts through :func:`run_child`, on
-:mod:`conformance.processes.runner`. A result *fails* when it is neither ``pass`` nor a skip
-(``skipped``, ``not_supported``). The healthy control is the plain ``cpu`` platform run
-with the union of the same selections: it must have no failures other than the known
-defects of jaxlib's CPU backend (the defect catalog ``conformance/defects``). A mutant is *killed* in
-an area when one of that area's tests fails on it and not on the control (a test that
-fails on the healthy backend too tells nothing about the mutant).
+of the self-tests (the mutants here, :mod:`tests.suite_runs`, the ``run_suite``
+fixture, pytester's children through :func:`pytester_run`) starts through
+:func:`run_child`, on :mod:`conformance.processes.runner`. A result *fails* when it is
+neither ``pass`` nor a skip (``skipped``, ``not_supported``). The healthy control is the
+plain ``cpu`` platform run with the union of the same selections: it must have no
+failures other than the known defects of jaxlib's CPU backend (the defect catalog
+``conformance/defects``). A mutant is *killed* in an area when one of that area's tests
+fails on it and not on the control (a test that fails on the healthy backend too tells
+nothing about the mutant).
 """
 
 from __future__ import annotations
@@ -92,9 +93,9 @@ def run_child(args: Sequence[str], *, home: Path, timeout: float,
     sets one up: working directory, ``HOME`` and ``--basetemp`` (``home/basetemp``) in
     ``home`` (an existing directory), no :data:`NOT_INHERITED` variable, ``PY_COLORS=0``,
     ``home`` then the project first on ``PYTHONPATH`` (pytester puts the working
-    directory first), ``env`` on top. ``conftest``: write
-    :data:`CONFTEST` (the mutants' registration) to ``home/conftest.py`` first (False:
-    the caller wrote one). ``timeout``: seconds, > 0 (a child past it has
+    directory first), ``env`` on top. ``conftest``: write :data:`CONFTEST` (the
+    mutants' registration) to ``home/conftest.py`` first (False: the caller wrote one).
+    ``timeout``: seconds, > 0 (a child past it is killed with its process group and has
     ``returncode`` None). Raises ValueError for a bad timeout."""
     if conftest:
         (home / "conftest.py").write_text(CONFTEST)
@@ -115,8 +116,7 @@ def pytester_run(pytester: pytest.Pytester, *args: str | os.PathLike[str],
     """What ``pytester.runpytest_subprocess(*args)`` returns, with the child started by
     :func:`run_child` in ``pytester.path`` (its conftest, if any, is the test's own), and
     its command and output printed as pytester prints them (shown when the test fails).
-    ``timeout``: seconds, > 0; a child past it fails the test
-    (``pytest.fail``)."""
+    ``timeout``: seconds, > 0; a child past it fails the test (``pytest.fail``)."""
     argv = [os.fspath(a) for a in args]
     print("running: pytest", *argv, "\n     in:", pytester.path)
     child = run_child(argv, home=pytester.path, timeout=timeout, conftest=False)
