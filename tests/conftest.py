@@ -18,21 +18,24 @@ def suite_runs(tmp_path_factory):
 @pytest.fixture
 def run_suite(pytester):
     """Run the installed conformance suite in a child pytest against a registered backend:
-    a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's conftest.
+    a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's
+    conftest (written at setup into ``pytester.path``, the child's directory; a test may
+    replace it before the run). The child starts through
+    :func:`tests.mutants.runner.pytester_run` (:mod:`conformance.processes.runner`).
 
-    ``devices``: ``--cpu-devices`` of the child. Returns (RunResult, report dict).
+    ``devices``: ``--cpu-devices`` of the child. Returns (``pytest.RunResult``, report
+    dict, None when the child wrote none).
     """
-    from tests.mutants.runner import CONFTEST
+    from tests.mutants.runner import CONFTEST, pytester_run
 
     pytester.makeconftest(CONFTEST)
 
     def run(platform: str, *select: str, expect_platform: str | None = "cpu", devices: int = 2):
         out = pytester.path / "report"
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
-        result = pytester.runpytest_subprocess(
-            "--pyargs", "conformance", f"--platform={platform}", f"--cpu-devices={devices}",
-            *expect,
-            "--profile=none",
+        result = pytester_run(
+            pytester, "--pyargs", "conformance", f"--platform={platform}",
+            f"--cpu-devices={devices}", *expect, "--profile=none",
             f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \
             else None

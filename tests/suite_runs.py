@@ -7,8 +7,9 @@ same parsed result. Under pytest-xdist the workers share one directory: the firs
 that needs a selection runs it while the others wait on its lock (``fcntl.flock``) and
 then read what it wrote.
 
-A child is the same as ``pytester.runpytest_subprocess`` would start (a scratch directory
-whose conftest registers the mutants, no ``PYTEST_ADDOPTS``, ``HOME`` there).
+A child starts as every mutant child does (:func:`tests.mutants.runner.run_child`, on
+:mod:`conformance.processes.runner`): a scratch directory whose conftest registers the
+mutants, no ``PYTEST_ADDOPTS``, ``HOME`` there.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ import hashlib
 import json
 import os
 import resource
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests import k_modules
-from tests.mutants.runner import CONFTEST, FAILURE_PROFILE
+from tests.mutants.runner import FAILURE_PROFILE, run_child
 
+#: Seconds a shared child may run before it is killed and the test needing it fails.
+TIMEOUT_S = 1800
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,22 +84,19 @@ class SuiteRuns:
             done = home / "child.json"
             if not done.exists():
                 home.mkdir(exist_ok=True)
-                (home / "conftest.py").write_text(CONFTEST)
-                child_env = {k: v for k, v in os.environ.items()
-                             if k not in ("PYTEST_ADDOPTS", "TOX_ENV_DIR")}
-                child_env.update(HOME=str(home), USERPROFILE=str(home), PY_COLORS="0", **env)
                 out = home / "report"
-                cpu, start = _children_cpu_s(), time.monotonic()
-                proc = subprocess.run(
-                    [sys.executable, "-m", "pytest", f"--basetemp={home / 'basetemp'}", *args,
-                     f"--report-dir={out}", "--force-report-dir"],
-                    cwd=home, env=child_env, capture_output=True, text=True, timeout=1800)
+                cpu = _children_cpu_s()
+                proc = run_child([*args, f"--report-dir={out}", "--force-report-dir"],
+                                 home=home, timeout=TIMEOUT_S, env=env)
+                if proc.timed_out:
+                    pytest.fail(f"the child run {args} ran past its {TIMEOUT_S} s timeout; "
+                                f"its output ends: {(proc.stdout + proc.stderr)[-2000:]}")
                 report = out / "report.json"
                 doc = json.loads(report.read_text()) if report.exists() else None
                 done.write_text(json.dumps({
                     "ret": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr,
                     "doc": doc, "args": args,  # and what it cost, for docs/ci.md:
-                    "wall_s": time.monotonic() - start, "cpu_s": _children_cpu_s() - cpu}))
+                    "wall_s": proc.wall_s, "cpu_s": _children_cpu_s() - cpu}))
             saved = json.loads(done.read_text())
         return ChildRun(saved["ret"], pytest.LineMatcher(saved["stdout"].splitlines()),
                         pytest.LineMatcher(saved["stderr"].splitlines()), saved["doc"])

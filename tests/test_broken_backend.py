@@ -16,7 +16,7 @@ import shlex
 
 import pytest
 
-from tests.mutants.runner import CONFTEST
+from tests.mutants.runner import CONFTEST, pytester_run
 from tests.bundle_helpers import clean, flagged
 
 #: xdist inside a child: none when this run is already spread over xdist workers (nested
@@ -100,7 +100,7 @@ def test_failure_command_reproduces_it(suite_runs, pytester):
     result, doc = _broken(suite_runs, "broken-execute", *EXECUTE)
     command = _add_int32_failure(doc)["command"]
     pytester.makeconftest(CONFTEST)  # registers the mutants
-    again = pytester.runpytest_subprocess(*shlex.split(command)[1:])
+    again = pytester_run(pytester, *shlex.split(command)[1:])
     assert again.ret == pytest.ExitCode.TESTS_FAILED, again.stdout.str()[-2000:]
     again.stdout.fnmatch_lines(["*1 failed*"])
 

@@ -11,6 +11,7 @@ from conformance.certification.bundle import bundle_files
 from conformance.certification.compare import diff
 from conformance.certification.catalog import profiles
 from tests.bundle_helpers import cli, crafted, rewrite
+from tests.mutants.runner import pytester_run
 
 
 def test_crafted_certified_bundle_verifies(tmp_path):
@@ -125,8 +126,8 @@ def test_crash_and_hang_cost_one_test_each(pytester):
             pass
     """)
     out = pytester.path / "rep"
-    pytester.runpytest_subprocess("-n", "2", "--timeout=3", f"--report-dir={out}",
-                                  "--profile=none", "-p", "no:cacheprovider")
+    pytester_run(pytester, "-n", "2", "--timeout=3", f"--report-dir={out}",
+                 "--profile=none", "-p", "no:cacheprovider")
     doc = json.loads((out / "report.json").read_text())
     status = {r["nodeid"].split("::")[1]: r["status"] for r in doc["results"]}
     assert status == {"test_ok_1": "pass", "test_kills_its_worker": "crash",

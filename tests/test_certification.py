@@ -12,6 +12,7 @@ from conformance.certification.catalog import profiles
 from conformance.certification.catalog import waivers
 from conformance.certification.verdict.plugin_verdict import CERTIFIED, NOT_CERTIFIED
 from tests.bundle_helpers import flagged
+from tests.mutants.runner import pytester_run
 
 PROFILE = profiles.Profile("t", 1, {"test_a.py::t_core[{device}]": "core",
                                     "test_a.py::t_bf16": "capability:bf16",
@@ -205,8 +206,8 @@ def test_waiver_in_a_real_run(pytester):
     waiver_file = pytester.path / "w.toml"
     waiver_file.write_text(_WAIVER.format(test="test_w.py::test_*", expires="2099-12-31"))
     out = pytester.path / "rep"
-    pytester.runpytest_subprocess(f"--report-dir={out}", "--profile=none",
-                                  f"--waivers={waiver_file}", "-p", "no:cacheprovider")
+    pytester_run(pytester, f"--report-dir={out}", "--profile=none",
+                 f"--waivers={waiver_file}", "-p", "no:cacheprovider")
     doc = json.loads((out / "report.json").read_text())
     status = {r["nodeid"].split("::")[1]: r for r in doc["results"]}
     assert status["test_flaky_api"]["status"] == "waived"

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from conformance.processes import runner
 from tests import noxfile_module
+from tests.mutants.runner import PYTEST
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW_MARK = re.compile(r"^\s*@pytest\.mark\.slow\b|marks=pytest\.mark\.slow\b", re.MULTILINE)
@@ -31,9 +31,8 @@ def test_default_run_deselects_slow_and_the_marker_is_registered():
 
 
 def _collected(*args: str) -> set[str]:
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                           "-p", "no:cacheprovider", "-n", "0", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = runner.run_python(PYTEST, ["--collect-only", "-q", "-p", "no:cacheprovider",
+                                      "-n", "0", *args], cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {line for line in done.stdout.splitlines() if "::" in line}
 

@@ -9,6 +9,7 @@ import pytest
 from conformance import cli
 from runtime import xla_bridge
 from tests.bundle_helpers import clean
+from tests.mutants.runner import pytester_run
 
 
 def _cli(*args, cwd):
@@ -75,7 +76,7 @@ def test_cli_usage_errors_exit_2(tmp_path, args, fragment):
 
 def test_pytest_unknown_platform_fails_clearly(pytester):
     pytester.makepyfile(test_a="def test_a(client):\n    pass\n")
-    result = pytester.runpytest_subprocess("--platform=cuda", "-p", "no:cacheprovider")
+    result = pytester_run(pytester, "--platform=cuda", "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--platform=cuda: no cuda PJRT plugin is installed. "
                                  "Available: ?'cpu'?. Install jax-cuda13-pjrt*"])

@@ -1,12 +1,12 @@
 """The derandomized ``ci`` profile draws the same examples from any working directory."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from conformance.processes import runner
+from tests.mutants.runner import PYTEST
 
 ROOT = Path(__file__).resolve().parents[1]
 TEST = "test_reduce_bool"
@@ -14,13 +14,13 @@ TEST = "test_reduce_bool"
 
 def _draws(cwd: Path, target: list[str], store: Path) -> list[dict]:
     """The drawn arguments of every example of ``TEST[and]``, run by pytest in ``cwd``."""
-    env = dict(os.environ, HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY="1",
-               HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER="1",
-               HYPOTHESIS_STORAGE_DIRECTORY=str(store))
+    env = runner.child_env({"HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY": "1",
+                            "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER": "1",
+                            "HYPOTHESIS_STORAGE_DIRECTORY": str(store)})
     env.pop("PYTEST_ADDOPTS", None)
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
-           "--platform=cpu", "--hypothesis-profile=ci", *target]
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    args = ["-q", "-p", "no:cacheprovider", "-n", "0", "--platform=cpu",
+            "--hypothesis-profile=ci", *target]
+    done = runner.run_python(PYTEST, args, cwd=cwd, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     cases = [json.loads(line) for f in sorted((store / "observed").glob("*testcases*.jsonl"))
              for line in f.read_text().splitlines()]

@@ -32,6 +32,7 @@ from conformance.helpers import float_control_modes
 from conformance.processes import isolation
 from conformance.programs import rng_and_ids
 from conformance.session import backend, outcomes
+from tests.mutants.runner import pytester_run
 
 _ARGS = ["--platform=cpu", "--cpu-devices=1", "--profile=none", "-p", "no:cacheprovider",
          "-n", "1"]
@@ -191,7 +192,7 @@ def test_spec_property_failure_passing_on_rerun_is_a_wrong_result(pytester, monk
                 assert False, "sample mean off by 7 sigma"
     """)
     out = pytester.path / "out"
-    result = pytester.runpytest_subprocess(*_ARGS, "--reruns=1", f"--report-dir={out}")
+    result = pytester_run(pytester, *_ARGS, "--reruns=1", f"--report-dir={out}")
     doc = json.loads((out / "report.json").read_text())
     statuses = {r["nodeid"].split("::")[-1]: r["status"] for r in doc["results"]}
     assert statuses == {"test_spec": "fail_wrong_result", "test_statistic": "flaky"}, \

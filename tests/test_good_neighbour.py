@@ -4,6 +4,7 @@ leaves another project's pytest run alone, and acts when the run asks for the su
 import pytest
 
 from conformance.session import activation
+from tests.mutants.runner import pytester_run
 
 _FOREIGN = """
 import sys
@@ -27,7 +28,7 @@ def foreign(pytester, monkeypatch):
     pytester.makepyfile(test_foreign=_FOREIGN)
 
     def run(*args):
-        result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", *args)
+        result = pytester_run(pytester, "-s", "-p", "no:cacheprovider", *args)
         seen = [line for line in result.outlines if line.startswith("SEEN ")]
         assert result.ret == 0 and seen, result.stdout.str()
         return seen[0]

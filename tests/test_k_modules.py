@@ -3,12 +3,11 @@ never leaves out one that pytest would select from."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from conformance.processes import runner
 from tests import k_modules
+from tests.mutants.runner import PYTEST
 
 FILES = ["test_kernels_fft.py", "test_client.py", "test_programs.py", "test_programs_spmd.py"]
 
@@ -49,10 +48,9 @@ def test_the_narrowed_run_collects_what_the_whole_suite_run_does(expression):
     """The real thing: pytest's own -k over the whole suite and over the narrowed
     modules collect the same items."""
     def collected(*targets):
-        proc = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", *targets,
-                               "--platform=cpu", "-p", "no:cacheprovider", "--collect-only",
-                               "-q", "-k", expression], capture_output=True, text=True,
-                              timeout=300)
+        proc = runner.run_python(PYTEST, ["--pyargs", *targets, "--platform=cpu", "-p",
+                                          "no:cacheprovider", "--collect-only", "-q", "-k",
+                                          expression], timeout=300)
         return sorted(line for line in proc.stdout.splitlines() if "::" in line)
 
     narrowed = k_modules.pyargs(expression)

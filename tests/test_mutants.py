@@ -100,7 +100,7 @@ def test_a_test_failing_on_the_control_does_not_kill():
 
 
 def test_child_command_selects_only_the_targets(tmp_path):
-    cmd = runner.command("m", [Target("test_a", "b or c"), Target("test_d")], 4, tmp_path)
+    cmd = runner.pytest_args("m", [Target("test_a", "b or c"), Target("test_d")], 4, tmp_path)
     assert cmd[cmd.index("-k") + 1] == "(test_a.py and (b or c)) or (test_d.py)"
     assert {"--platform=m", "--cpu-devices=4", "--profile=none", "no:cacheprovider"} <= set(cmd)
 

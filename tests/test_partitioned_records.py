@@ -44,16 +44,15 @@ def _fresh_run(script_path, cwd):
 @pytest.fixture(scope="module")
 def mutant_run(tmp_path_factory):
     """The report of ``broken-execute`` over :data:`SELECT` on 2 CPU devices."""
-    from tests.mutants.runner import CONFTEST
+    from tests.mutants.runner import run_child
 
     path = tmp_path_factory.mktemp("partitioned-records")
-    (path / "conftest.py").write_text(CONFTEST)
     out = path / "report"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--pyargs", "conformance", "--platform=broken-execute",
-         "--cpu-devices=2", "--expect-platform=cpu", "--profile=none", f"--report-dir={out}",
+    proc = run_child(
+        ["--pyargs", "conformance", "--platform=broken-execute", "--cpu-devices=2",
+         "--expect-platform=cpu", "--profile=none", f"--report-dir={out}",
          "--force-report-dir", "-p", "no:cacheprovider", "-k", SELECT],
-        capture_output=True, text=True, cwd=path, timeout=900)
+        home=path, timeout=900)
     assert (out / "report.json").exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return path, json.loads((out / "report.json").read_text())
 

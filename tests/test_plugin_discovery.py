@@ -11,6 +11,7 @@ from runtime import _plugin_discovery  # private: its parsers are tested directl
 from runtime import xla_bridge
 from runtime.xla_client import PluginLoadError
 from tests.bundle_helpers import clean
+from tests.mutants.runner import pytester_run
 
 _INIT = """
 from runtime import xla_bridge, xla_client
@@ -151,8 +152,8 @@ def test_suite_certifies_a_discovered_platform(pytester):
     _namespace_plugin(pytester.path, "t_cli", _INIT.format(name="t-cli", devices=2, priority=5))
     _namespace_plugin(pytester.path, "t_bad", "raise ImportError('libvendor.so: not found')")
     out = pytester.path / "rep"
-    result = pytester.runpytest_subprocess(
-        "--pyargs", "conformance", "--platform=t-cli", "--expect-platform=cpu",
+    result = pytester_run(
+        pytester, "--pyargs", "conformance", "--platform=t-cli", "--expect-platform=cpu",
         f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "-k", "test_registry")
     assert result.ret == 0, result.stdout.str()[-3000:] + result.stderr.str()[-2000:]
     doc = json.loads((out / "report.json").read_text())

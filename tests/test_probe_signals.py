@@ -33,6 +33,7 @@ from conformance.certification.results import runlog
 from conformance.session import results_log
 from tests.bundle_helpers import crafted, main
 from tests.test_run_survival import _ARGS
+from tests.mutants.runner import pytester_run
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None,
                                       reason="ssh-keygen (OpenSSH) is not installed")
@@ -244,8 +245,8 @@ def test_a_timeout_inside_hypothesis_is_a_timeout_with_its_limit(pytester, monke
                 time.sleep(30)   # past --timeout (a worker stopped, then let go)
     """)
     out = pytester.path / "out"
-    result = pytester.runpytest_subprocess(*_ARGS, *cli._RERUN, "--timeout=2",
-                                           f"--report-dir={out}")
+    result = pytester_run(pytester, *_ARGS, *cli._RERUN, "--timeout=2",
+                          f"--report-dir={out}")
     doc = json.loads((out / "report.json").read_text())
     assert [(r["nodeid"].split("::")[-1], r["status"]) for r in doc["results"]] == [
         ("test_stuck_once", "timeout")], result.stdout.str()[-3000:]

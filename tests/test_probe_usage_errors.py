@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from conformance import cli_multihost
+from conformance.processes import runner
 from conformance.session import option_files
 from conformance.session import validate
 from runtime import _plugin_library
+from tests.mutants.runner import PYTEST
 
 JUNK = b"\xff\xfe\x00\x81binary junk\x00"
 
@@ -150,14 +152,14 @@ def test_a_foreign_conftest_defining_platform_is_one_usage_error(tmp_path):
         "    parser.addoption('--platform', default='linux', help='their own option')\n")
     (tmp_path / "test_theirs.py").write_text(
         "def test_theirs(request):\n    assert request.config.getoption('platform')\n")
-    base = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-n", "0"]
-    proc = subprocess.run(base, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    base = ["-p", "no:cacheprovider", "-q", "-n", "0"]
+    proc = runner.run_python(PYTEST, base, cwd=tmp_path, timeout=300)
     text = proc.stdout + proc.stderr
     assert proc.returncode == 4 and "Traceback" not in text, text[-3000:]
     assert "option --platform is defined twice" in text and \
         "-p no:pjrt_conformance" in text, text[-3000:]
-    proc = subprocess.run(base + ["-p", "no:pjrt_conformance"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    proc = runner.run_python(PYTEST, base + ["-p", "no:pjrt_conformance"], cwd=tmp_path,
+                             timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]    # the workaround the message names
 
 

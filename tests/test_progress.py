@@ -8,6 +8,7 @@ import pytest
 
 from conformance.certification.results import records
 from conformance.session import progress
+from tests.mutants.runner import pytester_run
 
 
 def _report(nodeid, when, status, outcome="passed", message=""):
@@ -76,9 +77,9 @@ def test_crash():
 @pytest.mark.parametrize("extra", [(), ("-n", "2", "-v")], ids=["n0", "n2-verbose"])
 def test_progress_lines_and_summary_in_a_run(pytester, extra):
     pytester.makepyfile(test_demo=SYNTHETIC)
-    result = pytester.runpytest_subprocess(
-        f"--report-dir={pytester.path / 'rep'}", "--profile=none", "-p", "no:cacheprovider",
-        "--progress=plain", "--progress-interval=0.001", *extra)
+    result = pytester_run(
+        pytester, f"--report-dir={pytester.path / 'rep'}", "--profile=none", "-p",
+        "no:cacheprovider", "--progress=plain", "--progress-interval=0.001", *extra)
     out = result.stdout.str()
     assert "progress: demo" in out and "pjrt-conformance: results by area" in out
     assert "demo                       3/3     pass 1 fail 1 crash 1" in out
@@ -91,10 +92,10 @@ def test_progress_lines_and_summary_in_a_run(pytester, extra):
 
 def test_progress_is_off_without_a_report_dir_and_rejects_a_bad_interval(pytester):
     pytester.makepyfile(test_demo=SYNTHETIC)
-    result = pytester.runpytest_subprocess("--profile=none", "-p", "no:cacheprovider")
+    result = pytester_run(pytester, "--profile=none", "-p", "no:cacheprovider")
     assert "results by area" not in result.stdout.str()
     assert "marker_in_traceback" in result.stdout.str()
-    bad = pytester.runpytest_subprocess("--profile=none", "-p", "no:cacheprovider",
-                                        "--progress=plain", "--progress-interval=0")
+    bad = pytester_run(pytester, "--profile=none", "-p", "no:cacheprovider",
+                       "--progress=plain", "--progress-interval=0")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
     assert "--progress-interval must be > 0, got 0.0" in bad.stderr.str()

@@ -12,6 +12,8 @@ import pytest
 from conformance.certification.catalog import defect_catalog
 from conformance.certification.results import runlog
 from conformance.certification.results.pytest_outcome import unexpected, unexpected_in_bundle
+from conformance.processes import runner
+from tests.mutants.runner import PYTEST, pytester_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECK = ROOT / ".ci" / "pytest_outcome.py"
@@ -54,8 +56,8 @@ def test_counts_what_pytest_itself_counts_as_failed(pytester):
     tests that pytest's own summary lists as FAILED or ERROR."""
     pytester.makepyfile(test_kinds=TINY_SUITE)
     log = pytester.path / "log.jsonl"
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rfE",
-                                           f"--report-log={log}")
+    result = pytester_run(pytester, "-p", "no:cacheprovider", "-rfE",
+                          f"--report-log={log}")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     pytest_failed = {line.split()[1] for line in result.stdout.lines
                      if line.startswith(("FAILED ", "ERROR "))}
@@ -123,10 +125,10 @@ def test_plain_pytest_from_the_root_expects_a_cataloged_failure(tmp_path):
     known = _cataloged_special_value_test()
     neighbour = known.split("[")[0] + "[add-float32]"
     log = tmp_path / "log.jsonl"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--platform=cpu",
-         f"--basetemp={tmp_path / 'base'}", f"--report-log={log}", known, neighbour],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = runner.run_python(
+        PYTEST, ["-p", "no:cacheprovider", "-q", "--platform=cpu",
+                 f"--basetemp={tmp_path / 'base'}", f"--report-log={log}", known, neighbour],
+        cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "1 passed, 1 xfailed" in proc.stdout, proc.stdout[-3000:]
     assert unexpected(runlog.records(log)) == []

@@ -8,6 +8,7 @@ from conformance.certification.bundle import bundle_files
 
 import pytest
 from tests.bundle_helpers import clean, flagged
+from tests.mutants.runner import pytester_run
 
 SYNTHETIC = '''
 import pytest
@@ -39,8 +40,8 @@ def test_crash():
 
 def _run(pytester, *args):
     out = pytester.path / "rep"
-    result = pytester.runpytest_subprocess(f"--report-dir={out}", "-p", "no:cacheprovider",
-                                           "--profile=none", *args)
+    result = pytester_run(pytester, f"--report-dir={out}", "-p", "no:cacheprovider",
+                          "--profile=none", *args)
     return result, json.loads((out / "report.json").read_text()), (out / "report.md").read_text()
 
 

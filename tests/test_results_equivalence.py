@@ -13,6 +13,7 @@ from conformance.helpers import reproduction
 from conformance.helpers.assertions import BackendCrash
 from conformance.processes.isolation import BackendHang
 from conformance.session import outcomes
+from tests.mutants.runner import pytester_run
 
 MIXED = '''
 import numpy as np
@@ -69,9 +70,10 @@ KNOWN = ("test_mixed.py::test_known_bug | * | upstream bug 1\n"
 
 def _report(pytester, *workers):
     out = pytester.path / f"rep{'-'.join(workers)}"
-    result = pytester.runpytest_subprocess(
-        f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none", "--cpu-devices=2",
-        f"--known-failures={pytester.path / 'known.txt'}", "--defects=none", *workers)
+    result = pytester_run(
+        pytester, f"--report-dir={out}", "-p", "no:cacheprovider", "--profile=none",
+        "--cpu-devices=2", f"--known-failures={pytester.path / 'known.txt'}", "--defects=none",
+        *workers)
     doc = json.loads((out / "report.json").read_text())
     jsonschema.validate(doc, bundle_files.schema())
     return result, doc
@@ -181,8 +183,8 @@ def test_pytest_timeout_failure_is_a_timeout(pytester):
     pytester.makepyfile(test_slow="import time\ndef test_hang():\n    time.sleep(30)\n"
                                   "def test_fail():\n    import pytest; pytest.fail('Timeout')\n")
     out = pytester.path / "rep"
-    pytester.runpytest_subprocess(f"--report-dir={out}", "--profile=none", "--timeout=2",
-                                  "-p", "no:cacheprovider", "--timeout-method=signal")
+    pytester_run(pytester, f"--report-dir={out}", "--profile=none", "--timeout=2",
+                 "-p", "no:cacheprovider", "--timeout-method=signal")
     doc = json.loads((out / "report.json").read_text())
     status = {r["nodeid"].split("::")[1]: r["status"] for r in doc["results"]}
     assert status == {"test_hang": "timeout", "test_fail": "fail_error"}, status

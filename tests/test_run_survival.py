@@ -24,6 +24,7 @@ from conformance.certification.results.records import Collector
 from conformance.processes import runner
 from conformance.session import results_log
 from tests.bundle_helpers import flagged
+from tests.mutants.runner import pytester_run
 
 _ARGS = ["--platform=cpu", "--cpu-devices=1", "--profile=none", "-p", "no:cacheprovider",
          "-n", "1"]
@@ -100,7 +101,7 @@ def test_segfault_is_one_crash_and_a_flaky_test_is_never_a_pass(pytester, monkey
             pass
     """)
     out = pytester.path / "out"
-    result = pytester.runpytest_subprocess(*_ARGS, "--reruns=1", f"--report-dir={out}")
+    result = pytester_run(pytester, *_ARGS, "--reruns=1", f"--report-dir={out}")
     doc = json.loads((out / "report.json").read_text())
     assert _statuses(doc) == {"test_ok": "pass", "test_segfault": "crash",
                               "test_flaky": "flaky", "test_after": "pass"}, result.stdout.str()

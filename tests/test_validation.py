@@ -8,6 +8,7 @@ import pytest
 from conformance import cli
 from conformance.certification.catalog import waivers
 from conformance.session import validate
+from tests.mutants.runner import pytester_run
 
 _LIB = "libpjrt_cpu.so"  # XLA's CPU plugin by file name: its create options are known
 
@@ -133,8 +134,8 @@ def test_pytest_plugin_reports_bad_options_as_usage_error(pytester):
     """The plugin front end: the same checks, as pytest.UsageError (exit 4), no traceback,
     before any backend is created."""
     pytester.makepyfile("def test_x():\n    pass\n")
-    result = pytester.runpytest_subprocess(
-        "--platform=cpu", "--plugin-library=/x/libpjrt_cpu.so", "-p", "no:cacheprovider",
+    result = pytester_run(
+        pytester, "--platform=cpu", "--plugin-library=/x/libpjrt_cpu.so", "-p", "no:cacheprovider",
         '--plugin-options={"cpu_device_count": "eight"}')
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
@@ -143,8 +144,8 @@ def test_pytest_plugin_reports_bad_options_as_usage_error(pytester):
     out = pytester.path / "o"
     (out).mkdir()
     (out / "x").write_text("x")
-    result = pytester.runpytest_subprocess("--platform=cpu", f"--report-dir={out}",
-                                           "-p", "no:cacheprovider", "--cpu-devices=100000")
+    result = pytester_run(pytester, "--platform=cpu", f"--report-dir={out}",
+                          "-p", "no:cacheprovider", "--cpu-devices=100000")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--cpu-devices=100000: accepted: an int from 1 to 1024" in result.stderr.str()
 

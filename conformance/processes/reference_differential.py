@@ -15,8 +15,6 @@ PJRT C API boundary rule of
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,8 +26,10 @@ from conformance.certification.results.records import FATAL
 from conformance.certification.attribution.reference_rule import (REFERENCE, REFERENCE_NAME,  # noqa: F401
                                                       _FILE, answer, is_reference, key,
                                                       reference_nodeid)
+from conformance.processes import runner
 
 MAX_IDS = 200
+_PYTEST_MAIN = runner.Module("pytest")
 
 
 def targets(nodeids: list[str]) -> list[str]:
@@ -55,14 +55,13 @@ def rerun(nodeids: list[str], *, rootdir: Path, cpu_devices: int, num_processes:
         raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        cmd = [sys.executable, "-m", "pytest", *targets(nodeids), f"--platform={REFERENCE}",
-               f"--cpu-devices={cpu_devices}", f"--num-processes={num_processes}",
-               "--profile=none", "--defects=none", "--reference-differential=off",
-               f"--report-dir={out}", "-p", "no:cacheprovider", "-q", "-n", "1",
-               "-o", "addopts="]
-        try:
-            subprocess.run(cmd, cwd=rootdir, capture_output=True, text=True, timeout=timeout_s)
-        except subprocess.TimeoutExpired:
+        args = [*targets(nodeids), f"--platform={REFERENCE}",
+                f"--cpu-devices={cpu_devices}", f"--num-processes={num_processes}",
+                "--profile=none", "--defects=none", "--reference-differential=off",
+                f"--report-dir={out}", "-p", "no:cacheprovider", "-q", "-n", "1",
+                "-o", "addopts="]
+        child = runner.run_python(_PYTEST_MAIN, args, cwd=rootdir, timeout=timeout_s)
+        if child.timed_out:
             return f"the re-run took longer than {timeout_s:g} s"
         try:
             doc = json.loads((out / "report.json").read_text())

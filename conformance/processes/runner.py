@@ -9,12 +9,15 @@ starts in :mod:`conformance.processes.child_start`, which first makes it die whe
 process that started it dies (also by SIGKILL), so it never outlives that process
 either, and then runs the module (source: :data:`~.child_start.SOURCE_PRELUDE` first).
 The child programs are modules, so that linters and type checkers see them: the
-multi-process worker (:mod:`.mp_main`), the per-process pytest of a multi-host run
-(``pytest``), and, where the child opens the backend under test (which this layer may
-not import), modules of ``conformance.session`` named here, never imported:
+multi-process worker (:mod:`.mp_main`), ``pytest`` (the per-process run of a multi-host
+run, the reference differential's re-run, and every child pytest of the self-tests:
+``tests/mutants/runner.py``'s ``run_child``), and, where the child opens the backend
+under test (which this layer may not import), modules of ``conformance.session`` named
+here, never imported:
 :mod:`conformance.session.isolation_child`, :mod:`conformance.session.preflight_child`,
 :mod:`conformance.session.pjrt_plugin_probe`; and :mod:`conformance.capi.child`.
-Times are seconds of ``time.monotonic``.
+Times are seconds of ``time.monotonic``. No other code of the project starts a Python
+child by itself: ``tests/test_child_launchers.py`` lists each exception with its reason.
 """
 
 from __future__ import annotations
@@ -109,7 +112,8 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout: float,
              env: Mapping[str, str] | None = None, merge_stderr: bool = False,
-             stdin: str | None = None) -> list[ChildResult]:
+             stdin: str | None = None,
+             cwd: str | os.PathLike[str] | None = None) -> list[ChildResult]:
     """Run every ``(program, args)`` of ``children`` at once (:func:`command`: a
     :class:`Module` as ``python -m``, source as ``python -c``) and wait for all within
     ``timeout`` seconds (one deadline for all).
@@ -119,9 +123,10 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
     stderr goes to stdout (one interleaved text). ``stdin``: text written to every
     child's standard input, which is then closed (an argument has at most 128 KiB on
     Linux: a large document goes this way); None: the children inherit this process's
-    standard input. Raises ValueError for a timeout
-    that is not a positive number. Every child's process group is killed before
-    returning, also when starting one of them fails.
+    standard input. ``cwd``: the children's working directory (default: this process's;
+    a child pytest finds its ``conftest.py`` and writes its ``.hypothesis`` there).
+    Raises ValueError for a timeout that is not a positive number. Every child's process
+    group is killed before returning, also when starting one of them fails.
     """
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
         raise ValueError(f"run_many: argument 'timeout' must be a positive number of seconds, "
@@ -140,7 +145,7 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
                 argv, stdin=subprocess.PIPE if stdin is not None else None,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE, text=True,
-                env=env, start_new_session=True))
+                env=env, cwd=cwd, start_new_session=True))
 
         def wait(i: int) -> None:  # one thread a child: exit times are exact
             proc = procs[i]
@@ -170,8 +175,9 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
 
 def run_python(program: Module | str, args: Sequence[str] = (), *, timeout: float,
                env: Mapping[str, str] | None = None, merge_stderr: bool = False,
-               stdin: str | None = None) -> ChildResult:
+               stdin: str | None = None,
+               cwd: str | os.PathLike[str] | None = None) -> ChildResult:
     """:func:`run_many` of one child: ``program`` (a :class:`Module`, or Python source)
-    with ``args`` (and ``stdin``)."""
+    with ``args`` (and ``stdin``, in ``cwd``)."""
     return run_many([(program, args)], timeout=timeout, env=env, merge_stderr=merge_stderr,
-                    stdin=stdin)[0]
+                    stdin=stdin, cwd=cwd)[0]

@@ -2,12 +2,16 @@
 
 Each mutant runs as ``pytest --pyargs conformance
 --platform=<mutant> --cpu-devices=N --profile=none -p no:cacheprovider -k <its targets>``
-in a scratch directory whose ``conftest.py`` registers the mutants. A result *fails* when it is neither ``pass`` nor a skip
-(``skipped``, ``not_supported``). The healthy control is the plain ``cpu`` platform run
-with the union of the same selections: it must have no failures other than the known
-defects of jaxlib's CPU backend (the defect catalog ``conformance/defects``). A mutant is *killed* in
-an area when one of that area's tests fails on it and not on the control (a test that
-fails on the healthy backend too tells nothing about the mutant).
+in a scratch directory whose ``conftest.py`` registers the mutants. Every child pytest
+of the self-tests (the mutants here, :mod:`tests.suite_runs`, the ``run_suite``
+fixture, pytester's children through :func:`pytester_run`) starts through
+:func:`run_child`, on :mod:`conformance.processes.runner`. A result *fails* when it is
+neither ``pass`` nor a skip (``skipped``, ``not_supported``). The healthy control is the
+plain ``cpu`` platform run with the union of the same selections: it must have no
+failures other than the known defects of jaxlib's CPU backend (the defect catalog
+``conformance/defects``). A mutant is *killed* in an area when one of that area's tests
+fails on it and not on the control (a test that fails on the healthy backend too tells
+nothing about the mutant).
 """
 
 from __future__ import annotations
@@ -16,14 +20,15 @@ import concurrent.futures
 import dataclasses
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+import pytest
+
+from conformance.processes import runner
 from tests import k_modules
 from tests.mutants import rewrite_log
 from tests.mutants.catalog import CATALOG, Mutant, Target
@@ -73,12 +78,62 @@ class Outcome:
         return bool(self.killed_areas)
 
 
-def command(platform: str, targets: Iterable[Target], devices: int, report_dir: Path,
-            fast: bool = False, first_failure: bool = False) -> list[str]:
-    """The child pytest command line for ``platform`` over ``targets``; ``first_failure``:
+#: The child program: pytest, run as ``python -m pytest`` by the runner.
+PYTEST = runner.Module("pytest")
+#: Variables of this process's environment a child pytest does not inherit: the outer
+#: session's options and tox's cache (as ``pytester`` drops them).
+NOT_INHERITED = ("PYTEST_ADDOPTS", "TOX_ENV_DIR")
+
+
+def run_child(args: Sequence[str], *, home: Path, timeout: float,
+              env: Mapping[str, str] | None = None, conftest: bool = True) -> runner.ChildResult:
+    """``pytest ARGS`` in a child (:func:`conformance.processes.runner.run_python`: its own
+    process group, killed at the timeout and when this process dies; stdout and stderr
+    captured apart; standard input closed), set up as ``pytester.runpytest_subprocess``
+    sets one up: working directory, ``HOME`` and ``--basetemp`` (``home/basetemp``) in
+    ``home`` (an existing directory), no :data:`NOT_INHERITED` variable, ``PY_COLORS=0``,
+    ``home`` then the project first on ``PYTHONPATH`` (pytester puts the working
+    directory first), ``env`` on top. ``conftest``: write :data:`CONFTEST` (the
+    mutants' registration) to ``home/conftest.py`` first (False: the caller wrote one).
+    ``timeout``: seconds, > 0 (a child past it is killed with its process group and has
+    ``returncode`` None). Raises ValueError for a bad timeout."""
+    if conftest:
+        (home / "conftest.py").write_text(CONFTEST)
+    base = runner.child_env({"HOME": str(home), "USERPROFILE": str(home), "PY_COLORS": "0",
+                             **(env or {})})
+    child_env = {k: v for k, v in base.items() if k not in NOT_INHERITED}
+    child_env["PYTHONPATH"] = os.pathsep.join([str(home), child_env["PYTHONPATH"]])
+    return runner.run_python(PYTEST, [f"--basetemp={home / 'basetemp'}", *args],
+                             timeout=timeout, env=child_env, cwd=home, stdin="")
+
+
+#: Seconds a :func:`pytester_run` child may run before it is killed and its test fails.
+PYTESTER_TIMEOUT_S = 1800
+
+
+def pytester_run(pytester: pytest.Pytester, *args: str | os.PathLike[str],
+                 timeout: float = PYTESTER_TIMEOUT_S) -> pytest.RunResult:
+    """What ``pytester.runpytest_subprocess(*args)`` returns, with the child started by
+    :func:`run_child` in ``pytester.path`` (its conftest, if any, is the test's own), and
+    its command and output printed as pytester prints them (shown when the test fails).
+    ``timeout``: seconds, > 0; a child past it fails the test (``pytest.fail``)."""
+    argv = [os.fspath(a) for a in args]
+    print("running: pytest", *argv, "\n     in:", pytester.path)
+    child = run_child(argv, home=pytester.path, timeout=timeout, conftest=False)
+    print(child.stdout, end="")
+    print(child.stderr, end="", file=sys.stderr)
+    if child.timed_out:
+        pytest.fail(f"the child pytest {argv} ran past its {timeout:g} s timeout")
+    return pytest.RunResult(child.returncode, child.stdout.splitlines(),
+                            child.stderr.splitlines(), child.wall_s)
+
+
+def pytest_args(platform: str, targets: Iterable[Target], devices: int, report_dir: Path,
+                fast: bool = False, first_failure: bool = False) -> list[str]:
+    """The child pytest's arguments for ``platform`` over ``targets``; ``first_failure``:
     with :data:`FAILURE_PROFILE`."""
     expression = " or ".join(dict.fromkeys(t.expression() for t in targets))
-    return [sys.executable, "-m", "pytest", "--pyargs", *k_modules.pyargs(expression),
+    return ["--pyargs", *k_modules.pyargs(expression),
             f"--platform={platform}", f"--cpu-devices={devices}", "--expect-platform=cpu",
             "--profile=none", "-p", "no:cacheprovider", f"--report-dir={report_dir}", "-q",
             "-k", expression, *(["-x"] if fast else []),
@@ -96,20 +151,16 @@ def run(platform: str, kind: str, targets: Iterable[Target], devices: int, *,
     targets = list(targets)
     areas = tuple(dict.fromkeys(t.area for t in targets))
     with tempfile.TemporaryDirectory(prefix=f"mutant-{platform}-") as tmp:
-        report = Path(tmp) / "report"
-        (Path(tmp) / "conftest.py").write_text(CONFTEST)  # child processes run it too
-        log = Path(tmp) / "rewrites.jsonl"
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), **(env or {}),
-            rewrite_log.ENV: str(log)}
-        start = time.monotonic()
-        try:
-            proc = subprocess.run(command(platform, targets, devices, report, fast, first_failure), cwd=tmp,
-                                  env=env, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return Outcome(platform, kind, areas, [], {}, -1, time.monotonic() - start,
+        home = Path(tmp)
+        report = home / "report"
+        log = home / "rewrites.jsonl"
+        proc = run_child(pytest_args(platform, targets, devices, report, fast, first_failure),
+                         home=home, timeout=timeout,
+                         env={**(env or {}), rewrite_log.ENV: str(log)})
+        if proc.timed_out:
+            return Outcome(platform, kind, areas, [], {}, -1, proc.wall_s,
                            error=f"timed out after {timeout:.0f} s")
-        seconds = time.monotonic() - start
+        seconds = proc.wall_s
         path = report / "report.json"
         doc = json.loads(path.read_text()) if path.exists() else None
         no_op = rewrite_log.problem(log, platform) if rewrites else None
