@@ -94,6 +94,9 @@ BYPASSES = {
         (3, "the CI script .ci/pytest_outcome.py, run as CI runs it"),
     ("tests/test_repro_capi.py", "python"):
         (2, "standalone reproductions, run as a user runs them (`python -I`)"),
+    ("tests/test_sequences_selftest.py", "python"):
+        (2, "a failing sequence's standalone script, run as its reader runs it "
+            "(`python repro.py`, the project's runtime package on the path)"),
     ("tests/test_repro_portability.py", "python"):
         (1, "a standalone reproduction with an empty environment"),
     ("tests/test_upstream_repros.py", "python"):
