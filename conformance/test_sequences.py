@@ -83,27 +83,15 @@ class Entry:
     group: int = -1
 
 
-class _Executables:
-    """Compiled pool programs by (name, donated, n, device id), shared by the machines
-    of one test (compiling is the slow part of a step)."""
-
-    def __init__(self, client: Any):
-        self.client = client
-        self.compiles = 0
-        self._cache: dict[tuple, Any] = {}
-
-    def get(self, name: str, donate: bool, n: int, device: Any) -> Any:
-        key = (name, donate, n, device.id)
-        if key not in self._cache:
-            program = sequence_pool.POOL[name]
-            text = compiled_programs.lower(
-                sequence_pool.function(name), [((n, n), np.int32)] * program.arity,
-                compiled_programs.client_platform(self.client),
-                name=f"seq_{name}{'_donating' if donate else ''}",
-                donate=(0,) if donate else ())
-            self._cache[key] = self.client.compile_and_load(text, [device])
-            self.compiles += 1
-        return self._cache[key]
+def _executable(cache: compiled_programs.ProgramCache, name: str, donate: bool, n: int,
+                device: Any) -> Any:
+    """Pool program ``name`` on ``int32[n, n]`` arguments on ``device``, argument 0
+    donated when ``donate``, compiled once per cache (compiling is the slow part of a
+    step)."""
+    program = sequence_pool.POOL[name]
+    return cache.load(f"seq_{name}{'_donating' if donate else ''}", sequence_pool.function(name),
+                      [((n, n), np.int32)] * program.arity, [device],
+                      donate=(0,) if donate else ())[0]
 
 
 def _step(fn):
@@ -120,11 +108,11 @@ def _step(fn):
 
 
 def machine(client: Any, xc: Any, platform: str, devices: int,
-            executables: _Executables | None = None) -> type:
+            executables: compiled_programs.ProgramCache | None = None) -> type:
     """The state machine class over ``client`` (``xc``: the module-level xla_client
     API of the platform). ``platform``/``devices``: what a reproduction opens. The
     last instance made is ``cls.last`` (the one a failure's replay ran)."""
-    executables = executables or _Executables(client)
+    executables = executables or compiled_programs.ProgramCache(client)
     local = client.local_devices()
     semantics = [xc.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL,
                  xc.HostBufferSemantics.IMMUTABLE_UNTIL_TRANSFER_COMPLETES,
@@ -175,7 +163,7 @@ def machine(client: Any, xc: Any, platform: str, devices: int,
         def run(self, name: str, donate: bool, args: list[Entry]) -> list[Entry]:
             """Execute pool program ``name`` on ``args`` (one device); model and script."""
             device = local[args[0].devices[0]]
-            exe = executables.get(name, donate, self.n, device)
+            exe = _executable(executables, name, donate, self.n, device)
             outs = exe.execute([a.array for a in args])
             expected = sequence_pool.reference(name)(*[a.value for a in args])
             call = f"{name}({', '.join(a.name for a in args)})"
@@ -387,7 +375,7 @@ def machine(client: Any, xc: Any, platform: str, devices: int,
 
             def one(job):
                 name, args = job
-                exe = executables.get(name, False, self.n, local[args[0].devices[0]])
+                exe = _executable(executables, name, False, self.n, local[args[0].devices[0]])
                 barrier.wait(timeout=60)
                 outs = exe.execute([a.array for a in args])
                 return outs, [np.array(o) for o in outs]

@@ -109,14 +109,19 @@ class ProgramCache:
         return hit
 
     def load(self, name: str, fn: Callable[..., Any], avals: Sequence[Any],
-             devices: list[Any]) -> tuple[Any, str]:
+             devices: list[Any], donate: tuple[int, ...] = ()) -> tuple[Any, str]:
         """The loaded executable and StableHLO text of ``fn`` at ``avals`` (arrays or
         ``(shape, dtype)`` pairs) over ``devices``, compiled on the first request. ``fn``
-        may be StableHLO module text (ops jax does not lower): compiled as written."""
+        may be StableHLO module text (ops jax does not lower): compiled as written.
+        ``donate``: the arguments the program donates (input/output aliasing)."""
         avals = avals_of(avals)
-        key = (name, fn, avals, tuple(d.id for d in devices))  # fn: one name, two programs
+        # fn in the key: one name may be two programs
+        key = (name, fn, avals, tuple(d.id for d in devices), tuple(donate))
         if isinstance(fn, str):
             return self._compiled(key, lambda: fn, devices)
+        if donate:
+            return self._compiled(key, lambda: lower(fn, avals, client_platform(self.client),
+                                                     name=name, donate=tuple(donate)), devices)
         return self._compiled(key, lambda: lowered_text(name, fn, avals, self.client), devices)
 
     def load_sharded(self, name: str, fn: Callable[..., Any], args: Sequence[Any],

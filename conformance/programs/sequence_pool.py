@@ -13,6 +13,7 @@ results, one of them an input's value in swapped order: donation with an output 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -66,9 +67,11 @@ HELPERS = (_clamp, _dus)
 UNARY = tuple(k for k, p in POOL.items() if p.arity == 1 and p.outputs == 1)
 
 
+@functools.cache
 def function(name: str) -> Callable[..., object]:
     """The jax function of program ``name`` (its lambda evaluated with ``jnp`` and
-    ``lax``). Raises KeyError naming an unknown program."""
+    ``lax``; one object per name, so a compile cache keyed by it hits). Raises KeyError
+    naming an unknown program."""
     if name not in POOL:
         raise KeyError(f"argument 'name': no program {name!r} in the pool {sorted(POOL)}")
     from jax import lax
