@@ -23,6 +23,7 @@ child by itself: ``tests/test_child_launchers.py`` lists each exception with its
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -168,9 +169,28 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
             kill_group(proc)
             if proc.poll() is None:
                 proc.wait()
-    return [ChildResult(procs[i].returncode if ended[i] is not None else None, *outputs[i],
-                        (ended[i] or time.monotonic()) - started, ended[i], procs[i].pid)
-            for i in range(n)]
+    results = [ChildResult(procs[i].returncode if ended[i] is not None else None, *outputs[i],
+                           (ended[i] or time.monotonic()) - started, ended[i], procs[i].pid)
+               for i in range(n)]
+    _log_times(commands, results)
+    return results
+
+
+#: Environment variable naming a file to which every child's command and wall time are
+#: appended, one JSON line each (docs/ci.md: where the self-tests' time goes).
+TIMES_LOG = "PJRT_CONFORMANCE_CHILD_TIMES"
+
+
+def _log_times(commands: Sequence[Sequence[str]], results: Sequence[ChildResult]) -> None:
+    path = os.environ.get(TIMES_LOG)
+    if not path:
+        return
+    caller = os.environ.get("PYTEST_CURRENT_TEST", "")
+    with open(path, "a", encoding="utf-8") as log:
+        for argv, result in zip(commands, results):
+            log.write(json.dumps({"caller": caller, "argv": list(argv[2:])[:40],
+                                  "wall_s": round(result.wall_s, 3),
+                                  "returncode": result.returncode}) + "\n")
 
 
 def run_python(program: Module | str, args: Sequence[str] = (), *, timeout: float,
