@@ -6,7 +6,9 @@ Compiled and run through the xla_client API (``Client.compile_and_load``,
 transformer block forward and backward at seq 128 and width 256, a conv + batch norm
 + relu + pooling block, an RNN through ``lax.scan``) is one float32 program, run on
 every device at once; a data-parallel MLP training step runs with its batch sharded
-over a mesh of all devices, so its gradients need the partitioner's all-reduce.
+over a mesh of all devices, so its gradients need the partitioner's all-reduce. The MLP
+step also runs in mixed precision (:mod:`conformance.programs.mixed_models`: bfloat16
+weights and activations, float32 accumulation), tier ``capability:bf16``.
 Parameters and data come from a drawn seed (no downloads).
 
 Oracle (:mod:`conformance.programs.model_oracle`, docs/programs.md): the float64
@@ -23,10 +25,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
 
+from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers
 from conformance.helpers import strategies
 from conformance.helpers.reproduction import placement, reproduction
 from conformance.programs import compiled_programs
+from conformance.programs import mixed_models
 from conformance.programs import model_oracle, models
 from conformance.programs import sharded_programs
 
@@ -57,6 +61,29 @@ def test_model(program_cache, name, seed):
             device = outs[0][d][0]
             model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
                                reduction, f"{call} on {device}")
+
+
+@capabilities.requires("bf16")
+@pytest.mark.parametrize("name", list(mixed_models.MIXED))
+@settings(max_examples=EXAMPLES)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mixed_precision_model(program_cache, name, seed):
+    """The model in mixed precision (bfloat16 weights and activations, float32 matmul
+    accumulation) on every device, against its float64 evaluation: XLA:CPU's own error
+    at the same precisions as scale, the floor plus one bfloat16 rounding."""
+    mixed = mixed_models.MIXED[name]
+    model = mixed.model
+    args = model.args(np.random.default_rng(seed))
+    call = f"execute({name}, seed {seed})"
+    outs, text = compiled_programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
+                                                  dtype_helpers.BY_NAME[mixed.low], call,
+                                                  n_outputs=len(model.outputs))
+    ref, cpu = model_oracle.reference_outputs(f"model_{name}", model.fn, args)
+    with reproduction(call, program=text, inputs=args):
+        for d in range(len(outs[0])):
+            device = outs[0][d][0]
+            model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
+                               model.reduction, f"{call} on {device}", mixed.low)
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,9 @@ across ops) and run on every device. Oracles (docs/programs.md):
   DAG (:func:`conformance.programs.dag.evaluate`);
 - float programs: a float64 evaluation carrying Wilkinson's running error bound
   through the DAG (:mod:`conformance.programs.dag_bounds`), flush-to-zero included;
+  float32 (core), and bfloat16 and float16 (tiers ``capability:bf16``/``capability:f16``,
+  with mixed dots: float32 accumulation of bfloat16/float16 operands), each node's bound
+  at its own dtype;
 - on a failure, the same program op by op on the first device (each op its own
   executable, the thing the single-op areas validate): when that run passes the same
   oracle, the failure is the plugin compiler's (fusion, layout or buffer assignment)
@@ -33,6 +36,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.helpers import assertions
+from conformance.helpers import capabilities
 from conformance.helpers import dtype_helpers
 from conformance.helpers import float_control_modes
 from conformance.helpers import strategies
@@ -52,15 +56,13 @@ def check_outputs(program: dag.Program, outs: list[np.ndarray], inputs: list[np.
                   idx: np.ndarray, where: str, controls: float_control_modes.FloatControls) -> None:
     """Hold ``outs`` (one host array per program output) to the family's oracle, float
     programs under the declared float ``controls`` (the session's resolved declaration:
-    a flushed subnormal passes only where it flushes float32).
+    a flushed subnormal passes only where it flushes the node's dtype).
     AssertionError names the output and the node that computed it."""
     __tracebackhide__ = True
     if program.family == "float":
-        nodes = dag_bounds.evaluate(program, inputs, idx,
-                                    ftz=controls.flushes_results("float32"),
-                                    daz=controls.flushes_inputs("float32"))
+        nodes = dag_bounds.evaluate(program, inputs, idx, controls=controls)
         for k, (o, out) in enumerate(zip(program.outputs, outs)):
-            expected, bound = dag_bounds.expected_and_bound(*nodes[o])
+            expected, bound = dag_bounds.expected_and_bound(*nodes[o], program.nodes[o].dtype)
             assertions.assert_within_bound(out, expected, bound, call=f"{where}, output {k} (v{o})")
         return
     values = dag.evaluate(program, inputs, idx)
@@ -130,12 +132,14 @@ def passes_check(check: Callable[[list[np.ndarray]], Any]) -> Callable[[list[np.
 
 def run_program(program_cache: compiled_programs.ProgramCache, data: st.DataObject,
                 family: str, controls: float_control_modes.FloatControls,
-                isolated: Callable[..., str]) -> None:
-    """Draw a ``family`` program and its inputs, run it on every device and check it."""
-    program = data.draw(dag_strategy.programs(family, budget=_budget()), label="program")
+                isolated: Callable[..., str], dtype: str | None = None) -> None:
+    """Draw a ``family`` program (of the float family's ``dtype``: None for float32) and
+    its inputs, run it on every device and check it."""
+    program = data.draw(dag_strategy.programs(family, budget=_budget(), dtype=dtype),
+                        label="program")
     inputs, idx = dag_strategy.inputs(data.draw, program)
     run_and_check(program_cache, program, program.name, inputs, idx, controls,
-                  f"execute({family} program {program.name}: {program.n_ops} ops, "
+                  f"execute({dtype or family} program {program.name}: {program.n_ops} ops, "
                   f"{len(program.outputs)} outputs)", isolated)
 
 
@@ -189,6 +193,22 @@ def test_data_movement_programs(program_cache, float_controls, isolated, data):
 def test_float_programs(program_cache, float_controls, isolated, data):
     """float32 programs within the running error bound of their float64 evaluation."""
     run_program(program_cache, data, "float", float_controls, isolated)
+
+
+@capabilities.requires("bf16")
+@given(data=st.data())
+def test_bfloat16_programs(program_cache, float_controls, isolated, data):
+    """The float programs at bfloat16, with mixed dots (bfloat16 operands, float32
+    accumulation and result), within the running error bound at each node's dtype."""
+    run_program(program_cache, data, "float", float_controls, isolated, dtype="bfloat16")
+
+
+@capabilities.requires("f16")
+@given(data=st.data())
+def test_float16_programs(program_cache, float_controls, isolated, data):
+    """The float programs at float16, with mixed dots (float16 operands, float32
+    accumulation and result), within the running error bound at each node's dtype."""
+    run_program(program_cache, data, "float", float_controls, isolated, dtype="float16")
 
 
 def _p(k: int, shape: tuple[int, ...], dtype: str) -> dag.Node:

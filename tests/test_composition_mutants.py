@@ -24,6 +24,13 @@ BIAS = RNG.integers(-4, 5, (3, 5)).astype(np.float32)
 ROWS = np.repeat(RNG.integers(-4, 5, (3, 1)), 4, axis=1).astype(np.float32)
 SIGNAL = np.arange(9, dtype=np.int32).reshape(1, 1, 9)
 KERNEL = np.array([1, 2, 3, 4], np.int32).reshape(1, 1, 4)
+#: bfloat16 rows whose sums (257, 259) float32 holds and bfloat16 rounds (256, 260).
+WIDE_ROWS = np.array([[100, 100, 56, 1], [128, 64, 66, 1]], jnp.bfloat16)
+ONES = np.ones((4, 3), jnp.bfloat16)
+
+
+def _mixed(a, b, to=jnp.float32):
+    return jax.lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=to)
 
 
 def _updated(x, u, at):
@@ -52,6 +59,9 @@ CASES = {
     "softmax-drops-normalization": (   # constant rows: exp(0) = 1, four of them: 1/4 exact
         lambda x: jax.nn.softmax(x, axis=1), [ROWS], [np.full((3, 4), 0.25, np.float32)],
         lambda x: jnp.exp(x) / (x + 10)),
+    "mixed-dot-accumulates-in-bf16": (   # a bfloat16 dot (bfloat16 result) is left alone
+        _mixed, [WIDE_ROWS, ONES], [np.array([[257.0] * 3, [259.0] * 3], np.float32)],
+        lambda a, b: _mixed(a, b, jnp.bfloat16)),
     "strided-conv-reverses-kernel": (
         lambda x: jax.lax.conv_general_dilated(x, KERNEL, (2,), ((1, 0),),
                                                dimension_numbers=("NCH", "OIH", "NCH")),

@@ -317,6 +317,23 @@ def _program(controls, flushed):
     check_outputs(program, [out], [x], np.zeros(dag.IDX_LEN, np.int32), "c", controls)
 
 
+def _low_program(name):
+    def check(controls, flushed):
+        """test_programs' float oracle at a narrower dtype (dag_bounds at the dtype's
+        constants): ``x + x`` of a subnormal of ``name``."""
+        from conformance.programs import dag
+        from conformance.programs.dag import Node, Program
+        from conformance.test_programs import check_outputs
+        dt = np.dtype(getattr(ml_dtypes, name, None) or name)
+        x = np.array([float(ml_dtypes.finfo(dt).tiny) / 8, 1.0]).astype(dt)
+        program = Program("float", (Node("param", (), (("index", 0),), (2,), name),
+                                    Node("add", (0, 0), (), (2,), name)), (1,))
+        out = np.array([0.0, 2.0]).astype(dt) if flushed else x + x
+        check_outputs(program, [out], [x], np.zeros(dag.IDX_LEN, np.int32), "c", controls)
+    check.__name__ = f"_program_{name}"
+    return check
+
+
 def _denormal_probe(controls, flushed):
     """test_denormals_as_declared's expected value (float_control_modes.expected): bit-exact
     either way."""
@@ -331,7 +348,7 @@ def _denormal_probe(controls, flushed):
 #: Every check that may accept a flushed subnormal, fed the flushed result and the IEEE one.
 CHECKS = [_execute_exact("float32"), _execute_exact("bfloat16"), _elementwise_special, _elementwise_daz, _convert_float,
           _convert_bool, _reduce("sum"), _reduce("prod"), _cumsum, _rounding_bound, _spmd,
-          _stablehlo, _program]
+          _stablehlo, _program, _low_program("bfloat16")]
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__.strip("_"))
@@ -360,6 +377,17 @@ def test_a_declaration_flushes_only_what_it_declares():
         _denormal_probe(FLUSHING, flushed=False)
 
 
+def test_a_float16_program_follows_the_float16_declaration():
+    """XLA:CPU keeps float16 subnormals (``float16=preserve``) while it flushes float32:
+    the float16 program oracle rejects a flushed float16 subnormal under it, and accepts
+    it where float16 is declared flushing."""
+    check = _low_program("float16")
+    check(FLUSHING, flushed=False)
+    with pytest.raises(AssertionError):
+        check(FLUSHING, flushed=True)
+    check(float_control_modes.parse("float16=ftz+daz"), flushed=True)
+
+
 def test_every_check_taking_the_declaration_is_covered():
     """Each function under conformance/ with a ``controls`` parameter is in :data:`CHECKS`
     (by what it checks), or passes the declaration on to one that is."""
@@ -380,6 +408,7 @@ def test_every_check_taking_the_declaration_is_covered():
         "test_programs_spmd._check": _spmd,
         "stablehlo_compare.comparison": _stablehlo,
         "test_programs.check_outputs": _program,
+        "dag_bounds.evaluate": _low_program,
         "tolerances._exact": _execute_exact,
         "tolerances._rounding": _rounding_bound,
         "tolerances._summation": _reduce, "tolerances._product": _reduce,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import float_control_modes
 from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
+from conformance.programs import float_format
 from conformance.programs.dag import Node, Program
 from conformance.test_programs import check_outputs
 
@@ -224,3 +226,50 @@ def test_add_insensitive_inputs_survive_an_add_of_zero():
         assert np.array_equal((x + np.float32(0)).view(np.uint32), x.view(np.uint32))
     ints = np.array([-1, 0, 5], np.int16)
     assert np.array_equal(dag_strategy.add_insensitive(ints), ints)
+
+
+@_SETTINGS
+@given(data=st.data())
+@pytest.mark.parametrize("dtype", dag_strategy.LOW_PRECISION)
+def test_low_precision_programs_agree_with_jax_cpu(dtype, data):
+    """bfloat16 and float16 programs (mixed dots included): the bound at each node's
+    dtype accepts jax's own CPU results."""
+    program = data.draw(dag_strategy.programs("float", budget=256, max_ops=12, dtype=dtype))
+    inputs, idx = dag_strategy.inputs(data.draw, program)
+    check_outputs(program, _jax_outputs(program, inputs, idx), inputs, idx, "jax cpu",
+                  float_control_modes.XLA_CPU)
+
+
+def test_float_format_constants_come_from_finfo():
+    """One helper for every dtype: float32's growth factor is ``n eps`` for every
+    program size (the float32 bounds unchanged), bfloat16's the exact worst case past
+    ``n eps/2 = 1``."""
+    f32, bf16, f16 = (float_format.of(n) for n in ("float32", "bfloat16", "float16"))
+    assert (f32.eps, f32.tiny, f32.denorm_min) == (2.0**-23, 2.0**-126, 2.0**-149)
+    assert (bf16.eps, bf16.tiny, bf16.denorm_min) == (2.0**-7, 2.0**-126, 2.0**-133)
+    assert (f16.eps, f16.tiny, f16.denorm_min, f16.max) == (2.0**-10, 2.0**-14, 2.0**-24, 65504.0)
+    assert f32.growth(2**20) == 2**20 * f32.eps
+    assert bf16.growth(1024) > 1024 * bf16.eps
+    with pytest.raises(ValueError, match="float64"):
+        float_format.of("float64")
+
+
+def _mixed_dot(a: np.ndarray, b: np.ndarray) -> Program:
+    p = [Node("param", (), (("index", k),), x.shape, "bfloat16") for k, x in enumerate((a, b))]
+    return _program("float", *p, Node("dot_mixed", (0, 1), (("batch", ((), ())),
+                                                             ("contract", ((1,), (0,)))),
+                                      (a.shape[0], b.shape[1]), "float32"))
+
+
+def test_mixed_dot_bound_accepts_float32_accumulation_and_fails_a_bfloat16_result():
+    """bfloat16 operands, float32 result: jax CPU's float32 accumulation passes; the
+    same result rounded to bfloat16 (mixed-dot-accumulates-in-bf16) does not."""
+    rng = np.random.default_rng(0)
+    a, b = (rng.uniform(-2, 2, s).astype(ml_dtypes.bfloat16) for s in ((5, 24), (24, 7)))
+    program = _mixed_dot(a, b)
+    out = _jax_outputs(program, [a, b], IDX)[0]
+    assert out.dtype == np.float32
+    check_outputs(program, [out], [a, b], IDX, "jax cpu", float_control_modes.XLA_CPU)
+    rounded = out.astype(ml_dtypes.bfloat16).astype(np.float32)
+    with pytest.raises(AssertionError):
+        check_outputs(program, [rounded], [a, b], IDX, "bf16 result", float_control_modes.XLA_CPU)

@@ -19,7 +19,8 @@ The op catalog (:data:`OPS`) is StableHLO's: elementwise unary and binary ops
 (``logistic``, ``divide`` and ``relu`` as ``max(x, 0)`` in the epilogue and softmax
 patterns of the float family),
 compare/select, ``broadcast_in_dim``, ``reduce`` (add, mul, max, min over drawn
-axes), ``dot_general`` (batch and contracting dimensions), ``transpose``,
+axes), ``dot_general`` (batch and contracting dimensions; ``dot_mixed``: bfloat16 or
+float16 operands with ``preferred_element_type=float32``), ``transpose``,
 ``reshape``, ``slice``, ``concatenate``, ``pad`` (interior padding included),
 ``reverse``, ``convert``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``
 and ``scatter`` (add and set), ``iota``, ``reduce_window`` (max), cumulative sums,
@@ -124,6 +125,12 @@ def _compiled_source(src: str) -> Callable[..., Any]:
     return fn
 
 
+def dtype_code(dtype: str) -> str:
+    """A dtype in the generated source: ``np.float32``; ``jnp.bfloat16`` (NumPy has no
+    bfloat16 of its own)."""
+    return f"jnp.{dtype}" if dtype == "bfloat16" else f"np.{dtype}"
+
+
 def literal(a: tuple[int, ...]) -> str:
     """An index tuple as an int32 NumPy literal of the source."""
     return f"np.array({[int(v) for v in a]!r}, np.int32)"
@@ -219,7 +226,7 @@ def _conv(node: Node, x: np.ndarray) -> np.ndarray:
 def _conv_code(node: Node, a: list[str]) -> str:
     lo, hi = node.attr("padding")
     return (f"lax.conv_general_dilated({a[0]}, np.array({list(node.attr('kernel'))!r}, "
-            f"np.{node.dtype}).reshape({node.attr('kernel_shape')}), ({node.attr('stride')},), "
+            f"{dtype_code(node.dtype)}).reshape({node.attr('kernel_shape')}), ({node.attr('stride')},), "
             f"(({lo}, {hi}),), lhs_dilation=({node.attr('lhs_dilation')},), "
             f"rhs_dilation=({node.attr('rhs_dilation')},), "
             f"dimension_numbers=('NCH', 'OIH', 'NCH'))")
@@ -315,6 +322,10 @@ OPS.update({
     "dot_general": Op(lambda n, a: f"lax.dot_general({a[0]}, {a[1]}, ({n.attr('contract')}, "
                                    f"{n.attr('batch')}), precision=lax.Precision.HIGHEST)",
                       _wrap(_dot)),
+    "dot_mixed": Op(lambda n, a: f"lax.dot_general({a[0]}, {a[1]}, ({n.attr('contract')}, "
+                                 f"{n.attr('batch')}), precision=lax.Precision.HIGHEST, "
+                                 f"preferred_element_type={dtype_code(n.dtype)})",
+                    _wrap(_dot)),
     "transpose": Op(lambda n, a: f"lax.transpose({a[0]}, {n.attr('perm')})",
                     _wrap(lambda n, x: np.transpose(x, n.attr("perm")))),
     "reshape": Op(lambda n, a: f"lax.reshape({a[0]}, {n.shape})",
@@ -325,15 +336,16 @@ OPS.update({
                     n.attr("start"), n.attr("limit"), n.attr("strides")))])),
     "concatenate": Op(lambda n, a: f"lax.concatenate([{a[0]}, {a[1]}], {n.attr('dim')})",
                       _wrap(lambda n, x, y: np.concatenate([x, y], n.attr("dim")))),
-    "pad": Op(lambda n, a: f"lax.pad({a[0]}, np.{n.dtype}({n.attr('value')!r}), "
+    "pad": Op(lambda n, a: f"lax.pad({a[0]}, {dtype_code(n.dtype)}({n.attr('value')!r}), "
                            f"{list(n.attr('config'))})", _wrap(_pad)),
     "reverse": Op(lambda n, a: f"lax.rev({a[0]}, {n.attr('dims')})",
                   _wrap(lambda n, x: np.flip(x, n.attr("dims")))),
     "broadcast_in_dim": Op(lambda n, a: f"lax.broadcast_in_dim({a[0]}, {n.shape}, "
                                         f"{n.attr('dims')})", _wrap(_broadcast)),
-    "convert": Op(lambda n, a: f"lax.convert_element_type({a[0]}, np.{n.dtype})",
+    "convert": Op(lambda n, a: f"lax.convert_element_type({a[0]}, {dtype_code(n.dtype)})",
                   _wrap(lambda n, x: x.astype(n.dtype))),
-    "iota": Op(lambda n, a: f"lax.broadcasted_iota(np.{n.dtype}, {n.shape}, {n.attr('dim')})",
+    "iota": Op(lambda n, a: f"lax.broadcasted_iota({dtype_code(n.dtype)}, {n.shape}, "
+                          f"{n.attr('dim')})",
                lambda n, ops, idx: np.broadcast_to(np.arange(n.shape[n.attr("dim")]).reshape(
                    [-1 if k == n.attr("dim") else 1 for k in range(len(n.shape))]),
                    n.shape).astype(n.dtype)),
@@ -358,19 +370,19 @@ OPS.update({
                               f"reverse={n.attr('reverse')})",
                  _wrap(lambda n, x: _cumsum(n, x))),
     "reduce_window_max": Op(
-        lambda n, a: f"lax.reduce_window({a[0]}, np.{n.dtype}({_lowest(n.dtype)!r}), lax.max, "
+        lambda n, a: f"lax.reduce_window({a[0]}, {dtype_code(n.dtype)}({_lowest(n.dtype)!r}), lax.max, "
                      f"{_window(n, 'window')}, {_window(n, 'stride')}, 'VALID')",
         _wrap(_reduce_window_max)),
     "conv": Op(_conv_code, _wrap(_conv)),
     "sort": Op(lambda n, a: f"lax.sort({a[0]}, dimension={n.attr('axis')})",
                _wrap(lambda n, x: np.sort(x, axis=n.attr("axis")))),
     "loop": Op(lambda n, a: f"lax.fori_loop(0, {n.attr('trips')}, lambda i, v: "
-                            + ("lax.add(lax.mul(v, np.{0}(3)), np.{0}(1))".format(n.dtype)
+                            + ("lax.add(lax.mul(v, {0}(3)), {0}(1))".format(dtype_code(n.dtype))
                                if n.attr("body") == "affine"
                                else "lax.concatenate([v[-1:], v[:-1]], 0)") + f", {a[0]})",
                lambda n, ops, idx: _loop(n, ops[0], idx)),
     "cond": Op(lambda n, a: f"lax.cond(idx[{n.attr('k')}] > 0, "
-                            + (f"lambda v: lax.add(v, np.{n.dtype}(1)), lambda v: lax.neg(v)"
+                            + (f"lambda v: lax.add(v, {dtype_code(n.dtype)}(1)), lambda v: lax.neg(v)"
                                if n.attr("body") == "affine"
                                else "lambda v: lax.rev(v, (0,)), lambda v: v") + f", {a[0]})",
                lambda n, ops, idx: _cond(n, ops[0], idx)),

@@ -1,14 +1,18 @@
 """The float oracle of generated programs: float64 evaluation with a running error bound.
 
 Wilkinson's running error analysis, carried through the DAG node by node. Every node
-gets its float64 value ``v`` (computed from the float32 inputs) and a bound ``e``
-such that a healthy backend's float32 result ``d`` satisfies ``|d - v| <= e``
-elementwise, whatever order and fusion it chose. With ``u = eps`` of float32 (twice
-the unit roundoff, so fused multiply-adds and wider accumulators are covered) and
+gets its float64 value ``v`` (computed from the program's inputs) and a bound ``e``
+such that a healthy backend's result ``d`` in the node's dtype satisfies ``|d - v| <= e``
+elementwise, whatever order and fusion it chose. The constants are the node's dtype's
+(float32, bfloat16 or float16: :func:`conformance.programs.float_format.of`, one helper
+for all): ``u = eps`` (twice the unit roundoff, so fused multiply-adds, wider
+accumulators and a narrow op computed in float32 and rounded once are covered) and
 ``tiny`` its smallest normal (each rounding may flush a subnormal result to zero,
 and a subnormal input may be read as zero: flush-to-zero and denormals-are-zero; a
-backend that declares IEEE float32 (``--float-controls``) gets half the smallest
-subnormal per rounding instead of ``tiny``, and exact inputs):
+backend that declares the dtype IEEE (``--float-controls``) gets half the smallest
+subnormal per rounding instead of ``tiny``, and exact inputs). ``g(n)`` is the
+format's growth factor of ``n`` roundings (``n u`` while ``n u/2 <= 1``, every float32
+case; ``(1 + u/2)**n - 1`` past it):
 
 ==================  ========================================================================
 node                bound ``e`` of the result (operands ``a``, ``b`` with bounds ``ea``, ``eb``)
@@ -19,7 +23,7 @@ add, subtract       ``ea + eb + u (|v| + ea + eb) + tiny`` (one rounding of the 
 multiply            ``p + u (|v| + p) + tiny`` with ``p = |a| eb + |b| ea + ea eb``
 maximum, minimum    ``max(ea, eb)`` (1-Lipschitz, no rounding)
 tanh                ``min(ea, 2) + k u (|v| + ea) + tiny`` (``|tanh'| <= 1``; ``k``: the
-                    float32 ULP budget of the tolerance table)
+                    dtype's ULP budget of the tolerance table)
 exp                 ``p + k u (v + p) + tiny`` with ``p = exp(a) (exp(ea) - 1)`` (mean value)
 logistic            ``min(ea / 4, 1) + k u (v + ea / 4) + tiny`` (``|logistic'| <= 1/4``)
 relu (max(x, 0))    ``ea`` (1-Lipschitz, no rounding)
@@ -27,19 +31,30 @@ divide              ``p + u (|v| + p) + tiny`` with ``p = (ea + |v| eb) / (|b| -
                     value (``inf``) where ``|b| <= eb`` (the divisor may be zero)
 select(a < b, c, d) the chosen operand's bound; where ``|a - b| <= ea + eb`` the device may
                     choose the other one: ``max(ec, ed) + |c - d|``
-reduce add (n)      ``sum(e) + n u sum(|v| + e) + n tiny`` (any order, any tree)
+reduce add (n)      ``sum(e) + g(n) sum(|v| + e) + n tiny`` (any order, any tree)
 reduce max/min      ``max(e)``
-dot_general (K)     ``p + K u (|A|@|B| + p) + 2 K tiny`` with ``p = |A|@eB + eA@|B| + eA@eB``
-cumsum (n)          ``cumsum(e) + n u cumsum(|v| + e) + n tiny`` (any scan order)
+dot_general (K)     ``p + g(K) (|A|@|B| + p) + 2 K tiny`` with ``p = |A|@eB + eA@|B| + eA@eB``
+mixed dot (K)       ``p + g(K - 1) (|A|@|B| + p) + 2 K tiny``, ``u``/``tiny`` of the result
+                    type (float32): bfloat16/float16 operands, ``preferred_element_type``
+                    float32; their products are exact in float32 (8 + 8 and 11 + 11
+                    significant bits <= 24), only the ``K - 1`` sums round
+cumsum (n)          ``cumsum(e) + g(n) cumsum(|v| + e) + n tiny`` (any scan order)
+iota                0 where the index is exact in the dtype, else ``u |v|`` (bfloat16 past 256,
+                    float16 past 2048: one rounding of the index)
 data movement       the operand's bound moved the same way (pad: 0 in the padding)
 ==================  ========================================================================
 
-An element whose bound reaches the float32 range (``|v| + e >= max``) may overflow:
+The sums of a reduce, a dot and a cumsum are charged at the result dtype's ``u``: a
+bfloat16 reduce may accumulate in bfloat16 (StableHLO's reduce body is a bfloat16 add;
+XLA:CPU's bfloat16 cumsum does), so the bound assumes nothing wider. Where a program asks
+for float32 accumulation (the mixed dot), the float32 ``u`` applies.
+
+An element whose bound reaches the dtype's range (``|v| + e >= max``) may overflow:
 any value, an infinity or NaN is accepted there, and so downstream (``e = inf``).
 The float64 reference's own rounding (``2**-53`` relative per op) is covered by the
-``u = 2**-23`` of every rounding node; the non-rounding nodes are exact in both.
-The comparison adds the rounding of the expected value to float32
-(``eps/2 |v| + 2**-149``). Derivation and sources: docs/programs.md.
+``u`` of every rounding node; the non-rounding nodes are exact in both.
+The comparison adds the rounding of the expected value to the dtype
+(``eps/2 |v| + smallest subnormal``). Derivation and sources: docs/programs.md.
 """
 
 from __future__ import annotations
@@ -48,19 +63,11 @@ import dataclasses
 
 import numpy as np
 
-from conformance.helpers import tolerances
+from conformance.helpers import float_control_modes
 from conformance.helpers.error_bounds import ErrorBound
 from conformance.programs import dag
+from conformance.programs import float_format
 from conformance.programs.dag import Node, Program
-
-F32 = np.finfo(np.float32)
-U, TINY, FMAX = float(F32.eps), float(F32.tiny), float(F32.max)
-#: Smallest positive float32 subnormal.
-DENORM_MIN = float(2.0**-149)
-
-
-def _rnd(mag: np.ndarray, under: float) -> np.ndarray:
-    return U * mag + under
 
 
 def _moved(node: Node, arrays: list[np.ndarray], idx: np.ndarray, pad: float | None = None
@@ -74,19 +81,24 @@ def _moved(node: Node, arrays: list[np.ndarray], idx: np.ndarray, pad: float | N
 
 
 def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.ndarray,
-          under: float) -> tuple[np.ndarray, np.ndarray]:
-    op, k_ulp = node.op, tolerances.ulp_bound(None, "float32")
+          f: float_format.FloatFormat, under: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(v, e)`` of ``node`` from its operands', in format ``f`` (the node's dtype) with
+    the underflow allowance ``under`` of one rounding."""
+    op, k_ulp, U = node.op, f.ulp, f.eps
+
+    def _rnd(mag: np.ndarray) -> np.ndarray:
+        return U * mag + under
     if op in ("negate", "abs"):
         return (-vals[0] if op == "negate" else np.abs(vals[0])), errs[0]
     if op in ("add", "subtract"):
         v = vals[0] + vals[1] if op == "add" else vals[0] - vals[1]
         e = errs[0] + errs[1]
-        return v, e + _rnd(np.abs(v) + e, under)
+        return v, e + _rnd(np.abs(v) + e)
     if op == "multiply":
         (a, b), (ea, eb) = vals, errs
         v = a * b
         p = np.abs(a) * eb + np.abs(b) * ea + ea * eb
-        return v, p + _rnd(np.abs(v) + p, under)
+        return v, p + _rnd(np.abs(v) + p)
     if op in ("maximum", "minimum"):
         return (np.maximum if op == "maximum" else np.minimum)(*vals), np.maximum(*errs)
     if op == "tanh":
@@ -102,7 +114,7 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
         v = a / b
         room = np.abs(b) - eb
         p = np.where(room > 0, (ea + np.abs(v) * eb) / np.where(room > 0, room, 1.0), np.inf)
-        return v, p + _rnd(np.abs(v) + p, under)
+        return v, p + _rnd(np.abs(v) + p)
     if op == "exp":
         v = np.exp(vals[0])
         p = v * np.expm1(errs[0])
@@ -123,8 +135,8 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             return fn(vals[0], axis=axes), np.max(errs[0], axis=axes)
         n = int(np.prod([vals[0].shape[a] for a in axes]))
         s = np.sum(np.abs(vals[0]) + errs[0], axis=axes)
-        return np.sum(vals[0], axis=axes), np.sum(errs[0], axis=axes) + n * U * s + n * under
-    if op == "dot_general":
+        return np.sum(vals[0], axis=axes), np.sum(errs[0], axis=axes) + f.growth(n) * s + n * under
+    if op in ("dot_general", "dot_mixed"):
         (cx, cy), (bx, by) = node.attr("contract"), node.attr("batch")
         k = int(np.prod([vals[0].shape[a] for a in cx]))
 
@@ -132,7 +144,8 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             return dag.einsum_dot(x, y, cx, cy, bx, by)
         (a, b), (ea, eb) = vals, errs
         p = dot(np.abs(a), eb) + dot(ea, np.abs(b)) + dot(ea, eb)
-        return dot(a, b), p + k * U * (dot(np.abs(a), np.abs(b)) + p) + 2 * k * under
+        sums = f.growth(k - 1 if op == "dot_mixed" else k)   # mixed: exact products
+        return dot(a, b), p + sums * (dot(np.abs(a), np.abs(b)) + p) + 2 * k * under
     if op == "cumsum":
         axis, rev = node.attr("axis"), node.attr("reverse")
         n = vals[0].shape[axis]
@@ -140,57 +153,70 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
 
         def cum(x: np.ndarray) -> np.ndarray:
             return flip(np.cumsum(flip(x), axis=axis))
-        return cum(vals[0]), cum(errs[0]) + n * U * cum(np.abs(vals[0]) + errs[0]) + n * under
+        return cum(vals[0]), cum(errs[0]) + f.growth(n) * cum(np.abs(vals[0]) + errs[0]) + \
+            n * under
     if op == "loop":  # v <- v * 3 + 1, trips times
         v, e = vals[0], errs[0]
         for _ in range(node.attr("trips")):
-            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e, under)
+            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e)
             v = v + 1
-            e = e + _rnd(np.abs(v) + e, under)
+            e = e + _rnd(np.abs(v) + e)
         return v, e
     if op == "pad":
         return _moved(node, vals, idx), _moved(node, errs, idx, pad=0.0)
-    if op == "iota":
+    if op == "iota":   # an index the dtype cannot hold is rounded once
         v = _moved(node, [], idx)
-        return v, np.zeros_like(v)
+        return v, np.where(f.round(v) == v, 0.0, U * np.abs(v))
     # data movement: the values and their bounds move alike
     return _moved(node, vals, idx), _moved(node, errs, idx)
 
 
 def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray, *,
-             ftz: bool = True, daz: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
+             ftz: bool = True, daz: bool = True,
+             controls: float_control_modes.FloatControls | None = None
+             ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``(v, e)`` of every node of a float program (float64 arrays): the float64 value
-    and the running error bound. ``e`` is ``inf`` where the value may have overflowed.
-    ``ftz``/``daz``: the backend's declared float32 controls (``float_controls``): a
-    flushing backend may lose ``tiny`` per rounding and a subnormal input, an IEEE one
-    half the smallest subnormal per rounding and nothing on input. Raises ValueError for
-    a program of another family."""
+    and the running error bound, each node at its own dtype's constants
+    (:func:`float_format.of`). ``e`` is ``inf`` where the value may have overflowed.
+    ``ftz``/``daz``: the backend's declared controls for every dtype; ``controls`` (the
+    ``float_controls`` fixture's declaration), when given, decides them per dtype
+    instead: a flushing dtype may lose ``tiny`` per rounding and a subnormal input, an
+    IEEE one half the smallest subnormal per rounding and nothing on input. Raises
+    ValueError for a program of another family."""
     if program.family != "float":
         raise ValueError(f"dag_bounds.evaluate: argument 'program' must be a float program, "
                          f"got family {program.family!r}")
+
+    def flushes(dtype: str) -> tuple[bool, bool]:
+        if controls is None:
+            return ftz, daz
+        return controls.flushes_results(dtype), controls.flushes_inputs(dtype)
     out: list[tuple[np.ndarray, np.ndarray]] = []
-    under = TINY if ftz else DENORM_MIN / 2
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for n in program.nodes:
+            f = float_format.of(n.dtype)
+            results, reads = flushes(n.dtype)
             if n.op == "param":
                 x = np.asarray(inputs[n.attr("index")]).astype(np.float64)
-                out.append((x, np.where((np.abs(x) < TINY) & daz, np.abs(x), 0.0)))
+                out.append((x, np.where((np.abs(x) < f.tiny) & reads, np.abs(x), 0.0)))
                 continue
             v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx,
-                         under)
+                         f, f.under(results))
             v, e = np.asarray(v, np.float64), np.asarray(e, np.float64)
-            e = np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= FMAX), np.inf, e)
+            e = np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= f.max), np.inf, e)
             out.append((v, e))
     return out
 
 
-def expected_and_bound(v: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, ErrorBound]:
-    """The float32 expected result and the :class:`ErrorBound` to hold a device's result
-    to, from a node's ``(v, e)``: ``e`` plus the rounding of ``v`` to float32; any
-    value (infinities and NaN included) where ``e`` is infinite."""
+def expected_and_bound(v: np.ndarray, e: np.ndarray, dtype: str = "float32"
+                       ) -> tuple[np.ndarray, ErrorBound]:
+    """The expected result in ``dtype`` (the node's) and the :class:`ErrorBound` to hold a
+    device's result to, from a node's ``(v, e)``: ``e`` plus the rounding of ``v`` to
+    ``dtype``; any value (infinities and NaN included) where ``e`` is infinite."""
+    f = float_format.of(dtype)
     free = ~np.isfinite(e)
     with np.errstate(over="ignore", invalid="ignore"):
-        expected = np.where(free, 0.0, v).astype(np.float32)
-        allowed = np.where(free, np.inf, e + 0.5 * U * np.abs(v) + DENORM_MIN)
+        expected = np.where(free, 0.0, v).astype(f.dtype)
+        allowed = np.where(free, np.inf, e + 0.5 * f.eps * np.abs(v) + f.denorm_min)
     return expected, ErrorBound(allowed, "running error bound (Wilkinson) of the program",
                                 overflow=free, nan=free)

@@ -18,7 +18,11 @@ Families:
 - ``float``: float32 in [-2, 2], arithmetic, ``tanh``, ``exp``, reductions, dot
   products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU)
   and softmax, held to the running error bound of
-  :mod:`conformance.programs.dag_bounds`.
+  :mod:`conformance.programs.dag_bounds`. ``programs("float", dtype="bfloat16")`` (or
+  ``"float16"``) draws the same programs at that dtype (:data:`LOW_PRECISION`), and
+  besides a **mixed dot**: a ``dot_general`` of two bfloat16/float16 values with
+  ``preferred_element_type=float32`` (float32 accumulation, as mixed-precision training
+  asks for), whose float32 result later ops may read.
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ CATALOG = {
               "dot_epilogue", "softmax"]
     + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
 }
+#: Float program dtypes besides float32: their catalog adds the mixed dot (twice: every
+#: ``ci`` run should reach one).
+LOW_PRECISION = ("bfloat16", "float16")
+_LOW_CATALOG = CATALOG["float"] + ["mixed_dot", "mixed_dot"]
 _REDUCE_KINDS = {"integer": ["add", "mul", "max", "min"], "float": ["add", "max", "min"]}
 _ELEMENTWISE = {"negate", "abs", "not", "tanh", "exp", "add", "subtract", "multiply", "maximum",
                 "minimum", "and", "or", "xor", "select", "convert", "loop_affine", "cond_affine"}
@@ -137,8 +145,9 @@ class _Builder:
                             dt, axes=axes, kind=kind)
         if op == "dot_general":
             return self._dot(x)
-        if op in ("dot_epilogue", "softmax"):   # a pattern's result is always returned
-            out = self._epilogue(x) if op == "dot_epilogue" else self._softmax(x)
+        if op in ("dot_epilogue", "softmax", "mixed_dot"):   # a pattern's result is returned
+            out = self._epilogue(x) if op == "dot_epilogue" else \
+                self._softmax(x) if op == "softmax" else self._dot(x, mixed=True)
             if out is not None:
                 self.patterns.append(out)
             return out
@@ -361,8 +370,13 @@ class _Builder:
         spread = self.add("broadcast_in_dim", (total,), n.shape, n.dtype, dims=kept)
         return self.add("divide", (e, spread), n.shape, n.dtype)
 
-    def _dot(self, x: int) -> int | None:
+    def _dot(self, x: int, mixed: bool = False) -> int | None:
+        """A dot_general of node ``x`` and a drawn partner of its dtype; ``mixed``: of two
+        bfloat16/float16 values with a float32 result (``dot_mixed``; None for ``x`` of
+        another dtype)."""
         n, draw = self.nodes[x], self.draw
+        if mixed and n.dtype not in LOW_PRECISION:
+            return None
         cx = draw(st.integers(0, len(n.shape) - 1), label="x contracting dim")
         y = self.pick("dot rhs", lambda m: m.dtype == n.dtype and n.shape[cx] in m.shape)
         y = x if y is None else y
@@ -378,12 +392,16 @@ class _Builder:
         out = tuple(n.shape[a] for a in bx) + tuple(
             s for k, s in enumerate(n.shape) if k not in (cx,) + bx) + tuple(
             s for k, s in enumerate(m.shape) if k not in (cy,) + by)
-        return self.add("dot_general", (x, y), out, n.dtype, contract=((cx,), (cy,)),
+        return self.add("dot_mixed" if mixed else "dot_general", (x, y), out,
+                        "float32" if mixed else n.dtype, contract=((cx,), (cy,)),
                         batch=(bx, by))
 
 
-def family_dtype(family: str) -> st.SearchStrategy[str]:
-    """The base dtype of a family's programs."""
+def family_dtype(family: str, dtype: str | None = None) -> st.SearchStrategy[str]:
+    """The base dtype of a family's programs (``dtype``: the float family's, float32 by
+    default, or one of :data:`LOW_PRECISION`)."""
+    if dtype is not None:
+        return st.just(dtype)
     return {"integer": st.just("int32"), "float": st.just("float32"),
             "data_movement": st.sampled_from(["float32", "int16", "uint8"])}[family]
 
@@ -391,13 +409,15 @@ def family_dtype(family: str) -> st.SearchStrategy[str]:
 @st.composite
 def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
              param_shapes: list[tuple[int, ...]] | None = None,
-             strided_slices: bool = True) -> Program:
+             strided_slices: bool = True, dtype: str | None = None) -> Program:
     """A valid :class:`Program` of ``family`` with 2..``max_ops`` drawn ops (plus the
     broadcasts, iotas and gathers that make their operands), every value at most
     ``budget`` elements; ``param_shapes``: the data parameters' shapes (default: 1-3
     drawn); ``strided_slices=False``: every slice has stride 1 (sharded programs: XLA's
     partitioner gets strided slices of a sharded dimension wrong, a defect pinned by
-    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``). It returns
+    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``); ``dtype``:
+    the float family's dtype (None: float32; one of :data:`LOW_PRECISION`: that dtype's
+    programs, the mixed dot in the catalog). It returns
     its last result, up to two drawn others and the last two dot epilogues or softmaxes
     (so that no pattern is pruned as dead code before it is compiled). Raises
     ValueError for an unknown family or bad bounds."""
@@ -407,9 +427,13 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     if budget < 1 or max_ops < 2:
         raise ValueError(f"programs: need budget >= 1 and max_ops >= 2, got {budget}, "
                          f"{max_ops}")
+    if dtype is not None and (family != "float" or dtype not in LOW_PRECISION + ("float32",)):
+        raise ValueError(f"programs: argument 'dtype' must be None, float32 or one of "
+                         f"{LOW_PRECISION} (float family only), got {dtype!r} for {family!r}")
     b = _Builder(draw, family, budget)
     b.max_stride = 3 if strided_slices else 1
-    dt = draw(family_dtype(family), label="dtype")
+    dt = draw(family_dtype(family, dtype), label="dtype")
+    catalog = _LOW_CATALOG if dt in LOW_PRECISION else CATALOG[family]
     if param_shapes is None:
         param_shapes = [
             tuple(max(d, 1) for d in draw(strategies.long_axis_shapes(budget, max_dims=3),
@@ -422,7 +446,7 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     n_ops = draw(st.integers(2, max_ops), label="ops")
     made = 0
     for _ in range(n_ops):
-        op = draw(st.sampled_from(CATALOG[family]), label="op")
+        op = draw(st.sampled_from(catalog), label="op")
         x = b.pick("operand", lambda m: True)
         if b.apply(op, x) is not None:
             made += 1

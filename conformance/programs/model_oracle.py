@@ -41,6 +41,7 @@ import numpy as np
 from conformance.helpers import assertions
 from conformance.helpers import tolerances
 from conformance.programs import compiled_programs
+from conformance.programs import float_format
 
 
 @functools.lru_cache(maxsize=1)
@@ -52,7 +53,8 @@ def reference_cache() -> compiled_programs.ProgramCache:
 
 def reference_outputs(name: str, fn: Any, args: list[np.ndarray]
                       ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """(float64 results, XLA:CPU float32 results) of ``fn`` on ``args`` (float32)."""
+    """(float64 results, XLA:CPU results) of ``fn`` on ``args`` (float32, or a
+    mixed-precision model's bfloat16)."""
     cache = reference_cache()
     device = cache.client.local_devices()[0]
     wide = [a.astype(np.float64) for a in args]
@@ -61,35 +63,41 @@ def reference_outputs(name: str, fn: Any, args: list[np.ndarray]
     return ref, cpu
 
 
-def allowed_error(ref: np.ndarray, cpu: np.ndarray, reduction: int) -> tuple[float, float]:
-    """(allowed ``max|out - ref|``, XLA:CPU's ``max|cpu - ref|``) of one output."""
+def allowed_error(ref: np.ndarray, cpu: np.ndarray, reduction: int, low: str | None = None
+                  ) -> tuple[float, float]:
+    """(allowed ``max|out - ref|``, XLA:CPU's ``max|cpu - ref|``) of one output; a
+    mixed-precision model's floor adds one rounding to ``low`` (``eps(low)``: its
+    bfloat16 output's own) to the ``reduction`` float32 roundings of its sums."""
     ref64 = np.asarray(ref, np.float64)
     e_cpu = float(np.max(np.abs(np.asarray(cpu, np.float64) - ref64), initial=0.0))
-    floor = tolerances.derived_rtol(reduction, "float32") * float(np.max(np.abs(ref64),
-                                                                         initial=0.0))
+    rtol = tolerances.derived_rtol(reduction, "float32") + (
+        float_format.of(low).eps if low else 0.0)
+    floor = rtol * float(np.max(np.abs(ref64), initial=0.0))
     return math.ceil(math.sqrt(reduction)) * e_cpu + floor, e_cpu
 
 
 def check(outs: list[np.ndarray], ref: list[np.ndarray], cpu: list[np.ndarray],
-          names: tuple[str, ...], reduction: int, where: str) -> None:
-    """Every output within :func:`allowed_error` of the float64 result. AssertionError
-    names the output, the device's error, XLA:CPU's and the bound."""
+          names: tuple[str, ...], reduction: int, where: str, low: str | None = None) -> None:
+    """Every output within :func:`allowed_error` of the float64 result (``low``: a
+    mixed-precision model's low dtype, see there). AssertionError names the output, the
+    device's error, XLA:CPU's and the bound."""
     __tracebackhide__ = True
     assert len(outs) == len(names), (
         f"the program returned {len(outs)} outputs, but the model has {len(names)} "
         f"({', '.join(names)}) [{where}]")
     for name, out, r, c in zip(names, outs, ref, cpu):
         assertions.assert_shape(np.shape(out), np.shape(r), call=f"{where} ({name})")
-        allowed, e_cpu = allowed_error(r, c, reduction)
+        allowed, e_cpu = allowed_error(r, c, reduction, low)
         err = np.abs(np.asarray(out, np.float64) - np.asarray(r, np.float64))
         worst = float(np.max(err, initial=0.0)) if np.all(np.isfinite(err)) else math.inf
         if worst <= allowed:
             continue
         at = np.unravel_index(int(np.nanargmax(np.where(np.isfinite(err), err, np.inf))),
                               err.shape) if err.size else ()
+        floor = f"({reduction}+1)*eps*max|ref|" + (f" + eps({low})*max|ref|" if low else "")
         raise AssertionError(
             f"{name}: max|out - float64| = {worst:.3g}, but should be <= "
-            f"ceil(sqrt({reduction}))*{e_cpu:.3g} (XLA:CPU float32's error) + "
-            f"({reduction}+1)*eps*max|ref| = {allowed:.3g} [{where}]\n"
+            f"ceil(sqrt({reduction}))*{e_cpu:.3g} (XLA:CPU's error) + "
+            f"{floor} = {allowed:.3g} [{where}]\n"
             f"  at {tuple(int(i) for i in at)}: out={np.asarray(out)[at]!r}, "
-            f"float64={np.asarray(r)[at]!r}, XLA:CPU float32={np.asarray(c)[at]!r}")
+            f"float64={np.asarray(r)[at]!r}, XLA:CPU={np.asarray(c)[at]!r}")

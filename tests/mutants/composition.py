@@ -20,7 +20,11 @@ compose, so every single-op kernel test passes on it:
 * ``epilogue-drops-bias``: a dot_general's bias add that feeds an activation (through a
   scale or not) is skipped (the generated programs' dot epilogues kill it);
 * ``softmax-drops-normalization``: the division of ``exp`` by a broadcast (softmax's
-  normalization) is skipped (the generated programs' softmax kills it).
+  normalization) is skipped (the generated programs' softmax kills it);
+* ``mixed-dot-accumulates-in-bf16``: a dot_general of bfloat16 operands asked for a
+  float32 result (``preferred_element_type``) returns it rounded to bfloat16 (the
+  float32 accumulation the program asks for is not kept; the bfloat16 programs' mixed
+  dots kill it, the float32 programs have none).
 """
 
 from __future__ import annotations
@@ -475,6 +479,33 @@ def _normalizing(op: Any) -> bool:
     return top == "stablehlo.exponential" and bottom == "stablehlo.broadcast_in_dim"
 
 
+# 9. mixed-dot-accumulates-in-bf16
+
+def _element_type(value: Any) -> str:
+    return str(_ir().RankedTensorType(value.type).element_type)
+
+
+def _mixed_dot(op: Any) -> bool:
+    """A dot_general of bfloat16 operands with a float32 result."""
+    return op.name == "stablehlo.dot_general" and _shape(op.results[0]) is not None and all(
+        _element_type(v) == "bf16" for v in op.operands) and \
+        _element_type(op.results[0]) == "f32"
+
+
+def _narrow_dot(op: Any) -> None:
+    """The dot's float32 result rounded to bfloat16 (``reduce_precision`` to 8 exponent
+    and 7 mantissa bits): what a bfloat16 result converted to float32 holds. (A
+    ``convert`` of a bfloat16-result dot would not do: XLA folds it into a float32 dot.)"""
+    ir = _ir()
+    i32 = ir.IntegerType.get_signless(32)
+    rounded = ir.Operation.create(
+        "stablehlo.reduce_precision", results=[op.results[0].type], operands=[op.results[0]],
+        attributes={"exponent_bits": ir.IntegerAttr.get(i32, 8),
+                    "mantissa_bits": ir.IntegerAttr.get(i32, 7)},
+        ip=ir.InsertionPoint.after(op))
+    op.results[0].replace_all_uses_except(rounded.results[0], rounded)
+
+
 MUTANTS = {
     "fused-reduce-drops-tail": (
         Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
@@ -516,6 +547,12 @@ MUTANTS = {
         "A softmax's division of exp(x - max) by the broadcast sum is skipped: a fused "
         "softmax kernel that returns the unnormalized exponentials.",
         "test_programs: test_float_programs"),
+    "mixed-dot-accumulates-in-bf16": (
+        Mutation(_mixed_dot, _narrow_dot),
+        "A dot_general of bfloat16 operands with a float32 result type "
+        "(preferred_element_type=float32) returns its bfloat16-rounded result: a "
+        "mixed-precision matmul that does not keep the float32 accumulator it is asked for.",
+        "test_programs: test_bfloat16_programs"),
     "partitioner-forgets-reduction": (
         Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
