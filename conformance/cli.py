@@ -78,8 +78,10 @@ from conformance.processes import lifetime
 from conformance.session import disk_full
 from conformance.session import invocation
 from conformance.session import option_files
+from conformance.session import option_intake
 from conformance.session import options
 from conformance.session import results_log
+from conformance.session import run_options
 from conformance.session import validate
 from conformance.session import sharding
 from conformance.session import session_state
@@ -216,11 +218,14 @@ def keep_tool_folders_out_of_cwd() -> None:
     hypothesis.configuration.set_hypothesis_home_dir(str(folder))
 
 
-def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
+def pytest_args(ns: argparse.Namespace) -> list[str]:
+    """pytest's own arguments of a run: the suite's selection, ``--timeout``, plugins,
+    re-runs, ``-n``, the Hypothesis seed of ``--random-seed`` and the user's arguments
+    after ``--``. The suite's options are not among them: :func:`run` hands them over as
+    one object (:class:`conformance.session.run_options.Handover`)."""
     args = invocation.suite_selection() + [
-        f"--report-dir={output}", f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider",
-        "-p", "no:benchmark", "-q"]
-    args += options.as_pytest_args(ns) + _RERUN
+        f"--timeout={ns.timeout:g}", "-p", "no:cacheprovider", "-p", "no:benchmark", "-q"]
+    args += _RERUN
     args += ["-n", "1" if str(ns.workers) == "0" else str(ns.workers)]
     extra = list(ns.pytest_args)
     if extra and extra[0] == "--":
@@ -230,6 +235,14 @@ def pytest_args(ns: argparse.Namespace, output: Path) -> list[str]:
             args.append("--hypothesis-profile=nightly")
         args.append(f"--hypothesis-seed={ns.seed}")
     return args + extra
+
+
+def child_pytest_args(ns: argparse.Namespace, report_dir: Path) -> list[str]:
+    """The command line of a child pytest process that runs the suite (a multi-host
+    process's own part, writing into ``report_dir``): a child is an argv boundary, so the
+    run's options are written out (:meth:`RunOptions.as_pytest_args`) and the child
+    builds its own object from them once, then :func:`pytest_args`."""
+    return option_intake.from_namespace(ns, report_dir).as_pytest_args() + pytest_args(ns)
 
 
 class _Written:
@@ -268,12 +281,13 @@ def _validate(ns: argparse.Namespace, output: Path | None) -> None:
     validate.platform_name(ns.platform)   # it names a folder of the default --output
     validate.numbers(cpu_devices=ns.cpu_devices, num_processes=ns.num_processes,
                      timeout=ns.timeout, workers_value=ns.workers)
+    option_intake.float_controls(ns.float_controls)
     # a pipe (<(...)) is read once, here: every later reader gets a private copy
     option_files.read_once(lambda dest: getattr(ns, dest), lambda d, v: setattr(ns, d, v))
     ns.pytest_args = option_files.read_once_args(ns.pytest_args)
     option_files.check(lambda dest: getattr(ns, dest))
     option_files.argument_files(ns.pytest_args)
-    validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
+    ns.create_options = validate.parsed_plugin_options(ns.plugin_options, ns.plugin_library)
     validate.certification_files(profile=ns.profile, waivers=ns.waivers,
                                  known_failures=ns.known_failures)
     sharding.check_options(ns.shard, ns.shard_durations)
@@ -295,7 +309,7 @@ def run(ns: argparse.Namespace) -> int:
     if cli_multihost.wanted(ns):   # its processes handle their signals (docs/cluster.md)
         if cancel.release() is not None:
             return _cancelled(ns, output, existed)
-        return cli_multihost.run(ns, output, pytest_args, _validate)
+        return cli_multihost.run(ns, output, child_pytest_args, _validate)
     cancel.install()
     written = _Written()
     try:
@@ -373,7 +387,8 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
               f"pjrt-conformance run ... -- --hypothesis-profile=nightly "
               f"--hypothesis-seed={ns.seed}", flush=True)
     cancel.hold()   # pytest starts up: a cancel is taken up when the suite configures
-    rc = pytest.main(pytest_args(ns, output), plugins=[written])
+    handover = run_options.Handover(option_intake.from_namespace(ns, output, force=ns.force))
+    rc = pytest.main(pytest_args(ns), plugins=[written, handover])
     cancel.arm()
     doc = written.doc
     if doc is None and written.start_error:   # a full disk before any test: nothing kept
@@ -428,9 +443,11 @@ def _run(ns: argparse.Namespace, output: Path, existed: bool, written: _Written)
 
 def collected_profile(target: Path) -> int:
     """Collect the suite (1 CPU device) and write its profile to ``target``."""
+    handover = run_options.Handover(run_options.RunOptions(
+        cpu_devices=1, profile="none", write_profile=Path(target)))
     return int(pytest.main(invocation.suite_selection() + [
-                            "--collect-only", "-q", "-p", "no:cacheprovider",
-                            "--cpu-devices=1", "--profile=none", f"--write-profile={target}"]))
+                            "--collect-only", "-q", "-p", "no:cacheprovider"],
+                           plugins=[handover]))
 
 
 def profile_command(ns: argparse.Namespace) -> int:

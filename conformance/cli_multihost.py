@@ -129,10 +129,11 @@ def _global_area() -> Path:
 
 
 def run(ns: argparse.Namespace, output: Path,
-        pytest_args: Callable[[argparse.Namespace, Path], list[str]],
+        child_args: Callable[[argparse.Namespace, Path], list[str]],
         validate: Callable[[argparse.Namespace, Path | None], None]) -> int:
     """The multi-host mode of ``pjrt-conformance run`` (see the module docstring);
-    ``pytest_args(ns, report_dir)``: the per-process pytest command line;
+    ``child_args(ns, report_dir)``: the command line of the per-process child pytest
+    (an argv boundary: the run's options written out), which writes into ``report_dir``;
     ``validate(ns, output or None)``: the run's option checks (OptionError), with the
     output directory checked (and made) in process 0 only."""
     from conformance.certification.verdict import plugin_verdict
@@ -159,9 +160,10 @@ def run(ns: argparse.Namespace, output: Path,
     print(f"pjrt-conformance: multi-host {tag} (launcher {spec.launcher}, coordinator "
           f"{spec.coordinator})", flush=True)
     scratch = Path(tempfile.mkdtemp(prefix=f"pjrt-mh-p{spec.process_id}-"))
-    local = pytest_args(ns, scratch) + [f"--ignore={_global_area()}"]
+    local = child_args(ns, scratch) + [f"--ignore={_global_area()}"]
     try:
-        link, got = multihost.run(spec, local, heartbeat_s=ns.heartbeat_timeout,
+        link, got = multihost.run(spec, local, report_dir=scratch,
+                                  heartbeat_s=ns.heartbeat_timeout,
                                   join_timeout_s=ns.join_timeout, local_timeout_s=24 * 3600,
                                   global_timeout_s=ns.global_timeout)
     except Exception as err:  # noqa: BLE001 - ConnectionError, XlaRuntimeError (bind)

@@ -118,9 +118,10 @@ def test_gated_names_every_capability_of_a_call():
 
 def test_the_session_knows_a_one_device_platform_lacks_multi_device():
     from conformance.session import session_state
+    from conformance.session.run_options import RunOptions
 
     def state_with(count):
-        s = session_state.SessionState(types.SimpleNamespace(getoption=lambda *a: None),
+        s = session_state.SessionState(RunOptions(),
                                        types.SimpleNamespace(platform="cpu", cpu_devices=count))
         s._client = types.SimpleNamespace(platform="cpu", local_device_count=lambda: count)
         return s

@@ -26,6 +26,7 @@ from conformance.certification.finish import pipeline
 from conformance.certification.results.records import Result
 from conformance.certification.verdict import report
 from conformance.session import results_log
+from conformance.session import run_options
 from tests.bundle_helpers import HEADER
 
 PACKAGE = Path(conformance.__file__).resolve().parent
@@ -125,7 +126,7 @@ def _run_dir(out: Path) -> None:
     """A killed run's directory: ``run.json`` and a results log of three tests, one
     failed, with a corrupt line in the middle."""
     out.mkdir(parents=True)
-    options = {k: None for k in results_log._OPTIONS}
+    options = {k: None for k in run_options.SAVED}
     options.update(platform="cpu", cpu_devices=1, num_processes=1, profile="none",
                    declare=[], known_failures=[])
     (out / results_log.RUN_FILE).write_text(json.dumps({

@@ -147,14 +147,13 @@ def test_the_session_resolves_the_declaration_once(monkeypatch):
     import types
 
     from conformance.session import session_state
+    from conformance.session.run_options import RunOptions
 
     calls = []
     real = float_control_modes.for_platform
     monkeypatch.setattr(float_control_modes, "for_platform", lambda *a: calls.append(a) or real(*a))
-    config = types.SimpleNamespace(getoption=lambda name, default=None: {
-        "float_controls": "auto"}.get(name, default))
-    state = session_state.SessionState(config, types.SimpleNamespace(platform="cpu",
-                                                                     cpu_devices=2))
+    state = session_state.SessionState(RunOptions(float_controls="auto"),
+                                       types.SimpleNamespace(platform="cpu", cpu_devices=2))
     assert state.float_controls() is None            # no client described yet
     state.platform_info = {"name": "cpu", "using_pjrt_c_api": False}
     first = state.float_controls()

@@ -38,6 +38,7 @@ import socket
 import threading
 import time
 import zlib
+from pathlib import Path
 from typing import Any
 
 from conformance.processes import launcher, mp_checks, runner
@@ -153,12 +154,12 @@ def _own_address(peer_host: str) -> str:
         return socket.gethostname()
 
 
-def run_local_part(pytest_args: list[str], timeout_s: float) -> tuple[dict | None, str]:
-    """Run the per-process suite (``pytest_args`` include ``--report-dir``); return its
-    report.json document (None if none was written) and the output's tail."""
-    from pathlib import Path
-
-    out = Path(next(a.split("=", 1)[1] for a in pytest_args if a.startswith("--report-dir=")))
+def run_local_part(pytest_args: list[str], report_dir: Path,
+                   timeout_s: float) -> tuple[dict | None, str]:
+    """Run the per-process suite in a child pytest (``pytest_args``: its command line,
+    which writes the bundle into ``report_dir``); return its report.json document (None
+    if none was written) and the output's tail."""
+    out = Path(report_dir)
     child = runner.run_python(_PYTEST_MAIN, pytest_args, timeout=timeout_s, merge_stderr=True)
     try:
         return json.loads((out / "report.json").read_text()), child.stdout[-3000:]
@@ -194,9 +195,11 @@ def _global(link: Link, check: mp_checks.GlobalCheck, index: int, hostname: str,
     return {"summary": r.summary(), "result": r.result}
 
 
-def run(spec: ClusterSpec, local_args: list[str], *, heartbeat_s: int, join_timeout_s: int,
-        local_timeout_s: float, global_timeout_s: float) -> tuple[Link, Gathered]:
-    """This process's part of the run (see the module docstring): its link to the
+def run(spec: ClusterSpec, local_args: list[str], *, report_dir: Path, heartbeat_s: int,
+        join_timeout_s: int, local_timeout_s: float,
+        global_timeout_s: float) -> tuple[Link, Gathered]:
+    """This process's part of the run (see the module docstring; ``local_args``: the
+    per-process child pytest's command line, writing into ``report_dir``): its link to the
     service (for :func:`finish`) and what it gathered (complete in process 0 only).
     Raises ConnectionError when the service cannot be reached within ``join_timeout_s``,
     and XlaRuntimeError from jaxlib when process 0 cannot bind the coordinator's port."""
@@ -206,7 +209,7 @@ def run(spec: ClusterSpec, local_args: list[str], *, heartbeat_s: int, join_time
     link = Link(spec, heartbeat_s=heartbeat_s, join_timeout_s=join_timeout_s)
     previous = {s: signal.signal(s, _cancel) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        _phases(link, got, local_args, local_timeout_s, global_timeout_s)
+        _phases(link, got, local_args, report_dir, local_timeout_s, global_timeout_s)
     except Cancelled as why:
         got.stopped = f"cancelled by {why} in process {pid}"
     finally:
@@ -235,13 +238,13 @@ def _phase_end(link: Link, got: Gathered, phase: str, key: str, timeout_s: float
     return got.stopped is None
 
 
-def _phases(link: Link, got: Gathered, local_args: list[str], local_timeout_s: float,
-            global_timeout_s: float) -> None:
+def _phases(link: Link, got: Gathered, local_args: list[str], report_dir: Path,
+            local_timeout_s: float, global_timeout_s: float) -> None:
     from conformance.certification.verdict.report import environment
 
     pid, n = link.spec.process_id, link.spec.process_count
     t0 = time.monotonic()
-    doc, tail = run_local_part(local_args, local_timeout_s)
+    doc, tail = run_local_part(local_args, report_dir, local_timeout_s)
     link.put(f"local/{pid}", {"doc": doc, "tail": None if doc else tail, "facts": {
         "process": pid, "host": socket.gethostname(), "pid": os.getpid(),
         "environment": environment(), "local_wall_s": round(time.monotonic() - t0, 2)}})

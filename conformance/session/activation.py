@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.session import option_intake
 from conformance.session import options
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -30,7 +31,7 @@ PACKAGE_NAME = PACKAGE.name
 _INSTALLED = any(part in ("site-packages", "dist-packages") for part in PACKAGE.parts)
 PLUGIN_NAMES = ("pjrt_conformance", "conformance.session.pytest_plugin")
 #: Options of the plugin itself beyond :data:`conformance.session.options.SUITE_OPTIONS`.
-EXTRA_OPTIONS = ("--report-dir", "--write-profile", "--force-report-dir")
+EXTRA_OPTIONS = option_intake.EXTRA_OPTIONS
 
 
 def _named_plugin(args: list[str]) -> bool:
@@ -63,11 +64,11 @@ def _option_given(config: pytest.Config) -> bool:
     names = [name for name, _ in options.SUITE_OPTIONS] + list(EXTRA_OPTIONS)
     if any(name in raw for name in names):
         return True
+    values = option_intake.parsed_values(config)   # read, not yet checked or built
     for name, kwargs in options.SUITE_OPTIONS:
-        value = config.getoption(name[2:].replace("-", "_"), None)
-        if value not in (kwargs.get("default"), None, []):
+        if values[name[2:].replace("-", "_")] not in (kwargs.get("default"), None, []):
             return True
-    return any(config.getoption(n[2:].replace("-", "_"), None) for n in EXTRA_OPTIONS)
+    return any(values[n[2:].replace("-", "_")] for n in EXTRA_OPTIONS)
 
 
 def requested(config: pytest.Config) -> bool:

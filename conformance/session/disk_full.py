@@ -59,10 +59,11 @@ class Guard:
             raise err
         from conformance.processes import lifetime
         from conformance.session import session_state
+        from conformance.session.run_options import run_options
 
         state = self.config.stash.get(session_state.KEY, None)
         if state is not None and state.write_error is None:
-            state.write_error = describe(self.config.getoption("report_dir"), err)
+            state.write_error = describe(run_options(self.config).report_dir, err)
         log = getattr(self.config, "_report_log_plugin", None)
         if log is not None:
             self.config.pluginmanager.unregister(log)

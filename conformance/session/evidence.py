@@ -20,6 +20,7 @@ from conformance import capi
 from conformance.certification.attribution import attribution_sources
 from conformance.processes import reference_differential
 from conformance.session import session_state
+from conformance.session.run_options import run_options
 
 
 def offline_sources(results: list[Any]) -> list[attribution_sources.Source]:
@@ -47,14 +48,15 @@ def sources(config: pytest.Config, results: list[Any]) -> list[attribution_sourc
     the platform under test is not the reference (it re-runs the failing ``results`` in
     a child process, bounded by ``--reference-timeout`` seconds)."""
     state = session_state.of(config)
+    opts = run_options(config)
     found = offline_sources(results)
     header = {"platform": state.platform_info}
     if capi.plugin_of(header) is not None:
         found.append(capi_source(header))
-    if config.getoption("reference_differential") == "auto" and \
+    if opts.reference_differential == "auto" and \
             not reference_differential.is_reference(state.platform, state.plugin_library):
         found.append(reference_differential.source(
             results, catalog=state.known, rootdir=config.rootpath,
-            cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
-            timeout_s=config.getoption("reference_timeout")))
+            cpu_devices=state.cpu_devices, num_processes=opts.num_processes,
+            timeout_s=opts.reference_timeout))
     return found

@@ -13,6 +13,7 @@ from conformance.processes import isolation
 from conformance.programs.compiled_programs import ProgramCache
 from conformance.session import backend
 from conformance.session import session_state
+from conformance.session.run_options import run_options
 
 
 @pytest.fixture(scope="session")
@@ -24,7 +25,7 @@ def client(request: pytest.FixtureRequest) -> Any:
 @pytest.fixture(scope="session")
 def num_processes(request: pytest.FixtureRequest) -> int:
     """``--num-processes``: processes of the multi_process area."""
-    return request.config.getoption("num_processes")
+    return run_options(request.config).num_processes
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,8 @@ never read past its cap (:data:`~conformance.file_limits.OPTION_FILE_LIMIT`,
 process substitution (``--declare-file <(...)``, a pipe ``/dev/fd/63``) can be read only
 once, but the run reads its option files several times (its checks, the pytest session,
 each pytest-xdist worker, ``finalize``): :func:`read_once` reads such a pipe once, within
-the cap, into a private regular file, and the option names that copy from then on.
+the cap, into a private regular file, and the run's options
+(:class:`~conformance.session.run_options.RunOptions`) name that copy from then on.
 """
 
 from __future__ import annotations
@@ -101,8 +102,9 @@ def read_once(getoption: Callable[[str], Any],
     """Replace every :data:`FILE_OPTIONS` value that names a pipe (a process substitution
     ``<(...)``, :func:`conformance.file_limits.is_anonymous_pipe`) by a private regular
     copy of what came through it, read once within the option's cap; ``setoption(dest,
-    value)`` sets the new value. Returns the values set (dest -> value; pytest-xdist
-    workers parse the command line again, so the plugin hands them these). A named FIFO
+    value)`` sets the new value. Returns the values set (dest -> value). The run's
+    :class:`~conformance.session.run_options.RunOptions` name the copies, and
+    pytest-xdist workers get them from it, never from their command line. A named FIFO
     or a device is left for :func:`check` to refuse. OptionError when a pipe does not
     end in time or passes the cap."""
     changed: dict[str, Any] = {}
@@ -129,7 +131,8 @@ def read_once_args(args: Iterable[str]) -> list[str]:
 
 def check(getoption: Callable[[str], Any]) -> None:
     """Check every file named by the :data:`FILE_OPTIONS` (``getoption(dest)`` gives an
-    option's value: ``config.getoption`` or ``lambda d: getattr(ns, d)``): its path
+    option's value: ``values.get`` of :func:`.option_intake.build` or ``lambda d:
+    getattr(ns, d)`` of ``pjrt-conformance run``): its path
     (:func:`conformance.path_limits.check`: a name over 255 bytes is a one-line
     OptionError, never an ENAMETOOLONG traceback), then its kind, size and text."""
     for dest in FILE_OPTIONS:

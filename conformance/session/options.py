@@ -1,12 +1,14 @@
-"""The suite's run options, defined once for the pytest plugin and ``pjrt-conformance run``.
+"""The suite's run options, declared once for the pytest plugin and ``pjrt-conformance run``.
 
-``pjrt-conformance run`` accepts the same options and hands them to pytest
-with :func:`as_pytest_args`, so the two front ends cannot drift apart.
+Both front ends declare the same options from :data:`SUITE_OPTIONS` (:func:`add_to`), so
+they cannot drift apart. Their parsed values become one typed object,
+:class:`conformance.session.run_options.RunOptions`, built once per run
+(:mod:`conformance.session.option_intake`): ``pjrt-conformance run`` hands it to the
+session as an object, not as command-line strings.
 """
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable
 from typing import Any
 
@@ -81,12 +83,3 @@ def add_to(add_option: Callable[..., Any]) -> None:
     for name, kwargs in SUITE_OPTIONS:
         add_option(name, **kwargs)
 
-
-def as_pytest_args(ns: argparse.Namespace) -> list[str]:
-    """The suite options of a parsed ``pjrt-conformance run`` as pytest arguments."""
-    args = []
-    for name, kwargs in SUITE_OPTIONS:
-        value = getattr(ns, name[2:].replace("-", "_"))
-        values = value if kwargs.get("action") == "append" else [value]
-        args += [f"{name}={v}" for v in values if v is not None]
-    return args

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from conformance.certification.rendering import failure_view
+from conformance.session.run_options import run_options
 
 MODES = ("auto", "rich", "plain", "off")
 #: Column -> the statuses it counts (``flaky``: engineer "robust"'s re-run status).
@@ -143,10 +144,10 @@ def _verbose(config: pytest.Config) -> bool:
 
 def mode_of(config: pytest.Config, *, isatty: bool) -> str:
     """The output mode ``rich``, ``plain`` or ``off`` for ``config``'s options."""
-    mode = config.getoption("progress", "off") or "off"
+    opts = run_options(config)
+    mode = opts.progress or "off"
     if mode == "auto":
-        mode = ("rich" if isatty else "plain") if config.getoption("report_dir", None) \
-            else "off"
+        mode = ("rich" if isatty else "plain") if opts.report_dir is not None else "off"
     return mode
 
 
@@ -158,7 +159,7 @@ class Progress:
         if mode not in ("rich", "plain"):
             raise ValueError(f"mode must be 'rich' or 'plain', got {mode!r}")
         self.config, self.mode, self.tracker = config, mode, Tracker()
-        self.interval = config.getoption("progress_interval", 30.0)
+        self.interval = run_options(config).progress_interval
         if self.interval is None or self.interval <= 0:
             raise pytest.UsageError(f"--progress-interval must be > 0, got {self.interval}")
         self.stream = stream or sys.stdout

@@ -9,8 +9,12 @@ registered or discoverable platform), ``--cpu-devices N`` (default 8),
 ``--write-profile FILE``, ``--force-report-dir``.
 
 It always registers its options and does nothing else unless the run asks for the
-suite (:mod:`conformance.session.activation`). Then it checks the options
-(:mod:`conformance.session.validate`; a bad one is a ``pytest.UsageError``),
+suite (:mod:`conformance.session.activation`) or ``pjrt-conformance run`` handed it the
+run's options. Then it takes the run's options, once, as one typed object
+(:class:`conformance.session.run_options.RunOptions`, read through
+:func:`~conformance.session.run_options.run_options`; built and checked by
+:mod:`conformance.session.option_intake`; a bad one is a ``pytest.UsageError``; a
+pytest-xdist worker gets the controller's through ``workerinput``),
 registers and loads the Hypothesis profiles
 (:mod:`conformance.session.hypothesis_profiles`), sets up cancellation and process
 lifetimes (:mod:`conformance.processes.lifetime`), has pytest-reportlog write
@@ -29,18 +33,15 @@ from typing import Any
 import pytest
 
 from conformance.session import activation
+from conformance.session import option_intake
 from conformance.session import options
+from conformance.session import run_options
 from conformance.session import validate
 from conformance.session import progress
 
 #: True in the stash of a run that asked for the suite (:mod:`.activation`).
 ACTIVE = pytest.StashKey[bool]()
 _WORKER_FLAG = "pjrt_conformance_active"
-#: workerinput key: the option values the controller set to private copies of pipes
-#: (:func:`.option_files.read_once`); a worker parses the command line again, which
-#: names the pipe, read already.
-_WORKER_COPIES = "pjrt_conformance_copies"
-_COPIES = pytest.StashKey[dict]()
 
 
 def active(config: pytest.Config) -> bool:
@@ -82,10 +83,13 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     """Configure the suite, only in a run that asks for it (:mod:`.activation`)."""
     worker = getattr(config, "workerinput", None)
-    if not (worker.get(_WORKER_FLAG) if worker is not None else activation.requested(config)):
+    handed = run_options.handed(config)
+    if not (worker.get(_WORKER_FLAG) if worker is not None
+            else handed is not None or activation.requested(config)):
         return
-    try:
-        _configure_suite(config)
+    try:   # the run's options, once (:mod:`.option_intake`)
+        config.stash[run_options.KEY] = option_intake.received(config)
+        _configure_suite(config, claim=worker is None and handed is None)
     except validate.OptionError as err:
         raise pytest.UsageError(str(err)) from None
     config.stash[ACTIVE] = True
@@ -93,27 +97,31 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """pytest-xdist: a worker of a conformance run is one too."""
+    """pytest-xdist: a worker of a conformance run is one too, and gets the run's
+    options as a value (it does not parse its command line's suite options again)."""
     node.workerinput[_WORKER_FLAG] = active(node.config)
-    node.workerinput[_WORKER_COPIES] = node.config.stash.get(_COPIES, {})
+    if active(node.config):
+        node.workerinput[option_intake.WORKER_INPUT] = \
+            run_options.run_options(node.config).to_wire()
 
 
-def _configure_suite(config: pytest.Config) -> None:
-    from conformance.helpers import float_control_modes
+def _configure_suite(config: pytest.Config, *, claim: bool) -> None:
+    """Configure the suite from the run's options (in the stash); ``claim``: check and
+    claim ``report_dir`` (a ``pytest`` run's controller; ``pjrt-conformance run`` claimed
+    its ``--output`` already). Raises OptionError or pytest.UsageError."""
     from conformance.processes import lifetime
     from conformance.session import backend
     from conformance.session import cancel
     from conformance.session import device_memory
-    from conformance.session import option_files
     from conformance.session import hypothesis_profiles
     from conformance.session import recording
     from conformance.session import results_log
     from conformance.session import session_state
     from runtime import xla_client
 
+    opts = run_options.run_options(config)
     try:
-        hypothesis_profiles.register(explicit=config.getoption("hypothesis_profile", None))
-        float_control_modes.parse(config.getoption("float_controls"))
+        hypothesis_profiles.register(explicit=opts.hypothesis_profile)
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")
@@ -121,40 +129,31 @@ def _configure_suite(config: pytest.Config) -> None:
                                        "modules (every one)")
     config.addinivalue_line("markers", "informational: the result never blocks certification "
                                        "(except crash, timeout, wrong result)")
-    validate.numbers(cpu_devices=config.getoption("cpu_devices"),
-                     num_processes=config.getoption("num_processes"))
     merging = not hasattr(config, "workerinput")
-    if merging:   # a pipe (<(...)) is read once: the workers get the private copy
-        config.stash[_COPIES] = option_files.read_once(
-            config.getoption, lambda d, v: setattr(config.option, d, v))
-    else:
-        for dest, value in config.workerinput.get(_WORKER_COPIES, {}).items():
-            setattr(config.option, dest, value)
-    option_files.check(config.getoption)
-    plugin_options = _plugin_options(config)
-    if merging and config.getoption("report_dir"):
-        out = validate.output_dir(config.getoption("report_dir"), option="--report-dir",
-                                  force=config.getoption("force_report_dir"))
+    if merging and opts.report_dir is not None:
+        out = opts.report_dir
+        if claim:
+            out = validate.output_dir(out, option="--report-dir", force=opts.force_report_dir)
         if getattr(config.option, "report_log", None) is None:  # pytest-reportlog
             config.option.report_log = str(out / results_log.LOG_FILE)
     lifetime.on_configure(config, merging=merging)
     if merging:
         cancel.note_session(config)   # a cancel whose KeyboardInterrupt gets lost
         cancel.check()   # one that `pjrt-conformance run` noted while pytest started
-    device_memory.share_device_memory(config.getoption("platform"))
+    device_memory.share_device_memory(opts.platform)
     try:
         spec = backend.BackendSpec(
-            platform=config.getoption("platform"), cpu_devices=config.getoption("cpu_devices"),
-            plugin_library=config.getoption("plugin_library"), plugin_options=plugin_options,
-            expect_platform=config.getoption("expect_platform"),
+            platform=opts.platform, cpu_devices=opts.cpu_devices,
+            plugin_library=str(opts.plugin_library) if opts.plugin_library else None,
+            plugin_options=opts.create_options, expect_platform=opts.expect_platform,
             setup_files=tuple(sorted(
                 str(Path(p.__file__)) for p in config.pluginmanager.get_plugins()
                 if getattr(p, "__name__", "").endswith("conftest")
                 and getattr(p, "__file__", None))))
         spec.configure()
     except (RuntimeError, ValueError, TypeError, xla_client.GpuLibNotLinkedError) as err:
-        raise pytest.UsageError(f"--platform={config.getoption('platform')}: {err}") from err
-    state = session_state.SessionState(config, spec)
+        raise pytest.UsageError(f"--platform={opts.platform}: {err}") from err
+    state = session_state.SessionState(opts, spec)
     try:
         state.configure_certification()
     except ValueError as err:
@@ -179,7 +178,7 @@ def _configure_suite(config: pytest.Config) -> None:
             results_log.note_platform(config, state.platform_info)
         except OSError as err:   # a full disk before the first test: exit 5, not a traceback
             raise pytest.UsageError(disk_full.start_failed(
-                config, config.getoption("report_dir"), err)) from None
+                config, opts.report_dir, err)) from None
     config.stash[session_state.KEY] = state
     config.pluginmanager.register(recording.Recorder(config), "pjrt-conformance-recorder")
     if merging:
@@ -192,12 +191,6 @@ def _configure_suite(config: pytest.Config) -> None:
     mode = progress.mode_of(config, isatty=sys.stdout.isatty())
     if mode != "off" and not hasattr(config, "workerinput"):
         config.pluginmanager.register(progress.Progress(config, mode), "pjrt-conformance-progress")
-
-
-def _plugin_options(config: pytest.Config) -> dict[str, Any] | None:
-    """``--plugin-options`` parsed and checked (:func:`.validate.plugin_options`)."""
-    return validate.parsed_plugin_options(config.getoption("plugin_options"),
-                                          config.getoption("plugin_library"))
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:

@@ -39,6 +39,7 @@ from conformance.session import results_log
 from conformance.session import sharding
 from conformance.session import pjrt_plugin_info
 from conformance.session import session_state
+from conformance.session.run_options import run_options
 
 _WORKER_PLATFORM, _WORKER_PROGRAMS = "pjrt_platform_info", "pjrt_programs"
 
@@ -61,12 +62,13 @@ def repro_command(config: pytest.Config, item_path: str, nodeid: str) -> str:
             plugin += f" --plugin-options={shlex.quote(json.dumps(s.plugin_options))}"
     if s.expect_platform:
         plugin += f" --expect-platform={s.expect_platform}"
-    declared = config.getoption("float_controls", "auto")
+    opts = run_options(config)
+    declared = opts.float_controls
     if declared and declared != "auto":  # a declaration the check depends on
         plugin += f" --float-controls={shlex.quote(declared)}"
     return (f"pytest {target} --platform={s.platform} "
             f"--cpu-devices={s.cpu_devices} "
-            f"--num-processes={config.getoption('num_processes')}{plugin} -p no:cacheprovider")
+            f"--num-processes={opts.num_processes}{plugin} -p no:cacheprovider")
 
 
 def _float_controls(config: pytest.Config) -> dict[str, Any] | None:
@@ -151,8 +153,9 @@ class Recorder:
             return
         state.add_programs(state.program_counts())  # in-process run: its own cache
         state.collector.match_known(state.known, state.platform, state.plugin_library)
-        out = config.getoption("report_dir")
-        if not out:
+        opts = run_options(config)
+        out = opts.report_dir
+        if out is None:
             return
         if sharding.usage_error(config) is not None:   # a usage error: no report
             return
@@ -168,17 +171,17 @@ class Recorder:
             try:
                 log.close()
             except OSError as err:   # a full disk: the bundle below notes it too
-                disk_full.write_failed(config, Path(out), err)
+                disk_full.write_failed(config, out, err)
         results = state.collector.finished_results() if interrupted else \
             list(state.collector.results.values())
         info = state.platform_info
         header = report.header(
             platform=state.platform, known=state.known, argv=sys.argv,
             platform_info=pjrt_plugin_info.with_framework_version(info) if info else {},
-            cpu_devices=state.cpu_devices, num_processes=config.getoption("num_processes"),
+            cpu_devices=state.cpu_devices, num_processes=opts.num_processes,
             programs=state.programs, started=state.started,
             duration_s=0.0,   # measured by the pipeline, up to the report
-            hypothesis_seed=_seed(config.getoption("hypothesis_seed", None)),
+            hypothesis_seed=_seed(opts.hypothesis_seed),
             plugin_library=state.plugin_library,
             float_controls=_float_controls(config))
         records = pipeline.Records(fresh=results, sources=evidence.sources(config, results))
@@ -190,13 +193,13 @@ class Recorder:
                       **sharding.section(config)},
             since_previous=True, started_monotonic=state.t0)
         try:
-            state.written = pipeline.finish(records, run, Path(out),
+            state.written = pipeline.finish(records, run, out,
                                             results_log.RunDirectory())
         except (OSError, MemoryError) as err:   # a full disk, no memory: one line; exit 5,
             if not isinstance(err, OSError):     # finalize builds it later
                 err = OSError(errno.ENOMEM, "not enough memory to write the bundle")
             config.pluginmanager.get_plugin("terminalreporter").write_line(
-                f"pjrt-conformance: {disk_full.write_failed(config, Path(out), err)}")
+                f"pjrt-conformance: {disk_full.write_failed(config, out, err)}")
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         """The verdict line, and known-failure entries that matched no test."""

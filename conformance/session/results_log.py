@@ -46,15 +46,13 @@ _UNSEALED: dict[str, Any] = {}
 #: Files of the bundle beyond :data:`conformance.certification.bundle.bundle_files.FILES`
 #: (the log is packed once the bundle is written; a log that could not be packed stays plain).
 EXTRA = (LOG_FILE, runlog.PACKED, RUN_FILE)
-#: The pytest options (``dest`` names) that :func:`finalize` needs again.
-_OPTIONS = ("platform", "cpu_devices", "num_processes", "profile", "declare", "declare_file",
-            "waivers", "known_failures", "plugin_library", "plugin_options", "expect_platform",
-            "defects", "reference_timeout")
 
 
 def _out(config: pytest.Config) -> Path | None:
-    out = config.getoption("report_dir", None)
-    return Path(out) if out and not hasattr(config, "workerinput") else None
+    from conformance.session.run_options import run_options
+
+    out = run_options(config).report_dir
+    return out if out is not None and not hasattr(config, "workerinput") else None
 
 
 def _write_run(out: Path, facts: dict[str, Any]) -> None:
@@ -151,13 +149,16 @@ class RunDirectory:
 
 
 def start(config: pytest.Config) -> None:
-    """Write ``run.json`` into ``--report-dir`` (nothing without it, or in a worker)."""
+    """Write ``run.json`` into ``--report-dir`` (nothing without it, or in a worker);
+    its ``options``: :meth:`conformance.session.run_options.RunOptions.saved`."""
+    from conformance.session.run_options import run_options
+
     out = _out(config)
     if out is None:
         return
     facts = {"argv": list(sys.argv), "collected": None, "hypothesis": None,
              "started_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-             "options": {k: config.getoption(k) for k in _OPTIONS}}
+             "options": run_options(config).saved()}
     _write_run(out, facts)
 
 
@@ -170,12 +171,14 @@ def note_collected(config: pytest.Config, collected: int) -> None:
     if facts["collected"] is None:
         import hypothesis
 
+        from conformance.session.run_options import run_options
+
         prof = hypothesis.settings.default
         facts["collected"] = collected
         facts["hypothesis"] = {"profile": hypothesis.settings._current_profile,
                                "max_examples": prof.max_examples,
                                "derandomize": prof.derandomize,
-                               "seed": config.getoption("hypothesis_seed", None)}
+                               "seed": run_options(config).hypothesis_seed}
         _write_run(out, facts)
 
 
@@ -299,16 +302,6 @@ def _without_call(reports: list[pytest.TestReport]) -> set[str]:
     return set_up - called
 
 
-class _Saved:
-    """The saved options, answering ``getoption`` like a pytest config."""
-
-    def __init__(self, values: dict[str, Any]):
-        self.values = values
-
-    def getoption(self, name: str, default: Any = None) -> Any:
-        return self.values.get(name, default)
-
-
 def finalize(out: Path, why: str = "the run ended before it wrote its report", *,
              replace: bool = False) -> tuple[dict[str, Any], Path, list[int]]:
     """Build the ``incomplete`` bundle of ``out`` from its results log and ``run.json``
@@ -330,6 +323,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     from conformance.certification.finish import pipeline
     from conformance.certification.verdict import report
     from conformance.session import backend, evidence
+    from conformance.session.run_options import RunOptions
     from conformance.session.session_state import SessionState
 
     out = Path(out)
@@ -342,6 +336,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     try:
         facts = _run_facts(out)
         opts = facts["options"]
+        saved = RunOptions.from_values(opts)   # what the run was given
         platform_info = platform_of(facts)
         # No log: the run died before its first phase report (nothing finished).
         log = runlog.locate(out)
@@ -350,8 +345,8 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise ValueError(f"{out}: not the output directory of a run "
                          f"({_one_line(err)})") from None
-    spec = backend.BackendSpec(platform=opts["platform"], cpu_devices=opts["cpu_devices"])
-    state = SessionState(_Saved(opts), spec)  # type: ignore[arg-type]
+    spec = backend.BackendSpec(platform=saved.platform, cpu_devices=saved.cpu_devices)
+    state = SessionState(saved, spec)
     try:   # the option files of the run (run.json names them), read again
         state.configure_certification()
     except (OSError, ValueError) as err:   # a file gone since: not a full disk
@@ -369,7 +364,7 @@ def finalize(out: Path, why: str = "the run ended before it wrote its report", *
     head = report.header(platform=state.platform, platform_info=platform_info,
                          known=state.known,
                          argv=facts["argv"], cpu_devices=state.cpu_devices,
-                         num_processes=opts["num_processes"],
+                         num_processes=saved.num_processes,
                          programs={"compiles": 0, "cache_hits": 0}, started=started,
                          duration_s=max(0.0, (ended - started).total_seconds()),
                          hypothesis_settings=facts.get("hypothesis") or None)

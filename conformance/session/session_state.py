@@ -1,5 +1,5 @@
 """The per-session state of the pytest plugin: the one client, the run's options
-and the merged results. One :class:`SessionState` per pytest process, in
+(:class:`conformance.session.run_options.RunOptions`) and the merged results. One :class:`SessionState` per pytest process, in
 ``config.stash`` (get it with :func:`of`)."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from conformance.certification.catalog import waivers
 from conformance.helpers import float_control_modes
 from conformance.programs.compiled_programs import ProgramCache
 from conformance.session import backend
+from conformance.session.run_options import RunOptions
 
 KEY = pytest.StashKey["SessionState"]()
 
@@ -32,8 +33,8 @@ def of(config: pytest.Config) -> "SessionState":
 class SessionState:
     """Per-session state: the one client, results, header facts."""
 
-    def __init__(self, config: pytest.Config, spec: backend.BackendSpec):
-        self.config = config
+    def __init__(self, options: RunOptions, spec: backend.BackendSpec):
+        self.options = options
         self.spec: backend.BackendSpec = spec
         self.platform: str = spec.platform
         self.cpu_devices: int = spec.cpu_devices
@@ -70,27 +71,26 @@ class SessionState:
         """Load --profile, --declare/--declare-file, --waivers, the defect catalog
         (--defects) and --known-failures; check --reference-timeout (ValueError naming the
         option if bad)."""
-        opt = self.config.getoption
-        if opt("profile") != "none":
-            self.profile = profiles.load(opt("profile"))
-        declared = list(opt("declare"))
-        self.declared = profiles.parse_declared(declared)
-        if opt("declare_file"):
+        opt = self.options
+        if opt.profile != "none":
+            self.profile = profiles.load(opt.profile)
+        self.declared = profiles.parse_declared(list(opt.declare))
+        if opt.declare_file is not None:
             try:
-                extra = profiles.read_declare_file(Path(opt("declare_file")))
+                extra = profiles.read_declare_file(opt.declare_file)
             except OSError as err:
                 raise ValueError(f"--declare-file: {err}") from err
             self.declared += [c for c in extra if c not in self.declared]
-        if opt("waivers"):
-            self.waivers = waivers.parse(Path(opt("waivers")))
-        if opt("reference_timeout") is not None and opt("reference_timeout") <= 0:
+        if opt.waivers is not None:
+            self.waivers = waivers.parse(opt.waivers)
+        if opt.reference_timeout is not None and opt.reference_timeout <= 0:
             raise ValueError(f"--reference-timeout must be > 0 seconds, got "
-                             f"{opt('reference_timeout')}")
-        self.known = defect_catalog.entries(defect_catalog.load(opt("defects") or ()))
-        for path in opt("known_failures"):
+                             f"{opt.reference_timeout}")
+        self.known = defect_catalog.entries(defect_catalog.load(opt.defects))
+        for path in opt.known_failures:
             try:
-                self.known += (defect_catalog.entries(defect_catalog.load([path]))
-                               if path.endswith(".toml") else known_failures.parse(Path(path)))
+                self.known += (defect_catalog.entries(defect_catalog.load([str(path)]))
+                               if str(path).endswith(".toml") else known_failures.parse(path))
             except (OSError, ValueError) as err:
                 raise ValueError(f"--known-failures={path}: {err}") from err
 
@@ -126,8 +126,8 @@ class SessionState:
         client under test (:attr:`platform_info`: its name and whether it is a PJRT C API
         plugin's client). None while no client was described."""
         if self._float_controls is None and self.platform_info:
-            option = self.config.getoption("float_controls", float_control_modes.AUTO)
-            declared = float_control_modes.parse(option or float_control_modes.AUTO)
+            declared = float_control_modes.parse(self.options.float_controls
+                                                 or float_control_modes.AUTO)
             self._float_controls = float_control_modes.for_platform(
                 declared, self.platform_info.get("name"),
                 bool(self.platform_info.get("using_pjrt_c_api")))

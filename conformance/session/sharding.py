@@ -22,6 +22,7 @@ import pytest
 from conformance.certification.bundle import shards
 from conformance.certification.provenance import package_nodeid
 from conformance.session import validate
+from conformance.session.run_options import run_options
 
 _KEY = pytest.StashKey[dict[str, Any]]()
 _OUTPUT = "pjrt_shard"
@@ -51,7 +52,8 @@ def check_options(shard: str | None, durations: str | None) -> tuple[
 def configure(config: pytest.Config, profile: dict[str, Any] | None) -> None:
     """Check the shard options and, with ``--shard``, register :class:`ShardPlugin`
     (``profile``: the run's profile header, or None). Raises OptionError."""
-    spec, path = check_options(config.getoption("shard"), config.getoption("shard_durations"))
+    opts = run_options(config)
+    spec, path = check_options(opts.shard, opts.shard_durations)
     if spec is not None:
         config.pluginmanager.register(ShardPlugin(spec, path, profile), "pjrt-conformance-shard")
 

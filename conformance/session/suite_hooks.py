@@ -8,7 +8,6 @@ as strict xfails, ``--write-profile``, and the collected count for
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import hypothesis
@@ -22,6 +21,7 @@ from conformance.certification.results import records
 from conformance.helpers import capabilities
 from conformance.session import results_log
 from conformance.session import session_state
+from conformance.session.run_options import run_options
 from runtime import versions, xla_bridge
 
 
@@ -58,14 +58,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append((records.TIER_PROPERTY, state.tier(item)))
         item.user_properties.append((records.CAPABILITY_PROPERTY,
                                      profiles.SEPARATOR.join(needs) if needs else None))
-    target = config.getoption("write_profile")
-    if target:
+    target = run_options(config).write_profile
+    if target is not None:
         tests = {profiles.profile_id(package_nodeid(i.nodeid, str(i.path))):
                  profiles.tier_of(list(i.iter_markers()))
                  for i in items}
-        name = Path(target).stem
+        name = target.stem
         version = int("".join(c for c in name if c.isdigit()) or 1)
-        Path(target).write_text(profiles.canonical_text(name, version, tests))
+        target.write_text(profiles.canonical_text(name, version, tests))
 
 
 @pytest.hookimpl(tryfirst=True)
