@@ -75,6 +75,7 @@ from conformance.certification.catalog import catalog_bisect
 from conformance.certification.bundle import signing
 from conformance.certification.verdict import plugin_verdict
 from conformance.processes import lifetime
+from conformance.processes import runner
 from conformance.session import disk_full
 from conformance.session import invocation
 from conformance.session import option_files
@@ -84,7 +85,6 @@ from conformance.session import results_log
 from conformance.session import run_options
 from conformance.session import validate
 from conformance.session import sharding
-from conformance.session import session_state
 from conformance.certification.catalog import profiles
 
 EXIT_CERTIFIED, EXIT_NOT_CERTIFIED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPLETE = 0, 1, 2, 3, 4
@@ -265,6 +265,10 @@ class _Written:
         self.config = config
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # imported here, not at the top: it imports jax (about 1 s), which only a run
+        # needs; verify, diff, scoreboard and the other commands start without it
+        from conformance.session import session_state
+
         state = config.stash.get(session_state.KEY, None)
         if state is not None and state.written:
             self.doc = state.written[0]
@@ -493,4 +497,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    finally:   # the command's own CPU seconds, where the self-tests' time goes (docs/ci.md)
+        _times = os.times()
+        runner.log_time({"cli": sys.argv[1:2], "cpu_s": round(_times.user + _times.system, 3)})

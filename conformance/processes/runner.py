@@ -181,16 +181,20 @@ def run_many(children: Sequence[tuple[Module | str, Sequence[str]]], *, timeout:
 TIMES_LOG = "PJRT_CONFORMANCE_CHILD_TIMES"
 
 
-def _log_times(commands: Sequence[Sequence[str]], results: Sequence[ChildResult]) -> None:
+def log_time(record: Mapping[str, object]) -> None:
+    """Append ``record`` and the test that caused it (``PYTEST_CURRENT_TEST``) as one JSON
+    line to the file that :data:`TIMES_LOG` names; nothing when it is not set."""
     path = os.environ.get(TIMES_LOG)
-    if not path:
-        return
-    caller = os.environ.get("PYTEST_CURRENT_TEST", "")
-    with open(path, "a", encoding="utf-8") as log:
-        for argv, result in zip(commands, results):
-            log.write(json.dumps({"caller": caller, "argv": list(argv[2:])[:40],
-                                  "wall_s": round(result.wall_s, 3),
-                                  "returncode": result.returncode}) + "\n")
+    if path:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"caller": os.environ.get("PYTEST_CURRENT_TEST", ""),
+                                  **record}) + "\n")
+
+
+def _log_times(commands: Sequence[Sequence[str]], results: Sequence[ChildResult]) -> None:
+    for argv, result in zip(commands, results):
+        log_time({"argv": list(argv[2:])[:40], "wall_s": round(result.wall_s, 3),
+                  "returncode": result.returncode})
 
 
 def run_python(program: Module | str, args: Sequence[str] = (), *, timeout: float,
