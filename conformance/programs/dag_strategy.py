@@ -18,7 +18,8 @@ Families:
 - ``float``: float32 in [-2, 2], arithmetic, ``tanh``, ``exp``, reductions, dot
   products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU),
   softmax, layer norm and max/average pooling (:mod:`conformance.programs.dag_norm_pool`;
-  each listed twice in the catalog, so that ``ci``'s eight examples reach them), held to the running error bound of
+  each of the four patterns listed twice in the catalog, so that ``ci``'s eight examples
+  reach each of them), held to the running error bound of
   :mod:`conformance.programs.dag_bounds`. ``programs("float", dtype="bfloat16")`` (or
   ``"float16"``) draws the same programs at that dtype (:data:`LOW_PRECISION`), and
   besides a **mixed dot**: a ``dot_general`` of two bfloat16/float16 values with
@@ -52,7 +53,7 @@ CATALOG = {
     "data_movement": _MOVES,
     "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
               "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine",
-              "dot_epilogue", "softmax", "layer_norm", "layer_norm", "pool", "pool"]
+              "dot_epilogue", "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm", "pool", "pool"]
     + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
 }
 #: Float program dtypes besides float32: their catalog adds the mixed dot (twice: every
