@@ -9,8 +9,9 @@ construction (``dag_strategy``'s builder: its ``draw``, ``nodes`` and ``add``).
   [-2, 2], exact in every dtype; a splat past 64 elements) or absent;
 - :func:`pool`: max or average pooling (``reduce_window`` add, then a division by the
   window's element count: flax's ``avg_pool`` with ``count_include_pad``) over 1 or 2
-  drawn axes (of 2 or more elements where the value has one), windows of 2-4 (1 along an axis of 1), strides of 1-3, ``'SAME'`` or
-  ``'VALID'`` padding (windows of 3 and ``'SAME'`` drawn first: padding on both sides).
+  drawn axes (of 2 or more elements where the value has one), windows of 2-4 (1 along
+  an axis of 1), strides of 1-3, ``'SAME'`` or ``'VALID'`` padding (windows of 3 and
+  ``'SAME'`` drawn first: padding on both sides).
 
 Every constant is a ``constant`` node holding its value already rounded to the dtype
 (the count ``n`` of a long bfloat16 axis included), so the float64 oracle reads what the

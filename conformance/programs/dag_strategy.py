@@ -53,7 +53,8 @@ CATALOG = {
     "data_movement": _MOVES,
     "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
               "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine",
-              "dot_epilogue", "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm", "pool", "pool"]
+              "dot_epilogue", "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm",
+              "pool", "pool"]
     + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
 }
 #: Float program dtypes besides float32: their catalog adds the mixed dot (twice: every
