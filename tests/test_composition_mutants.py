@@ -25,6 +25,9 @@ ROWS = np.repeat(RNG.integers(-4, 5, (3, 1)), 4, axis=1).astype(np.float32)
 SIGNAL = np.arange(9, dtype=np.int32).reshape(1, 1, 9)
 KERNEL = np.array([1, 2, 3, 4], np.int32).reshape(1, 1, 4)
 #: bfloat16 rows whose sums (257, 259) float32 holds and bfloat16 rounds (256, 260).
+#: Rows x, x - mean = +-1 or +-2: the variance (1, 4) and its rsqrt (1, 1/2) are exact.
+NORM_ROWS = np.array([[3, 1, 3, 1], [6, 2, 6, 2], [-1, 1, 1, -1]], np.float32)
+RAMP = np.arange(10, dtype=np.float32).reshape(2, 5)
 WIDE_ROWS = np.array([[100, 100, 56, 1], [128, 64, 66, 1]], jnp.bfloat16)
 ONES = np.ones((4, 3), jnp.bfloat16)
 
@@ -37,6 +40,18 @@ def _updated(x, u, at):
     out = x.copy()
     out[at:at + u.shape[0], at:at + u.shape[1]] = u
     return out
+
+
+def _layer_norm(x):   # as the generator writes it (dag_norm_pool.layer_norm), eps = 0
+    n = np.full((x.shape[0],), x.shape[1], np.float32)
+    mean = jax.lax.div(jax.lax.reduce_sum(x, (1,)), n)
+    centered = jax.lax.sub(x, jax.lax.broadcast_in_dim(mean, x.shape, (0,)))
+    var = jax.lax.div(jax.lax.reduce_sum(jax.lax.mul(centered, centered), (1,)), n)
+    return jax.lax.mul(centered, jax.lax.broadcast_in_dim(jax.lax.rsqrt(var), x.shape, (0,)))
+
+
+def _max_pool(x):     # a window of 3, stride 1, 'SAME': one element of padding each side
+    return jax.lax.reduce_window(x, np.float32(-np.inf), jax.lax.max, (1, 3), (1, 1), "SAME")
 
 
 # mutant: (composed program, its arguments, NumPy's outputs, single-op program or None)
@@ -62,6 +77,13 @@ CASES = {
     "mixed-dot-accumulates-in-bf16": (   # a bfloat16 dot (bfloat16 result) is left alone
         _mixed, [WIDE_ROWS, ONES], [np.array([[257.0] * 3, [259.0] * 3], np.float32)],
         lambda a, b: _mixed(a, b, jnp.bfloat16)),
+    "layernorm-variance-uncentered": (   # a square of x - max (no mean) is left alone
+        _layer_norm, [NORM_ROWS], [np.array([[1, -1, 1, -1]] * 2 + [[-1, 1, 1, -1]],
+                                            np.float32)],
+        lambda x: jnp.square(x - jnp.max(x, axis=1, keepdims=True))),
+    "pool-ignores-low-padding": (   # a cumsum's reduce_window (padding = window - 1) too
+        _max_pool, [RAMP], [np.array([[1, 2, 3, 4, 4], [6, 7, 8, 9, 9]], np.float32)],
+        lambda x: jax.lax.cumsum(x, 1)),
     "strided-conv-reverses-kernel": (
         lambda x: jax.lax.conv_general_dilated(x, KERNEL, (2,), ((1, 0),),
                                                dimension_numbers=("NCH", "OIH", "NCH")),

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conformance.helpers import float_control_modes
+from conformance.helpers import tolerances
 from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
 from conformance.programs import float_format
 from conformance.programs.dag import Node, Program
@@ -273,3 +274,66 @@ def test_mixed_dot_bound_accepts_float32_accumulation_and_fails_a_bfloat16_resul
     rounded = out.astype(ml_dtypes.bfloat16).astype(np.float32)
     with pytest.raises(AssertionError):
         check_outputs(program, [rounded], [a, b], IDX, "bf16 result", float_control_modes.XLA_CPU)
+
+
+def _layer_norm_program(shape: tuple[int, int], eps: float) -> Program:
+    """A layer norm along axis 1 of a float32 ``shape`` parameter, as dag_norm_pool draws it."""
+    rows, f32 = shape[:1], "float32"
+    return _program(
+        "float", Node("param", (), (("index", 0),), shape, f32),
+        Node("constant", (), (("values", (float(shape[1]),)),), rows, f32),       # 1: n
+        Node("reduce", (0,), (("axes", (1,)), ("kind", "add")), rows, f32),
+        Node("divide", (2, 1), (), rows, f32),                                    # 3: mean
+        Node("broadcast_in_dim", (3,), (("dims", (0,)),), shape, f32),
+        Node("subtract", (0, 4), (), shape, f32),                                 # 5: c
+        Node("multiply", (5, 5), (), shape, f32),
+        Node("reduce", (6,), (("axes", (1,)), ("kind", "add")), rows, f32),
+        Node("divide", (7, 1), (), rows, f32),                                    # 8: var
+        Node("constant", (), (("values", (eps,)),), rows, f32),
+        Node("add", (8, 9), (), rows, f32),
+        Node("rsqrt", (10,), (), rows, f32),
+        Node("broadcast_in_dim", (11,), (("dims", (0,)),), shape, f32),
+        Node("multiply", (5, 12), (), shape, f32))
+
+
+def test_layer_norm_bound_accepts_jax_cpu_and_fails_an_uncentered_variance():
+    """The rsqrt bound carries a layer norm: jax CPU passes; the same normalization with
+    the variance of x uncentered (layernorm-variance-uncentered) does not; an rsqrt of a
+    value within its bound of 0 allows anything."""
+    x = np.random.default_rng(1).uniform(-1, 2, (6, 16)).astype(np.float32)
+    program = _layer_norm_program(x.shape, float(np.float32(1e-5)))
+    out = _jax_outputs(program, [x], IDX)[0]
+    check_outputs(program, [out], [x], IDX, "jax cpu", float_control_modes.XLA_CPU)
+    wide = x.astype(np.float64)
+    c = wide - wide.mean(axis=1, keepdims=True)
+    wrong = (c / np.sqrt((wide * wide).mean(axis=1, keepdims=True) + 1e-5)).astype(np.float32)
+    with pytest.raises(AssertionError):
+        check_outputs(program, [wrong], [x], IDX, "uncentered", float_control_modes.XLA_CPU)
+    f = float_format.of("float32")
+    node = Node("rsqrt", (0,), (), (3,), "float32")
+    v, e = dag_bounds._node(node, [np.array([4.0, 1e-3, 1e-3])], [np.array([0.0, 1e-4, 1e-3])],
+                            IDX, f, f.tiny)
+    k = tolerances.ulp_bound("rsqrt", "float32")
+    assert e[0] == pytest.approx((k + 1) * f.eps * 0.5 + f.tiny)
+    assert e[1] >= 1e-4 / (2 * 9e-4 ** 1.5) and np.isinf(e[2])
+
+
+def test_pool_bound_accepts_jax_cpu_and_fails_a_window_that_ignores_low_padding():
+    """Max and average pooling ('SAME', a window of 3: one element of padding low) pass
+    from jax CPU; the windows shifted to the unpadded origin
+    (pool-ignores-low-padding) fail."""
+    x = np.random.default_rng(2).uniform(-2, 2, (5, 7)).astype(np.float32)
+    how = (("padding", "SAME"), ("strides", (1, 2)), ("window", (3, 3)))
+    out_shape = dag.pool_shape(x.shape, (3, 3), (1, 2), "SAME")
+    param = Node("param", (), (("index", 0),), x.shape, "float32")
+    for kind in ("max", "add"):
+        program = _program("float", param, Node("pool", (0,), (("kind", kind),) + how,
+                                                out_shape, "float32"))
+        out = _jax_outputs(program, [x], IDX)[0]
+        check_outputs(program, [out], [x], IDX, "jax cpu", float_control_modes.XLA_CPU)
+        shifted = np.pad(x, ((0, 2), (0, 2)), constant_values=-np.inf if kind == "max" else 0)
+        fn = np.max if kind == "max" else np.sum
+        view = np.lib.stride_tricks.sliding_window_view(shifted, (3, 3))[:, ::2]
+        wrong = fn(view, axis=(2, 3)).astype(np.float32)
+        with pytest.raises(AssertionError):
+            check_outputs(program, [wrong], [x], IDX, kind, float_control_modes.XLA_CPU)

@@ -24,7 +24,11 @@ float16 operands with ``preferred_element_type=float32``), ``transpose``,
 ``reshape``, ``slice``, ``concatenate``, ``pad`` (interior padding included),
 ``reverse``, ``convert``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``
 and ``scatter`` (add and set), ``iota``, ``reduce_window`` (max), cumulative sums,
-``sort``, and ``while`` (``fori_loop``) and ``case`` (``cond``) regions.
+``sort``, and ``while`` (``fori_loop``) and ``case`` (``cond``) regions. The float
+family's layer-norm and pooling patterns add ``rsqrt``, ``constant`` (a literal array:
+a splat or a vector, already rounded to the dtype) and ``pool`` (``reduce_window``
+max or add over drawn windows, strides and ``'VALID'``/``'SAME'`` padding, as flax's
+pooling lowers).
 """
 
 from __future__ import annotations
@@ -204,6 +208,51 @@ def _reduce_window_max(node: Node, x: np.ndarray) -> np.ndarray:
     return np.take(view.max(axis=-1), range(0, view.shape[axis], stride), axis=axis)
 
 
+def same_pads(n: int, window: int, stride: int, padding: str) -> tuple[int, int]:
+    """(low, high) padding of one dimension as ``lax.padtype_to_pads`` computes it:
+    none for ``'VALID'``; for ``'SAME'`` ``ceil(n / stride)`` windows, the missing
+    elements split with the smaller half low."""
+    if padding == "VALID":
+        return 0, 0
+    total = max((-(-n // stride) - 1) * stride + window - n, 0)
+    return total // 2, total - total // 2
+
+
+def pool_shape(shape: tuple[int, ...], window: tuple[int, ...], strides: tuple[int, ...],
+               padding: str) -> tuple[int, ...]:
+    """The result shape of a ``reduce_window`` (windows fully inside the padded operand)."""
+    return tuple((d + sum(same_pads(d, w, s, padding)) - w) // s + 1
+                 for d, w, s in zip(shape, window, strides))
+
+
+def windowed(x: np.ndarray, window: tuple[int, ...], strides: tuple[int, ...], padding: str,
+             fn: Callable[..., np.ndarray], fill: float) -> np.ndarray:
+    """``fn`` (``np.max``, ``np.sum``) over each window of ``x`` padded with ``fill``."""
+    pads = [same_pads(d, w, s, padding) for d, w, s in zip(x.shape, window, strides)]
+    view = np.lib.stride_tricks.sliding_window_view(np.pad(x, pads, constant_values=fill),
+                                                    window)
+    view = view[tuple(slice(None, None, s) for s in strides)]
+    return fn(view, axis=tuple(range(x.ndim, 2 * x.ndim)))
+
+
+def _pool(node: Node, x: np.ndarray) -> np.ndarray:
+    fn, fill = (np.max, -np.inf) if node.attr("kind") == "max" else (np.sum, 0.0)
+    return windowed(x, node.attr("window"), node.attr("strides"), node.attr("padding"), fn, fill)
+
+
+def _constant(node: Node) -> np.ndarray:
+    values = np.array(node.attr("values"), np.float64)
+    return np.broadcast_to(values.reshape(node.shape) if values.size > 1 else values[0],
+                           node.shape).astype(node.dtype)
+
+
+def _constant_code(node: Node, a: list[str]) -> str:
+    values = node.attr("values")
+    if len(values) == 1:
+        return f"np.full({node.shape}, {values[0]!r}, {dtype_code(node.dtype)})"
+    return f"np.array({list(values)!r}, {dtype_code(node.dtype)}).reshape({node.shape})"
+
+
 def _conv(node: Node, x: np.ndarray) -> np.ndarray:
     """``lax.conv_general_dilated`` of x (N, C, W) with the node's literal kernel
     (O, C, KW), NCH/OIH/NCH layouts: lhs dilation (zeros between input elements), edge
@@ -374,6 +423,12 @@ OPS.update({
                      f"{_window(n, 'window')}, {_window(n, 'stride')}, 'VALID')",
         _wrap(_reduce_window_max)),
     "conv": Op(_conv_code, _wrap(_conv)),
+    "rsqrt": Op(lambda n, a: f"lax.rsqrt({a[0]})", _wrap(lambda n, x: 1.0 / np.sqrt(x))),
+    "constant": Op(_constant_code, lambda n, ops, idx: _constant(n)),
+    "pool": Op(lambda n, a: f"lax.reduce_window({a[0]}, {dtype_code(n.dtype)}("
+                            f"{'-np.inf' if n.attr('kind') == 'max' else '0.0'}), "
+                            f"lax.{n.attr('kind')}, {n.attr('window')}, {n.attr('strides')}, "
+                            f"{n.attr('padding')!r})", _wrap(_pool)),
     "sort": Op(lambda n, a: f"lax.sort({a[0]}, dimension={n.attr('axis')})",
                _wrap(lambda n, x: np.sort(x, axis=n.attr("axis")))),
     "loop": Op(lambda n, a: f"lax.fori_loop(0, {n.attr('trips')}, lambda i, v: "

@@ -33,6 +33,15 @@ select(a < b, c, d) the chosen operand's bound; where ``|a - b| <= ea + eb`` the
                     choose the other one: ``max(ec, ed) + |c - d|``
 reduce add (n)      ``sum(e) + g(n) sum(|v| + e) + n tiny`` (any order, any tree)
 reduce max/min      ``max(e)``
+rsqrt (of s)        ``p + (k + 1) u (v + p) + tiny`` with ``p = es / (2 (s - es)**1.5)``
+                    (``|rsqrt'(t)| = 1 / (2 t**1.5)``, largest at ``t = s - es``), any value
+                    (``inf``) where ``s <= es``; ``k``: the tolerance table's rsqrt ULP
+                    budget, ``+ 1``: the correctly rounded value's half ULP and the ULP to
+                    relative conversion
+pool max (window)   ``max(e)`` over the window (``reduce_window`` max, padding ``-inf``)
+pool add (k)        ``sum(e) + g(k) sum(|v| + e) + k tiny`` over the window (padding 0),
+                    ``k`` the window's elements; average pooling divides it by a constant
+constant            as a parameter (the literal is already rounded to the dtype)
 dot_general (K)     ``p + g(K) (|A|@|B| + p) + 2 K tiny`` with ``p = |A|@eB + eA@|B| + eA@eB``
 mixed dot (K)       ``p + g(K - 1) (|A|@|B| + p) + 2 K tiny``, ``u``/``tiny`` of the result
                     type (float32): bfloat16/float16 operands, ``preferred_element_type``
@@ -64,6 +73,7 @@ import dataclasses
 import numpy as np
 
 from conformance.helpers import float_control_modes
+from conformance.helpers import tolerances
 from conformance.helpers.error_bounds import ErrorBound
 from conformance.programs import dag
 from conformance.programs import float_format
@@ -136,6 +146,22 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
         n = int(np.prod([vals[0].shape[a] for a in axes]))
         s = np.sum(np.abs(vals[0]) + errs[0], axis=axes)
         return np.sum(vals[0], axis=axes), np.sum(errs[0], axis=axes) + f.growth(n) * s + n * under
+    if op == "rsqrt":  # mean value theorem on [s - es, s + es], s - es > 0
+        s, es = vals[0], errs[0]
+        v = 1.0 / np.sqrt(s)
+        room = s - es
+        p = np.where(room > 0, es / (2 * np.where(room > 0, room, 1.0) ** 1.5), np.inf)
+        k = tolerances.ulp_bound("rsqrt", node.dtype)
+        return v, p + (k + 1) * U * (v + p) + under
+    if op == "pool":
+        how = (node.attr("window"), node.attr("strides"), node.attr("padding"))
+        if node.attr("kind") == "max":
+            return dag.windowed(vals[0], *how, np.max, -np.inf), \
+                dag.windowed(errs[0], *how, np.max, 0.0)
+        k = int(np.prod(node.attr("window")))
+        s = dag.windowed(np.abs(vals[0]) + errs[0], *how, np.sum, 0.0)
+        return dag.windowed(vals[0], *how, np.sum, 0.0), \
+            dag.windowed(errs[0], *how, np.sum, 0.0) + f.growth(k) * s + k * under
     if op in ("dot_general", "dot_mixed"):
         (cx, cy), (bx, by) = node.attr("contract"), node.attr("batch")
         k = int(np.prod([vals[0].shape[a] for a in cx]))
@@ -196,8 +222,9 @@ def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray, *,
         for n in program.nodes:
             f = float_format.of(n.dtype)
             results, reads = flushes(n.dtype)
-            if n.op == "param":
-                x = np.asarray(inputs[n.attr("index")]).astype(np.float64)
+            if n.op in ("param", "constant"):
+                x = np.asarray(inputs[n.attr("index")] if n.op == "param" else
+                               dag.OPS["constant"].numpy(n, [], idx)).astype(np.float64)
                 out.append((x, np.where((np.abs(x) < f.tiny) & reads, np.abs(x), 0.0)))
                 continue
             v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx,

@@ -16,8 +16,10 @@ Families:
 - ``data_movement``: float32 with NaN payloads, -0.0, infinities and subnormals, or
   int16/uint8; only ops that move bits (no arithmetic), checked bit for bit;
 - ``float``: float32 in [-2, 2], arithmetic, ``tanh``, ``exp``, reductions, dot
-  products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU)
-  and softmax, held to the running error bound of
+  products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU),
+  softmax, layer norm and max/average pooling (:mod:`conformance.programs.dag_norm_pool`;
+  each of the four patterns listed twice in the catalog, so that ``ci``'s eight examples
+  reach each of them), held to the running error bound of
   :mod:`conformance.programs.dag_bounds`. ``programs("float", dtype="bfloat16")`` (or
   ``"float16"``) draws the same programs at that dtype (:data:`LOW_PRECISION`), and
   besides a **mixed dot**: a ``dot_general`` of two bfloat16/float16 values with
@@ -36,6 +38,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import dtype_helpers
 from conformance.helpers import strategies
+from conformance.programs import dag_norm_pool
 from conformance.programs.dag import FAMILIES, IDX_LEN, Node, Program
 
 _MOVES = ["transpose", "reshape", "slice", "concatenate", "pad", "reverse", "broadcast_in_dim",
@@ -50,7 +53,8 @@ CATALOG = {
     "data_movement": _MOVES,
     "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
               "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine",
-              "dot_epilogue", "softmax"]
+              "dot_epilogue", "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm",
+              "pool", "pool"]
     + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
 }
 #: Float program dtypes besides float32: their catalog adds the mixed dot (twice: every
@@ -60,6 +64,7 @@ _LOW_CATALOG = CATALOG["float"] + ["mixed_dot", "mixed_dot"]
 _REDUCE_KINDS = {"integer": ["add", "mul", "max", "min"], "float": ["add", "max", "min"]}
 _ELEMENTWISE = {"negate", "abs", "not", "tanh", "exp", "add", "subtract", "multiply", "maximum",
                 "minimum", "and", "or", "xor", "select", "convert", "loop_affine", "cond_affine"}
+_PATTERNS = ("dot_epilogue", "softmax", "mixed_dot", "layer_norm", "pool")
 _CONVERTS = ["int8", "int16", "uint8", "uint32", "int32"]
 
 
@@ -74,7 +79,7 @@ class _Builder:
         self.draw, self.family, self.budget = draw, family, budget
         self.nodes: list[Node] = []
         self.max_stride = 3
-        self.patterns: list[int] = []   # results of the dot epilogues and softmaxes
+        self.patterns: list[int] = []   # results of the dot epilogues, softmaxes, ...
 
     def add(self, op: str, args: tuple[int, ...], shape: tuple[int, ...], dtype: str,
             **attrs: Any) -> int | None:
@@ -145,9 +150,11 @@ class _Builder:
                             dt, axes=axes, kind=kind)
         if op == "dot_general":
             return self._dot(x)
-        if op in ("dot_epilogue", "softmax", "mixed_dot"):   # a pattern's result is returned
+        if op in _PATTERNS:   # a pattern's result is returned
             out = self._epilogue(x) if op == "dot_epilogue" else \
-                self._softmax(x) if op == "softmax" else self._dot(x, mixed=True)
+                self._softmax(x) if op == "softmax" else \
+                dag_norm_pool.layer_norm(self, x) if op == "layer_norm" else \
+                dag_norm_pool.pool(self, x) if op == "pool" else self._dot(x, mixed=True)
             if out is not None:
                 self.patterns.append(out)
             return out
@@ -455,7 +462,7 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
               (len(b.nodes) - 1,), b.nodes[-1].shape, b.nodes[-1].dtype,
               **({"dims": (0,)} if family == "data_movement" else {}))
         made += 1
-    results = [i for i, n in enumerate(b.nodes) if n.op not in ("param", "iota")]
+    results = [i for i, n in enumerate(b.nodes) if n.op not in ("param", "iota", "constant")]
     extra = draw(st.lists(st.sampled_from(results), max_size=2, unique=True), label="outputs")
     outputs = tuple(dict.fromkeys([results[-1]] + extra + b.patterns[-2:]))
     return Program(family, tuple(b.nodes), outputs)

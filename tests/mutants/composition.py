@@ -24,7 +24,15 @@ compose, so every single-op kernel test passes on it:
 * ``mixed-dot-accumulates-in-bf16``: a dot_general of bfloat16 operands asked for a
   float32 result (``preferred_element_type``) returns it rounded to bfloat16 (the
   float32 accumulation the program asks for is not kept; the bfloat16 programs' mixed
-  dots kill it, the float32 programs have none).
+  dots kill it, the float32 programs have none);
+* ``layernorm-variance-uncentered``: a layer norm's square of the centered value
+  ``(x - mean)`` reads ``x`` instead (a fused variance that skips the centering: the
+  generated programs' layer norms kill it);
+* ``pool-ignores-low-padding``: a ``reduce_window`` whose padding puts elements before
+  the first one (``'SAME'`` padding of a window of 3 or more) applies it all at the high
+  end: every window starts at the unpadded origin (the generated programs' max and
+  average pools kill it; a cumulative sum's reduce_window, padded by its window less one,
+  is left alone).
 """
 
 from __future__ import annotations
@@ -506,6 +514,57 @@ def _narrow_dot(op: Any) -> None:
     op.results[0].replace_all_uses_except(rounded.results[0], rounded)
 
 
+# 10. layernorm-variance-uncentered
+
+def _name(value: Any) -> str | None:
+    return getattr(producer(value), "name", None)
+
+
+def _centered_square(op: Any) -> Any:
+    """``x`` of a multiply of ``x - broadcast(reduce(x ...) / n)`` by itself (a layer
+    norm's variance term), else None."""
+    if op.name != "stablehlo.multiply" or op.operands[0] != op.operands[1] or \
+            _name(op.operands[0]) != "stablehlo.subtract":
+        return None
+    x, spread = producer(op.operands[0]).operands
+    if _name(spread) != "stablehlo.broadcast_in_dim":
+        return None
+    mean = producer(spread).operands[0]
+    if _name(mean) != "stablehlo.divide" or _name(producer(mean).operands[0]) != \
+            "stablehlo.reduce":
+        return None
+    return x
+
+
+def _uncenter(op: Any) -> None:
+    x = _centered_square(op)
+    op.operands[0] = x
+    op.operands[1] = x
+
+
+# 11. pool-ignores-low-padding
+
+def _padding(op: Any) -> list[list[int]] | None:
+    """The (low, high) padding per dimension of a reduce_window with a low padding in
+    (0, window - 1) along some dimension, else None."""
+    if op.name != "stablehlo.reduce_window" or "padding" not in op.attributes:
+        return None
+    import numpy as np
+
+    pads = np.array(_ir().DenseIntElementsAttr(op.attributes["padding"])).reshape(-1, 2)
+    window = _ints(op, "window_dimensions")
+    if not any(0 < lo < w - 1 for (lo, _), w in zip(pads.tolist(), window)):
+        return None
+    return pads.tolist()
+
+
+def _pad_high(op: Any) -> None:
+    import numpy as np
+
+    pads = np.array([[0, lo + hi] for lo, hi in _padding(op)], np.int64)
+    op.attributes["padding"] = _ir().DenseIntElementsAttr.get(pads)
+
+
 MUTANTS = {
     "fused-reduce-drops-tail": (
         Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
@@ -553,6 +612,18 @@ MUTANTS = {
         "(preferred_element_type=float32) returns its bfloat16-rounded result: a "
         "mixed-precision matmul that does not keep the float32 accumulator it is asked for.",
         "test_programs: test_bfloat16_programs"),
+    "layernorm-variance-uncentered": (
+        Mutation(lambda op: _centered_square(op) is not None, _uncenter),
+        "A layer norm's variance squares x instead of x - mean (the square of the centered "
+        "value reads the subtraction's operand): a fused normalization whose variance "
+        "skips the centering.",
+        "test_programs: test_float_programs"),
+    "pool-ignores-low-padding": (
+        Mutation(lambda op: _padding(op) is not None, _pad_high),
+        "A reduce_window with low padding (a 'SAME'-padded pooling window of 3 or more) "
+        "pads only at the high end: each window starts at the unpadded origin, one or more "
+        "elements late (a pooling kernel that drops the padding's offset).",
+        "test_programs: test_float_programs"),
     "partitioner-forgets-reduction": (
         Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "
