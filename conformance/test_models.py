@@ -50,17 +50,8 @@ def test_model(program_cache, name, seed):
     model = models.MODELS[name]
     make, reduction = model.nightly if model.nightly and \
         strategies.profile_name() == "nightly" else (model.args, model.reduction)
-    args = make(np.random.default_rng(seed))
-    call = f"execute({name}, seed {seed})"
-    outs, text = compiled_programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
-                                                  dtype_helpers.BY_NAME["float32"], call,
-                                                  n_outputs=len(model.outputs))
-    ref, cpu = model_oracle.reference_outputs(f"model_{name}", model.fn, args)
-    with reproduction(call, program=text, inputs=args):
-        for d in range(len(outs[0])):
-            device = outs[0][d][0]
-            model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
-                               reduction, f"{call} on {device}")
+    _run_and_check(program_cache, name, model, make(np.random.default_rng(seed)), seed,
+                   reduction, "float32", None)
 
 
 @capabilities.requires("bf16")
@@ -73,17 +64,26 @@ def test_mixed_precision_model(program_cache, name, seed):
     at the same precisions as scale, the floor plus one bfloat16 rounding."""
     mixed = mixed_models.MIXED[name]
     model = mixed.model
-    args = model.args(np.random.default_rng(seed))
+    _run_and_check(program_cache, name, model, model.args(np.random.default_rng(seed)), seed,
+                   model.reduction, mixed.low, mixed.low)
+
+
+def _run_and_check(program_cache, name: str, model, args: list, seed: int, reduction,
+                   dtype: str, low: str | None) -> None:
+    """Run ``model`` on ``args`` on every device (``dtype``: the dtype whose capability
+    gates it) and hold every output to its float64 evaluation
+    (:func:`conformance.programs.model_oracle.check`; ``low``: a mixed-precision model's
+    low dtype, None for a float32 model)."""
     call = f"execute({name}, seed {seed})"
     outs, text = compiled_programs.run_everywhere(program_cache, f"model_{name}", model.fn, args,
-                                                  dtype_helpers.BY_NAME[mixed.low], call,
+                                                  dtype_helpers.BY_NAME[dtype], call,
                                                   n_outputs=len(model.outputs))
     ref, cpu = model_oracle.reference_outputs(f"model_{name}", model.fn, args)
     with reproduction(call, program=text, inputs=args):
         for d in range(len(outs[0])):
             device = outs[0][d][0]
             model_oracle.check([o[d][1] for o in outs], ref, cpu, model.outputs,
-                               model.reduction, f"{call} on {device}", mixed.low)
+                               reduction, f"{call} on {device}", low)
 
 
 @pytest.fixture(scope="session")
