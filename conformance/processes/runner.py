@@ -193,7 +193,8 @@ def log_time(record: Mapping[str, object]) -> None:
 
 def _log_times(commands: Sequence[Sequence[str]], results: Sequence[ChildResult]) -> None:
     for argv, result in zip(commands, results):
-        log_time({"argv": list(argv[2:])[:40], "wall_s": round(result.wall_s, 3),
+        program = list(argv[3:]) if argv[1] == "-m" else ["-c", *argv[3:]]   # after ENTRY
+        log_time({"argv": program[:40], "wall_s": round(result.wall_s, 3),
                   "returncode": result.returncode})
 
 
