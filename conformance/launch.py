@@ -22,11 +22,15 @@ EXIT_NO_MEMORY = 5
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Import and run :func:`conformance.cli.main`; exit 5 with one line when the import
+    """Import and run :func:`conformance.cli.main`; exit 5 with one line when an import
     runs out of memory (a MemoryError, or an ImportError whose cause is one: ``failed to
-    map segment``, ``cannot allocate memory``)."""
+    map segment``, ``cannot allocate memory``): the CLI's own import, or one a command
+    makes when it starts (``finalize`` and ``run`` import jax only then, so that
+    ``verify`` and the other bundle commands start without it)."""
     try:
         from conformance import cli
+
+        return cli.main(argv)
     except MemoryError:
         return _no_memory("MemoryError")
     except ImportError as err:
@@ -35,7 +39,6 @@ def main(argv: list[str] | None = None) -> int:
                                                  "cannot allocate")):
             raise
         return _no_memory(f"ImportError: {' '.join(text.split())[:200]}")
-    return cli.main(argv)
 
 
 def _no_memory(what: str) -> int:
