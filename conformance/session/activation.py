@@ -60,9 +60,7 @@ def _collects_package(config: pytest.Config) -> bool:
 
 
 def _option_given(config: pytest.Config) -> bool:
-    raw = [a.split("=", 1)[0] for a in config.invocation_params.args]
-    names = [name for name, _ in options.SUITE_OPTIONS] + list(EXTRA_OPTIONS)
-    if any(name in raw for name in names):
+    if option_intake.named_in_argv(config) is not None:
         return True
     values = option_intake.parsed_values(config)   # read, not yet checked or built
     for name, kwargs in options.SUITE_OPTIONS:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from conformance.session import activation
-from conformance.session import options
+from conformance.session import option_intake
 
 #: The entry-point name of the plugin: ``-p no:<it>`` keeps it out of a run.
 ENTRY_POINT = activation.PLUGIN_NAMES[0]
@@ -20,7 +20,7 @@ ENTRY_POINT = activation.PLUGIN_NAMES[0]
 
 def own_options() -> tuple[str, ...]:
     """Every option name the plugin registers (``--platform``, ``--report-dir``, ...)."""
-    return tuple(name for name, _ in options.SUITE_OPTIONS) + activation.EXTRA_OPTIONS
+    return option_intake.NAMES
 
 
 def explain(err: BaseException) -> str | None:

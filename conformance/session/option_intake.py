@@ -32,8 +32,9 @@ WORKER_INPUT = "pjrt_conformance_options"
 #: The ``dest`` of every option of the suite: :data:`options.SUITE_OPTIONS` and the
 #: plugin's own (:data:`EXTRA_OPTIONS`).
 EXTRA_OPTIONS = ("--report-dir", "--write-profile", "--force-report-dir")
-SUITE_DESTS = tuple(name[2:].replace("-", "_") for name, _ in options.SUITE_OPTIONS) + \
-    tuple(name[2:].replace("-", "_") for name in EXTRA_OPTIONS)
+#: Every option name the plugin registers (``--platform``, ``--report-dir``, ...).
+NAMES = tuple(name for name, _ in options.SUITE_OPTIONS) + EXTRA_OPTIONS
+SUITE_DESTS = tuple(name[2:].replace("-", "_") for name in NAMES)
 #: pytest arguments (also after ``--`` of ``pjrt-conformance run``) the session reads.
 PYTEST_LEVEL = ("hypothesis_profile", "hypothesis_seed", "progress", "progress_interval")
 
@@ -60,6 +61,13 @@ def build(config: pytest.Config) -> RunOptions:
     values["create_options"] = validate.parsed_plugin_options(values["plugin_options"],
                                                               values["plugin_library"])
     return RunOptions.from_values(values)
+
+
+def named_in_argv(config: pytest.Config) -> str | None:
+    """The first of :data:`NAMES` on pytest's own command line (as ``--name`` or
+    ``--name=value``), None when none is."""
+    raw = {a.split("=", 1)[0] for a in config.invocation_params.args}
+    return next((name for name in NAMES if name in raw), None)
 
 
 def float_controls(value: Any) -> None:
@@ -93,9 +101,7 @@ def received(config: pytest.Config) -> RunOptions:
     given = run_options.handed(config)
     if given is None:
         return build(config)
-    raw = [a.split("=", 1)[0] for a in config.invocation_params.args]
-    names = [name for name, _ in options.SUITE_OPTIONS] + list(EXTRA_OPTIONS)
-    clash = next((n for n in names if n in raw), None)
+    clash = named_in_argv(config)
     if clash is not None:
         raise validate.OptionError(f"{clash}: a suite option given among the pytest "
                                    "arguments (after '--') is not read; give it to "
