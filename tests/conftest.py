@@ -20,12 +20,14 @@ def run_suite(pytester):
     """Run the installed conformance suite in a child pytest against a registered backend:
     a mutant of ``tests/mutants`` (or ``healthy-control``), registered by the child's
     conftest (written at setup into ``pytester.path``, the child's directory; a test may
-    replace it before the run). The child starts through
+    replace it before the run). The child collects only the modules that ``select``'s
+    ``-k`` can select (:mod:`tests.k_modules`). The child starts through
     :func:`tests.mutants.runner.pytester_run` (:mod:`conformance.processes.runner`).
 
     ``devices``: ``--cpu-devices`` of the child. Returns (``pytest.RunResult``, report
     dict, None when the child wrote none).
     """
+    from tests import k_modules
     from tests.mutants.runner import CONFTEST, pytester_run
 
     pytester.makeconftest(CONFTEST)
@@ -33,8 +35,9 @@ def run_suite(pytester):
     def run(platform: str, *select: str, expect_platform: str | None = "cpu", devices: int = 2):
         out = pytester.path / "report"
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
+        expression = select[select.index("-k") + 1] if select.count("-k") == 1 else None
         result = pytester_run(
-            pytester, "--pyargs", "conformance", f"--platform={platform}",
+            pytester, "--pyargs", *k_modules.pyargs(expression), f"--platform={platform}",
             f"--cpu-devices={devices}", *expect, "--profile=none",
             f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \

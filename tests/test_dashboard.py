@@ -95,7 +95,8 @@ def test_conformance_history_from_bundles(capsys, tmp_path):
     assert f"C API {'.'.join(map(str, doc['platform']['pjrt_c_api_version']))}" in page
 
 
-def test_limits_page_and_bad_limits_file(capsys, tmp_path):
+def test_limits_page_and_bad_limits_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not the repository's reports/: only the limits matter here
     limits = tmp_path / "gpu"
     limits.mkdir()
     (limits / "h100.json").write_text(json.dumps(LIMITS))
@@ -141,7 +142,8 @@ def _first_run(results):
                                                   "bench_gone.Old.time_x")),
      "'bench_gone.Old.time_x' is not in benchmarks.json"),
 ])
-def test_a_bad_results_file_is_named_and_skipped(capsys, tmp_path, damage, expect):
+def test_a_bad_results_file_is_named_and_skipped(capsys, tmp_path, monkeypatch, damage, expect):
+    monkeypatch.chdir(tmp_path)  # not the repository's reports/ (6 bundles verified each time)
     results = _results(tmp_path)
     bad = _first_run(results)
     damage(bad)
@@ -175,6 +177,7 @@ def test_offline_check_catches_network_references():
 
 
 def test_a_page_with_a_cdn_asset_is_not_written(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not the repository's reports/: only the page matters here
     real = site.pages
 
     def with_cdn(inputs, out_dir=None):

@@ -11,11 +11,14 @@ unchecked document.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import fastjsonschema
 import jsonschema
 
 from conformance.certification.bundle import entries
@@ -40,6 +43,34 @@ def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     return json.loads(text.read_text())
 
 
+def _fast_form(schema_doc: dict[str, Any]) -> dict[str, Any]:
+    """``schema_doc`` as fastjsonschema reads it: its ``$schema`` names draft-07, whose
+    meaning of every keyword the report schemas use is 2020-12's, given that no
+    ``$ref`` has a sibling keyword (draft-07 ignores those; tests/test_report_schema_fast.py
+    checks both schemas for it)."""
+    return {**schema_doc, "$schema": "http://json-schema.org/draft-07/schema#"}
+
+
+@functools.lru_cache(maxsize=None)
+def _fast_validator(version: int) -> Callable[[Any], Any]:
+    """fastjsonschema's compiled validator of schema ``version`` (once per process)."""
+    return fastjsonschema.compile(_fast_form(schema(version)))
+
+
+def fast_valid(doc: Any, version: int = SCHEMA_VERSION) -> bool:
+    """True when fastjsonschema's compiled validator accepts ``doc`` as a report of
+    schema ``version``: about 10 times faster than ``jsonschema`` on a report of ~3,000
+    results (the compile, ~0.2 s, once per process), and never laxer: what it accepts
+    ``jsonschema`` accepts (tests/test_report_schema_fast.py checks both on drawn
+    damage to a real report). False says nothing: :func:`validate` then asks
+    ``jsonschema``, whose answer and message are the ones reported."""
+    try:
+        _fast_validator(version)(doc)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _MAX_REASON else text[:_MAX_REASON - 3] + "..."
@@ -54,8 +85,9 @@ def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
     """``doc`` when it is a report of the schema; raises MalformedReport otherwise.
 
     Checks, in order: a JSON object; ``schema_version`` is one of :data:`READS`; the
-    JSON Schema of that version (the error reported is jsonschema's best match, with
-    its path); every ``results[].nodeid`` is unique.
+    JSON Schema of that version (fastjsonschema first, :func:`fast_valid`; where it
+    does not accept the document, ``jsonschema`` decides, and the error reported is its
+    best match, with its path); every ``results[].nodeid`` is unique.
     """
     if not isinstance(doc, dict):
         raise MalformedReport(f"{where} is {_type_name(doc)}, not a JSON object (a report)")
@@ -63,8 +95,8 @@ def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
     if version not in READS or isinstance(version, bool):
         raise MalformedReport(f"{where} has schema_version {version!r}; this suite reads "
                               f"schema_version {' and '.join(map(str, READS))}")
-    validator = jsonschema.Draft202012Validator(schema(version))
-    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    err = None if fast_valid(doc, version) else jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema(version)).iter_errors(doc))
     if err is not None:
         at = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise MalformedReport(_short(f"{where} does not match schema {version} at "
