@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import resource
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -56,16 +57,19 @@ class SuiteRuns:
 
     def run(self, platform: str, *select: str, expect_platform: str | None = "cpu",
             devices: int = 2, first_failure: bool = False,
-            env: dict[str, str] | None = None) -> ChildRun:
+            env: dict[str, str] | None = None,
+            targets: Sequence[str] | None = None) -> ChildRun:
         """``pytest --pyargs conformance --platform=<platform> ... <select>`` in a child
         (only the modules that ``select``'s ``-k`` can select: :mod:`tests.k_modules`)
         (``devices``: its ``--cpu-devices``; ``expect_platform``: its
         ``--expect-platform``, None for none; ``first_failure``: Hypothesis stops at its
         first failing example (:data:`FAILURE_PROFILE`), for a child that only needs to
-        fail; ``env``: added to the child's environment). The same arguments give the
-        same :class:`ChildRun`, run once per session."""
+        fail; ``env``: added to the child's environment; ``targets``: the ``--pyargs``
+        targets, e.g. ``conformance.test_x::test_y[p]``, instead of the modules ``-k``
+        can select). The same arguments give the same :class:`ChildRun`, run once per
+        session."""
         expression = select[select.index("-k") + 1] if select.count("-k") == 1 else None
-        args = ["--pyargs", *k_modules.pyargs(expression), f"--platform={platform}",
+        args = ["--pyargs", *(targets or k_modules.pyargs(expression)), f"--platform={platform}",
                 f"--cpu-devices={devices}",
                 *([f"--expect-platform={expect_platform}"] if expect_platform else []),
                 "--profile=none", "-p", "no:cacheprovider",

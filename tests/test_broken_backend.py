@@ -12,6 +12,7 @@ it runs with ``first_failure`` (Hypothesis stops at the first failing example, u
 
 import fnmatch
 import os
+import re
 import shlex
 
 import pytest
@@ -264,20 +265,64 @@ def test_kernel_failure_modes_are_caught(suite_runs, platform, select, failing, 
 #: two children run on both xdist workers rather than one 110 s child at the run's end.
 KERNEL_HALVES = ["test_kernels_elementwise",
                  "test_kernels_ and not test_kernels_elementwise and not error_reaches_python"]
+#: Every kernel test, for the representative below.
+KERNEL_TESTS = "test_kernels_ and not error_reaches_python"
 
 
+def _assert_every_one_fails(doc, at_least: int) -> None:
+    __tracebackhide__ = True
+    collected = {r["nodeid"] for r in doc["results"]}
+    failed = {r["nodeid"] for r in doc["results"] if r["status"] == "fail_wrong_result"}
+    assert len(collected) >= at_least, f"only {len(collected)} kernel tests ran"
+    assert not collected - failed, sorted(collected - failed)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("select", KERNEL_HALVES, ids=["elementwise", "other-families"])
 def test_every_kernel_test_fails_on_a_broken_kernel_backend(suite_runs, select):
     """Each test of the kernel families fails when every kernel result is wrong
     (broken-kernel-results: floats scaled by 1+2^-9 and 64 ULP up, NaN dropped, the first
     bool flipped, then the first element of every numeric output +1, as
     broken-kernels-ulp and broken-execute together, in one child per half); the FFI error
-    path is covered by broken-ffi-errors above."""
+    path is covered by broken-ffi-errors above. Nightly (about 130 s of children on the
+    2-core CI machine); the default run has the representative below."""
     result, doc = _broken(suite_runs, "broken-kernel-results", "-k", select, *CHILD_XDIST)
-    collected = {r["nodeid"] for r in doc["results"]}
-    failed = {r["nodeid"] for r in doc["results"] if r["status"] == "fail_wrong_result"}
-    assert len(collected) > 250, f"only {len(collected)} kernel tests ran"
-    assert not collected - failed, sorted(collected - failed)
+    _assert_every_one_fails(doc, 250)
+
+
+def _first_and_last_of_each_function(ids: list[str]) -> list[str]:
+    """The first and the last parametrization of each test function, in order."""
+    by_function: dict[str, list[str]] = {}
+    for nodeid in ids:
+        by_function.setdefault(nodeid.split("[")[0], []).append(nodeid)
+    return [n for group in by_function.values() for n in dict.fromkeys((group[0], group[-1]))]
+
+
+def test_first_and_last_of_each_function_keeps_every_function():
+    ids = ["m.py::f[a]", "m.py::f[b]", "m.py::f[c]", "m.py::g", "n.py::f[x]"]
+    assert _first_and_last_of_each_function(ids) == [
+        "m.py::f[a]", "m.py::f[c]", "m.py::g", "n.py::f[x]"]
+
+
+#: A kernel test's id in ``pytest --collect-only -q``'s listing (``test_kernels_x.py::...``).
+_KERNEL_ID = re.compile(r"(test_kernels_\w+\.py::\S+)$")
+
+
+def test_every_kernel_test_function_fails_on_a_broken_kernel_backend(suite_runs):
+    """The default run's representative of the nightly test above: the first and the last
+    parametrization of every kernel test function (about 100 of the ~650 kernel tests,
+    every one of the ~50 functions) fail on broken-kernel-results."""
+    listed = suite_runs.run("broken-kernel-results", "-k", KERNEL_TESTS, "--collect-only",
+                            "-q", first_failure=True)
+    ids = [m.group(1) for m in map(_KERNEL_ID.search, listed.stdout.lines) if m]
+    functions = {n.split("[")[0] for n in ids}
+    assert len(functions) >= 45, (sorted(functions), listed.stdout.str()[-3000:])
+    chosen = _first_and_last_of_each_function(ids)
+    result, doc = _broken(suite_runs, "broken-kernel-results", *CHILD_XDIST,
+                          targets=[f"conformance.{n.replace('.py::', '::', 1)}" for n in chosen])
+    assert {r["nodeid"].split("/")[-1].split("[")[0] for r in doc["results"]} == functions, \
+        result.stdout.str()[-3000:]
+    _assert_every_one_fails(doc, len(chosen))
 
 
 def test_kernel_families_pass_on_healthy_control(suite_runs):
