@@ -109,6 +109,23 @@ def test_interpreter_agrees_with_numpy_and_a_wrong_reference_is_a_suite_defect()
     assert err.attribution == "suite"
 
 
+@pytest.mark.parametrize("fill", ["false", "true", "pattern"])
+def test_interpreter_reads_boolean_results_of_every_shape(fill):
+    """A boolean result, splat or not, is read whole: on jaxlib 0.8.0 a splat ``i1`` result
+    read through numpy's buffer view gave garbage past the first byte (the seven
+    OracleDisagreements of that bundle: is_finite, reverse, map, tuple,
+    optimization_barrier of bools)."""
+    x = {"false": np.zeros((3, 5), bool), "true": np.ones((3, 5), bool),
+         "pattern": np.eye(3, 5, dtype=bool)}[fill]
+    module = compiled_programs.lower(lambda v: lax.rev(v, (0, 1)), [x], "cpu")
+    got = interpreter.evaluate(module, [x])
+    assert got is not None and got[0].dtype == np.bool_ and got[0].shape == (3, 5)
+    assert np.array_equal(got[0], x[::-1, ::-1]), got[0]
+    finite = np.array([[1, np.inf, 0, np.nan, 2]] * 3, dtype=np.float64)
+    module = compiled_programs.lower(lambda v: lax.is_finite(v), [finite], "cpu")
+    assert np.array_equal(interpreter.evaluate(module, [finite])[0], np.isfinite(finite))
+
+
 def test_the_device_is_judged_even_when_the_oracles_disagree():
     """Oracles agree: a wrong device result fails. They disagree (a wrong NumPy reference):
     a device matching either oracle leaves the suite's OracleDisagreement, a device

@@ -95,10 +95,25 @@ def evaluate(module_text: str, args: Sequence[np.ndarray]) -> list[np.ndarray] |
         results = []
         for attr in out:
             try:
-                results.append(np.array(attr))
+                results.append(_host_array(attr))
             except (ValueError, TypeError):  # a result dtype the bindings cannot convert
                 return None
         return results
+
+
+def _host_array(attr: Any) -> np.ndarray:
+    """A copy of the interpreter's result ``attr`` (a ``DenseElementsAttr``) on the host.
+    Booleans (``i1``) are read element by element: jaxlib 0.8.0's buffer view of a splat
+    ``i1`` result (``dense<false> : tensor<3x5xi1>``) has one element's storage under the
+    whole shape, so ``np.array`` read past it (the rest garbage: 7 ``fail_error`` results
+    of the 0.8.0 bundle); the element accessors give the values on every jaxlib."""
+    from jaxlib.mlir import ir
+
+    if str(attr.type.element_type) == "i1":
+        values = ir.DenseIntElementsAttr(attr)
+        flat = np.array([bool(values[i]) for i in range(len(values))], dtype=bool)
+        return flat.reshape(tuple(attr.type.shape))
+    return np.array(attr)
 
 
 def check_oracles(module_text: str, args: Sequence[np.ndarray],
