@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+r"""Standalone reproduction of a pjrt-conformance failure (pjrt-conformance 0.1.0).
+
+    test:    conformance/test_programs_spmd.py::test_sharded_slice_and_gather_keep_bits[strided_slice]
+    status:  fail_wrong_result
+    backend: cpu cpu (jaxlib 0.11.2)
+    needs:   numpy, ml_dtypes, jax==0.11.2 (8 partitions over devices [0, 1, 2, 3, 4, 5, 6, 7]: 8 cpu devices)
+
+Runs with no pytest and no import of the conformance suite, from any folder:
+`python3 THIS_FILE [--plugin-library PATH]`, with pjrt_repro.py (the checks every
+reproduction of the bundle shares) in the same folder. It embeds the drawn inputs, the
+program (and for a partitioned program its mesh, PartitionSpecs and partition count:
+it runs partitioned, over the same devices) and the expected value the test computed,
+and prints expected vs observed (floats with their bits in hex). Where the suite named
+the XLA compiler pass that breaks the program, it prints it, and `--disable-pass`
+compiles without that pass (on jax's client, one device).
+
+A C API plugin's library is found in this order: --plugin-library PATH, the
+environment variable PJRT_CONFORMANCE_PLUGIN_LIBRARY, the plugin's installed Python
+package (as `needs:` names it); one line says which was used.
+
+Exit status (one line says why, never a traceback):
+  0  fixed: the backend gives the correct result;
+  1  present: the defect is still there;
+  2  cannot run: no plugin library found, a module missing, too few devices, or an
+     error raised while setting up, compiling or running (not the recorded defect).
+A crash of the backend kills it by a signal (the shell shows 128 + the signal).
+"""
+import json
+import os
+import sys
+
+DATA = json.loads(r'''{
+ "check": "execute",
+ "nodeid": "conformance/test_programs_spmd.py::test_sharded_slice_and_gather_keep_bits[strided_slice]",
+ "via": "jax",
+ "library": null,
+ "client_options": {},
+ "platform": "cpu",
+ "devices": 8,
+ "sharding": {
+  "mesh_shape": [
+   8
+  ],
+  "axis_names": [
+   "d"
+  ],
+  "device_ids": [
+   0,
+   1,
+   2,
+   3,
+   4,
+   5,
+   6,
+   7
+  ],
+  "partitions": 8,
+  "in_specs": [
+   [
+    null,
+    "d"
+   ]
+  ],
+  "out_spec": []
+ },
+ "program": "module @jit_sharded_move_strided_slice attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {\n  sdy.mesh @mesh = <[\"d\"=8]> {stablehlo.mesh = {axes = [{name = \"d\", size = 8 : i64}]}}\n  func.func public @main(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {\"d\"}]>}) -> (tensor<1x4xf32> {jax.result_info = \"result\", sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {\n    %0 = stablehlo.slice %arg0 [0:1, 0:8:2] : (tensor<4x8xf32>) -> tensor<1x4xf32>\n    return %0 : tensor<1x4xf32>\n  }\n}\n",
+ "inputs": [
+  {
+   "dtype": "float32",
+   "shape": [
+    4,
+    8
+   ],
+   "base64": "AAAAgAEAAIABAIB/AACAPwAAAIABAACAAQCAfwAAgD8AAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIAAAACAAAAAgAAAAIA="
+  }
+ ],
+ "expected": {
+  "dtype": "float32",
+  "shape": [
+   1,
+   4
+  ],
+  "base64": "AAAAgAEAgH8AAACAAQCAfw=="
+ },
+ "assertion": "assert_bitwise_equal",
+ "options": {
+  "nan_payloads": true
+ },
+ "output_index": null,
+ "compiler_pass": null
+}''')
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import pjrt_repro  # beside this file
+    except ImportError as err:
+        print(f"cannot run this reproduction: {err} (pjrt_repro.py belongs beside this "
+              f"file)", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(pjrt_repro.run(DATA))
