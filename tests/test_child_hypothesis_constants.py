@@ -10,7 +10,7 @@ child's own.
 
 import os
 
-from tests.mutants import runner as mutant_runner
+from tests.mutants import runner
 
 #: A local module that is not a test file (Hypothesis skips those) with a literal.
 HELPER = "MAGIC = 918273645\n"
@@ -25,14 +25,14 @@ def _child(home):
     home.mkdir()
     (home / "test_one.py").write_text(TEST)
     (home / "magic_helper.py").write_text(HELPER)
-    result = mutant_runner.run_child(["-q", "-p", "no:cacheprovider", "test_one.py"],
+    result = runner.run_child(["-q", "-p", "no:cacheprovider", "test_one.py"],
                                      home=home, timeout=300, conftest=False)
     assert result.returncode == 0, result.stdout + result.stderr
     return result
 
 
 def test_children_share_the_constants_cache_but_not_the_database(tmp_path):
-    shared = mutant_runner.constants_cache()
+    shared = runner.constants_cache()
     assert shared is not None and shared.is_dir()
     _child(tmp_path / "a")
     _child(tmp_path / "b")
@@ -50,7 +50,7 @@ def test_an_explicit_storage_directory_is_left_alone(tmp_path):
     (home / "test_one.py").write_text(TEST)
     (home / "magic_helper.py").write_text(HELPER)
     store = tmp_path / "store"
-    result = mutant_runner.run_child(["-q", "-p", "no:cacheprovider", "test_one.py"],
+    result = runner.run_child(["-q", "-p", "no:cacheprovider", "test_one.py"],
                                      home=home, timeout=300, conftest=False,
                                      env={"HYPOTHESIS_STORAGE_DIRECTORY": str(store)})
     assert result.returncode == 0, result.stdout + result.stderr
@@ -61,13 +61,13 @@ def test_an_explicit_storage_directory_is_left_alone(tmp_path):
 def test_a_cache_owned_by_someone_else_is_not_used(tmp_path, monkeypatch):
     """A predictable name in the shared temporary directory: a folder there that another
     user made (here: a symlink planted in its place) is never followed."""
-    monkeypatch.setattr(mutant_runner.tempfile, "gettempdir", lambda: str(tmp_path))
+    monkeypatch.setattr(runner.tempfile, "gettempdir", lambda: str(tmp_path))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere, tmp_path / f"pjrt-conformance-selftests-{os.getuid()}")
-    assert mutant_runner.constants_cache() is None
+    assert runner.constants_cache() is None
     storage = tmp_path / "child" / ".hypothesis"
     storage.parent.mkdir()
-    mutant_runner.share_hypothesis_constants(storage)
+    runner.share_hypothesis_constants(storage)
     assert not (storage / "constants").exists()
     assert not list(elsewhere.iterdir())
