@@ -13,7 +13,8 @@ executable, replicated inputs):
   on every device by ``test_denormals_as_declared``.
 - Transcendental ops at the special values and on Hypothesis-drawn values in
   their domain, within the op's budget in :mod:`conformance.helpers.tolerances`
-  (against mpmath's correctly rounded result).
+  (against mpmath's correctly rounded result), over shapes that cross the 128-element
+  tile and end their rows in a vector tail (``ACCURACY_SHAPES``).
 - Integer ops at the extremes of every integer type: two's complement
   wraparound, shifts by >= the bit width (StableHLO: 0, or the sign for
   arithmetic right shifts), popcount and clz: exact.
@@ -130,13 +131,43 @@ def test_float_special_values(program_cache, float_controls, op, dt):
 
 ACCURACY_CASES = [c for c in FLOAT_CASES if not c.values[0].exact]
 
+#: Shapes of test_float_accuracy_in_ulp, at most 258 elements. Each crosses the 128-element
+#: tile (it has a flat index 127 mod 128 and elements past it) and ends every row in a
+#: vector tail (its last axis, over 8 and not a multiple of 8, is one below or one past a
+#: ``strategies.BOUNDARY_SIZES`` width: 17, 65, 127, 129, 255, 257), the remainders where a
+#: vendor's vectorized kernel goes wrong. (64,) reached neither.
+ACCURACY_SHAPES = ((255,), (2, 129), (257,), (3, 65), (129,), (9, 17), (2, 127))
+#: Values drawn for each argument (``strategies.finite_arrays``), repeated over the shape.
+ACCURACY_VALUES = 64
+#: Each case's own shape, the case's index in ACCURACY_CASES modulo 7 (prime to the 4 float
+#: dtypes: every dtype gets every shape over the ops), one compile per case in every
+#: profile but ``nightly``.
+ACCURACY_SHAPE_OF = {(c.values[0].name, c.values[1].name):
+                     ACCURACY_SHAPES[i % len(ACCURACY_SHAPES)]
+                     for i, c in enumerate(ACCURACY_CASES)}
+
+
+def accuracy_shapes(op: Elementwise,
+                    dt: dtype_helpers.DType) -> st.SearchStrategy[tuple[int, ...]]:
+    """The shapes test_float_accuracy_in_ulp draws for ``op`` and ``dt``: the case's own
+    shape (``ACCURACY_SHAPE_OF``) under every profile but ``nightly``, every one of
+    :data:`ACCURACY_SHAPES` (the case's own first) under ``nightly``. Each shape is a
+    compile (~0.1 s on XLA:CPU, ~40% of a case's ``ci`` time; two shapes a case made the
+    test 1.6-1.8x slower), so a case's ``ci`` examples share one."""
+    own = ACCURACY_SHAPE_OF[(op.name, dt.name)]
+    if strategies.profile_name() != "nightly":
+        return st.just(own)
+    return st.sampled_from((own,) + tuple(s for s in ACCURACY_SHAPES if s != own))
+
 
 @pytest.mark.parametrize("op,dt", ACCURACY_CASES)
 @given(data=st.data())
 def test_float_accuracy_in_ulp(program_cache, op, dt, data):
-    """Drawn values in the op's domain, 64 a program, within the op's ULP budget
+    """Drawn values in the op's domain within the op's ULP budget
     (:func:`conformance.helpers.tolerances.ulp_bound`) of the correctly rounded mpmath
-    result.
+    result: 64 for each argument, repeated over the case's shape of :data:`ACCURACY_SHAPES`
+    (:func:`accuracy_shapes`), which crosses the 128-element tile and ends each row in a
+    vector tail.
 
     Periodic ops (tolerance class ``ARGUMENT_SCALED``: sin, cos, tan) may instead be within
     an absolute error of ``eps * max(1, |x|)``: near a multiple of pi range reduction makes
@@ -147,11 +178,13 @@ def test_float_accuracy_in_ulp(program_cache, op, dt, data):
     lo, hi = max(op.domain[0], -float(fi.max)), min(op.domain[1], float(fi.max))
     if lo > 0:  # a positive domain stays positive and normal after rounding to dt
         lo = max(lo, float(fi.tiny))
+    shape = data.draw(accuracy_shapes(op, dt), label="shape")
     args = [
-        data.draw(strategies.finite_arrays(dt, (64,), min_value=lo, max_value=hi), label=f"arg{i}")
+        np.resize(data.draw(strategies.finite_arrays(dt, (ACCURACY_VALUES,), min_value=lo,
+                                                     max_value=hi), label=f"arg{i}"), shape)
         for i in range(op.arity)
     ]
-    call = f"execute({op.name}, {dt.name}[64])"
+    call = f"execute({op.name}, {dt.name}{list(shape)})"
     outs, program = compiled_programs.run_everywhere(program_cache, op.name, op.fn, args, dt, call)
     expected = mpmath_reference.correctly_rounded(op.name, args, dt.dtype)
     tol = tolerances.bound("ulp", dt.dtype, op=op.name,
