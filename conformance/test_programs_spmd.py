@@ -24,7 +24,10 @@ collective-permutes:
   openxla/xla#49118) and a dynamic_slice of 2 or more elements along the dimension, not
   all of it (:func:`test_dynamic_slice_with_a_sharded_result_clamps_its_start`,
   openxla/xla#49122; only where the defect catalog does not measure it fixed: not on
-  jaxlib's CPU client from 0.12.0 on). See ``dag_strategy.avoided_starts``.
+  jaxlib's CPU client from 0.12.0 on). See ``dag_strategy.avoided_starts``. They draw no
+  one-element slice of a pad's high padding: XLA's partitioner aborts the compile
+  (docs/upstream/spmd_slice_of_high_padding_crash.md; not pinned yet: a pinned test needs
+  the next certification profile).
 
 Oracles: int32 and data-movement results bit for bit against NumPy; float32 results
 within the error bound of their float64 evaluation (``n * eps * magnitude`` for the
@@ -262,7 +265,8 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
                n * data.draw(st.integers(1, 3), label="cols"))
               for _ in range(data.draw(st.integers(1, 2), label="parameters"))]
     program = data.draw(dag_strategy.programs(family, budget=12 * n * n, max_ops=20,
-                                              param_shapes=shapes, strided_slices=False),
+                                              param_shapes=shapes, strided_slices=False,
+                                              padding_slices=False),  # an XLA abort
                         label="program")
     specs = [data.draw(sharding_helpers.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(program.params))]

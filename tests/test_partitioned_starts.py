@@ -5,7 +5,11 @@ one element along the dimension, a dynamic_slice of 2 or more elements along it)
 other start is drawn inside, at and past its dimension, as in an unpartitioned program, so
 XLA's clamping is checked under partitioning too. Before, every dynamic_slice and
 dynamic_update_slice start of a partitioned program was drawn in range: the statistics
-below then count no clamped start at all and fail."""
+below then count no clamped start at all and fail.
+
+Also the one slice the sharded programs no longer draw: a slice of a pad that is one
+element inside its high padding (``programs(..., padding_slices=False)``; XLA's
+partitioner aborts its compile, docs/upstream/spmd_slice_of_high_padding_crash.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ def _partitioned(draw, family: str, avoid: tuple[str, ...]):
     shapes = [(N * draw(st.integers(1, 2)), N * draw(st.integers(1, 3)))
               for _ in range(draw(st.integers(1, 2)))]
     program = draw(dag_strategy.programs(family, budget=12 * N * N, max_ops=20,
-                                         param_shapes=shapes, strided_slices=False))
+                                         param_shapes=shapes, strided_slices=False,
+                                         padding_slices=False))
     _, idx = dag_strategy.inputs(draw, program, avoid=avoid)
     return program, idx
 
@@ -135,3 +140,31 @@ def test_the_spmd_area_avoids_the_defects_the_catalog_does_not_measure_fixed():
     assert test_programs_spmd._start_defects("cpu", True) == dag_strategy.START_DEFECTS
     assert test_programs_spmd._start_defects("cuda", False) == dag_strategy.START_DEFECTS
 
+
+def test_partitioned_programs_draw_no_one_element_slice_of_a_high_padding():
+    """The slice rule of the program builder, its draws scripted: of a pad of i16[2, 2]
+    with high padding 1 along dimension 0 (result i16[3, 2]), the slice [2:3, 0:2] (one
+    element, inside the high padding) is drawn only with ``padding_slices`` (as the
+    unpartitioned areas draw); [1:3, 0:2] (across the last element) and, of a pad with
+    low padding 1, [0:1, 0:1] (inside the low padding) are drawn either way."""
+    from conformance.programs.dag import Node
+
+    def builder(padding_slices, script):
+        draws = iter(script)   # start, limit, stride per dimension, as the rule draws them
+        b = dag_strategy._Builder(lambda strategy, label=None: next(draws), "data_movement",
+                                  budget=64)
+        b.padding_slices = padding_slices
+        b.nodes = [Node("param", (), (("index", 0),), (2, 2), "int16"),
+                   Node("pad", (0,), (("config", ((0, 1, 0), (0, 0, 0))), ("value", 7)),
+                        (3, 2), "int16"),
+                   Node("pad", (0,), (("config", ((1, 0, 0), (0, 0, 0))), ("value", 7)),
+                        (3, 2), "int16")]
+        return b
+
+    in_high = [2, 3, 1, 0, 2, 1]      # [2:3, 0:2] of node 1
+    across = [1, 3, 1, 0, 2, 1]       # [1:3, 0:2] of node 1
+    in_low = [0, 1, 1, 0, 1, 1]       # [0:1, 0:1] of node 2
+    for allowed in (False, True):
+        assert (builder(allowed, in_high).apply("slice", 1) is not None) == allowed
+        assert builder(allowed, across).apply("slice", 1) is not None
+        assert builder(allowed, in_low).apply("slice", 2) is not None
