@@ -30,6 +30,7 @@ Families:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 from typing import Any
 
 import ml_dtypes
@@ -79,6 +80,7 @@ class _Builder:
         self.draw, self.family, self.budget = draw, family, budget
         self.nodes: list[Node] = []
         self.max_stride = 3
+        self.padding_slices = True      # False: no one-element slice of a high padding
         self.patterns: list[int] = []   # results of the dot epilogues, softmaxes, ...
 
     def add(self, op: str, args: tuple[int, ...], shape: tuple[int, ...], dtype: str,
@@ -171,6 +173,8 @@ class _Builder:
                 limit.append(draw(st.integers(s + 1, d), label="limit"))
                 strides.append(draw(st.integers(1, self.max_stride), label="stride"))
             out = tuple(-(-(e - s) // k) for s, e, k in zip(start, limit, strides))
+            if not self.padding_slices and self._in_high_padding(x, start, out):
+                return None  # a known XLA defect: see _in_high_padding
             return self.add("slice", (x,), out, dt, start=tuple(start), limit=tuple(limit),
                             strides=tuple(strides))
         if op == "concatenate":
@@ -286,6 +290,22 @@ class _Builder:
                        "convert") + through:
             n = self.nodes[n.args[-1] if n.op == "dynamic_update_slice" else n.args[0]]
         return n.op == "dynamic_slice"
+
+    def _in_high_padding(self, x: int, start: list[int], out: tuple[int, ...]) -> bool:
+        """True when node ``x`` is a pad and the slice of it (``start``, result shape
+        ``out``) is one element along a dimension, inside that dimension's high edge
+        padding. Partitioned, with that dimension sharded, XLA's SPMD partitioner aborts
+        the compile ("Check failed: shard_count > 1";
+        docs/upstream/spmd_slice_of_high_padding_crash.md), which ends the whole pytest
+        run: the sharded programs draw no such slice (along any dimension, since the
+        partitioner picks the sharded one; with interior padding too, though measured
+        right on 2 devices)."""
+        n = self.nodes[x]
+        if n.op != "pad":
+            return False
+        dims = self.nodes[n.args[0]].shape
+        return any(size == 1 and s >= lo + d + (d - 1) * it
+                   for s, size, d, (lo, _, it) in zip(start, out, dims, n.attr("config")))
 
     def _starts(self, rank: int) -> tuple[int, ...]:
         return tuple(self.draw(st.integers(0, IDX_LEN - 1), label="start idx")
@@ -416,13 +436,17 @@ def family_dtype(family: str, dtype: str | None = None) -> st.SearchStrategy[str
 @st.composite
 def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
              param_shapes: list[tuple[int, ...]] | None = None,
-             strided_slices: bool = True, dtype: str | None = None) -> Program:
+             strided_slices: bool = True, padding_slices: bool = True,
+             dtype: str | None = None) -> Program:
     """A valid :class:`Program` of ``family`` with 2..``max_ops`` drawn ops (plus the
     broadcasts, iotas and gathers that make their operands), every value at most
     ``budget`` elements; ``param_shapes``: the data parameters' shapes (default: 1-3
     drawn); ``strided_slices=False``: every slice has stride 1 (sharded programs: XLA's
     partitioner gets strided slices of a sharded dimension wrong, a defect pinned by
-    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``); ``dtype``:
+    ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``);
+    ``padding_slices=False``: no slice of a pad that is one element along a dimension
+    inside its high edge padding (sharded programs: XLA's partitioner aborts the
+    compile, docs/upstream/spmd_slice_of_high_padding_crash.md); ``dtype``:
     the float family's dtype (None: float32; one of :data:`LOW_PRECISION`: that dtype's
     programs, the mixed dot in the catalog). It returns
     its last result, up to two drawn others and the last two dot epilogues or softmaxes
@@ -439,6 +463,7 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
                          f"{LOW_PRECISION} (float family only), got {dtype!r} for {family!r}")
     b = _Builder(draw, family, budget)
     b.max_stride = 3 if strided_slices else 1
+    b.padding_slices = padding_slices
     dt = draw(family_dtype(family, dtype), label="dtype")
     catalog = _LOW_CATALOG if dt in LOW_PRECISION else CATALOG[family]
     if param_shapes is None:
@@ -468,15 +493,25 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     return Program(family, tuple(b.nodes), outputs)
 
 
+#: Catalog ids (``conformance/defects/xla-cpu.toml``) of the XLA SPMD partitioner defects
+#: that an out-of-range dynamic_slice or dynamic_update_slice start meets, each pinned once
+#: in ``test_programs_spmd.py``; ``inputs(..., avoid=...)`` draws the starts of their
+#: configurations in range (see :func:`avoided_starts`).
+START_DEFECTS = ("xla-spmd-dynamic-update-slice-clamp", "xla-spmd-dynamic-slice-clamp")
+
+
 def inputs(draw: st.DrawFn, program: Program, *,
-           starts_in_range: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
-    """The data parameters of ``program`` and its ``idx`` vector, drawn: integers over
-    the whole range (small ones most often, so products stay informative); data
-    movement: any bit pattern (NaN payloads, -0.0, infinities, subnormals) for floats;
-    floats: [-2, 2]; ``idx``: starts inside, at and past the dimensions (clamped).
-    ``starts_in_range=True`` (programs run partitioned): every ``idx`` entry a
-    dynamic_slice or dynamic_update_slice start reads is redrawn so that no clamp applies
-    (see :func:`_starts_in_range`)."""
+           avoid: Collection[str] = ()) -> tuple[list[np.ndarray], np.ndarray]:
+    """The data parameters of ``program`` and its ``idx`` vector (int32[:data:`IDX_LEN`]),
+    drawn: integers over the whole range (small ones most often, so products stay
+    informative); data movement: any bit pattern (NaN payloads, -0.0, infinities,
+    subnormals) for floats; floats: [-2, 2]; ``idx``: starts inside, at and past the
+    dimensions (clamped). ``avoid`` (programs run partitioned): ids of
+    :data:`START_DEFECTS`; each ``idx`` entry that starts a configuration of one of them
+    (:func:`avoided_starts`) is redrawn so that no clamp applies there, every other
+    entry keeps its draw (out-of-range starts included, so XLA's clamping is checked
+    under partitioning too). Raises ValueError for another id."""
+    _check_avoid("inputs", avoid)
     out = []
     for i in program.params:
         n = program.nodes[i]
@@ -494,34 +529,70 @@ def inputs(draw: st.DrawFn, program: Program, *,
         out.append(np.asarray(arr, n.dtype))
     idx = np.array(draw(st.lists(st.integers(-3, 5000) | st.integers(0, 16), min_size=IDX_LEN,
                                  max_size=IDX_LEN), label="idx"), np.int32)
-    if starts_in_range:
-        idx = _starts_in_range(draw, program, idx)
+    if avoid:
+        idx = _starts_in_range(draw, avoided_starts(program, avoid), idx)
     return out, idx
 
 
-def _starts_in_range(draw: st.DrawFn, program: Program, idx: np.ndarray) -> np.ndarray:
-    """``idx`` with each entry read by a dynamic_slice or dynamic_update_slice start redrawn
-    inside every dimension it starts: in [0, d - s] for each (operand dimension d, slice
-    or update size s) it starts, or in [-d, -s] (jax counts a negative start from the end)
-    where all of those agree. For programs run partitioned, where XLA's SPMD partitioner
-    mishandles an out-of-range start along a sharded dimension, two defects each pinned
-    once in ``test_programs_spmd.py``: a dynamic_update_slice drops its update
-    (``test_dynamic_update_slice_of_a_sharded_dimension_clamps_its_start``), and a
-    dynamic_slice whose result is sharded clamps each shard's start instead of the
-    slice's (``test_dynamic_slice_with_a_sharded_result_clamps_its_start``, up to jaxlib
-    0.11.2). The unpartitioned ``programs`` area keeps drawing clamped starts."""
-    spans: dict[int, list[tuple[int, int]]] = {}
+def avoided_starts(program: Program, avoid: Collection[str]) -> list[tuple[int, int, int]]:
+    """The starts of ``program`` that the defects ``avoid`` (ids of :data:`START_DEFECTS`)
+    need in range, as (``idx`` entry, operand dimension d, slice or update size s) of each
+    dimension of each dynamic_slice and dynamic_update_slice whose configuration is the
+    defect's. Which dimension the partitioner shards is its own choice (sharding
+    propagation from every parameter and output), so any dimension may be the sharded one:
+
+    - ``xla-spmd-dynamic-update-slice-clamp`` (openxla/xla#49118, every jaxlib measured,
+      0.7.1 to 0.12.0.1): a dynamic_update_slice whose update is **one element** along the
+      dimension. The partitioner writes a one-element update on the device whose shard
+      holds the unclamped start, so a start past the end (or one jax leaves negative)
+      writes nothing (docs/upstream/spmd_dynamic_update_slice_clamp.md). An update of 2
+      or more elements with a runtime start (every start here is one: ``idx`` is a
+      parameter) clamps right (measured with plain jax on jaxlib 0.10.2 and 0.12.0.1,
+      2 to 8 devices, 1-D and 2-D operands, the result replicated or sharded).
+    - ``xla-spmd-dynamic-slice-clamp`` (openxla/xla#49122, jaxlib 0.8.0 to 0.11.2, fixed
+      in 0.12.0): a dynamic_slice of **2 or more elements, but not the whole dimension**,
+      along the dimension, whose result the partitioner may shard there: each device then
+      clamps the start of its own piece instead of the slice's
+      (docs/upstream/spmd_dynamic_slice_clamp.md). A one-element slice has one piece that
+      is not padding, the first device's, whose start is the slice's: it clamps right; a
+      slice of the whole dimension (every start clamps to 0) is right too (measured with
+      plain jax on jaxlib 0.10.2, 2, 4 and 8 devices, the result sharded).
+
+    A dimension of every other dynamic_slice and dynamic_update_slice keeps its drawn
+    start, in range or not. Raises ValueError for an id not in :data:`START_DEFECTS`."""
+    _check_avoid("avoided_starts", avoid)
+    dus, ds = START_DEFECTS[0] in avoid, START_DEFECTS[1] in avoid
+    out = []
     for n in program.nodes:
-        if n.op == "dynamic_update_slice":
-            dims, sizes = n.shape, program.nodes[n.args[1]].shape
-        elif n.op == "dynamic_slice":
-            dims, sizes = program.nodes[n.args[0]].shape, n.shape
+        if n.op == "dynamic_update_slice" and dus:
+            dims, sizes, needs = n.shape, program.nodes[n.args[1]].shape, lambda d, s: s == 1
+        elif n.op == "dynamic_slice" and ds:
+            dims, sizes, needs = program.nodes[n.args[0]].shape, n.shape, \
+                lambda d, s: 2 <= s < d
         else:
             continue
-        for k, d, s in zip(n.attr("starts"), dims, sizes):
-            spans.setdefault(k, []).append((d, s))
+        out += [(k, d, s) for k, d, s in zip(n.attr("starts"), dims, sizes) if needs(d, s)]
+    return out
+
+
+def _check_avoid(function: str, avoid: Collection[str]) -> None:
+    unknown = sorted(set(avoid) - set(START_DEFECTS))
+    if unknown or isinstance(avoid, str):
+        raise ValueError(f"{function}: argument 'avoid' must be a collection of ids of "
+                         f"{START_DEFECTS}, got {avoid!r}")
+
+
+def _starts_in_range(draw: st.DrawFn, spans: list[tuple[int, int, int]],
+                     idx: np.ndarray) -> np.ndarray:
+    """``idx`` with each entry k of ``spans`` ((k, d, s) as :func:`avoided_starts` gives
+    them) redrawn inside every dimension it starts there: in [0, d - s] for each of its
+    (d, s), or in [-d, -s] (jax counts a negative start from the end) where all of those
+    agree. Entries not in ``spans`` are left as drawn."""
+    by_entry: dict[int, list[tuple[int, int]]] = {}
+    for k, d, s in spans:
+        by_entry.setdefault(k, []).append((d, s))
     idx = idx.copy()
-    for k, ds in sorted(spans.items()):
+    for k, ds in sorted(by_entry.items()):
         inside = st.integers(0, min(d - s for d, s in ds))
         lo, hi = -min(d for d, _ in ds), -max(s for _, s in ds)
         if lo <= hi:
