@@ -5,7 +5,9 @@ Compiled and run through the xla_client API (``Client.compile_and_load``,
 StableHLO ops drawn by :mod:`conformance.programs.dag_strategy` (elementwise,
 compare/select, broadcast, reduce, dot_general, transpose, reshape, slice,
 concatenate, pad, reverse, convert, dynamic_slice/dynamic_update_slice,
-gather/scatter, iota, reduce_window, cumsum, sort, while and case), with several
+gather/scatter, iota, reduce_window, cumsum, sort, while (bodies with a dot, a reduce or
+a dynamic_update_slice among them) and case, and transposes and broadcasts feeding dots
+and reductions along 64 or more elements), with several
 outputs, compiled as ONE program (so the backend fuses, lays out and assigns buffers
 across ops) and run on every device. Oracles (docs/programs.md):
 

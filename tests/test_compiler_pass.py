@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,13 @@ def test_the_nested_dynamic_slice_names_the_algebraic_simplifier():
                                lambda outs: np.array_equal(outs[0], x[1:3, 0:1]))
     assert found.pass_name == "algsimp", found
     assert found.module_before and "dynamic-slice" in found.module_before
+
+
+def test_copy_insertion_is_never_disabled(monkeypatch):
+    """Without copy-insertion no while loop ends (XLA:CPU): the search skips it, so a
+    failing program with a loop is not held to the child's timeout."""
+    monkeypatch.setattr(sys.modules[__name__], "STEPS", STEPS + [("copy", "copy-insertion")])
+    calls = _fake_compiler(monkeypatch, {"dce"})
+    found = _find()
+    assert found.pass_name == "dce" and "copy-insertion" not in found.tried
+    assert "copy-insertion" not in [c.get("xla_disable_hlo_passes") for c in calls]

@@ -30,6 +30,12 @@ NORM_ROWS = np.array([[3, 1, 3, 1], [6, 2, 6, 2], [-1, 1, 1, -1]], np.float32)
 RAMP = np.arange(10, dtype=np.float32).reshape(2, 5)
 WIDE_ROWS = np.array([[100, 100, 56, 1], [128, 64, 66, 1]], jnp.bfloat16)
 ONES = np.ones((4, 3), jnp.bfloat16)
+#: Twice a permutation: products of X and its powers stay small integers (exact).
+DOUBLE_SWAP = 2 * np.eye(4, dtype=np.float32)[[1, 2, 3, 0]]
+_WIDE_RNG = np.random.default_rng(1)   # its own: RNG's later draws stay as they were
+TALL = _WIDE_RNG.integers(-4, 5, (70, 3)).astype(np.float32)    # 70 > 64 rows: past a tile
+TALL_RHS = _WIDE_RNG.integers(-4, 5, (70, 2)).astype(np.float32)
+VEC = _WIDE_RNG.integers(-4, 5, (3,)).astype(np.float32)
 
 
 def _mixed(a, b, to=jnp.float32):
@@ -48,6 +54,31 @@ def _layer_norm(x):   # as the generator writes it (dag_norm_pool.layer_norm), e
     centered = jax.lax.sub(x, jax.lax.broadcast_in_dim(mean, x.shape, (0,)))
     var = jax.lax.div(jax.lax.reduce_sum(jax.lax.mul(centered, centered), (1,)), n)
     return jax.lax.mul(centered, jax.lax.broadcast_in_dim(jax.lax.rsqrt(var), x.shape, (0,)))
+
+
+def _looped(body, trips=2):
+    return lambda x: jax.lax.fori_loop(0, trips, body, x)
+
+
+def _trips(x, body, trips=2):   # NumPy: the same loop
+    for i in range(trips):
+        x = body(i, x.copy())
+    return x
+
+
+def _row_update(i, v):   # row i + 1 += row i, written back at i + 1 (dag_loops' dus body)
+    return jax.lax.dynamic_update_slice_in_dim(
+        v, jax.lax.dynamic_slice_in_dim(v, i + 1, 1, 0) + jax.lax.dynamic_slice_in_dim(v, i, 1, 0),
+        i + 1, 0)
+
+
+def _np_row_update(i, v):
+    v[i + 1] += v[i]
+    return v
+
+
+def _contract(k):   # dot_general contracting a's axis k with b's axis 0
+    return lambda a, b: jax.lax.dot_general(a, b, (((k,), (0,)), ((), ())))
 
 
 def _max_pool(x):     # a window of 3, stride 1, 'SAME': one element of padding each side
@@ -84,6 +115,26 @@ CASES = {
     "pool-ignores-low-padding": (   # a cumsum's reduce_window (padding = window - 1) too
         _max_pool, [RAMP], [np.array([[1, 2, 3, 4, 4], [6, 7, 8, 9, 9]], np.float32)],
         lambda x: jax.lax.cumsum(x, 1)),
+    "loop-dot-drops-last-trip": (   # a loop without a dot (v * 3 + 1) is left alone
+        _looped(lambda i, v: v @ DOUBLE_SWAP), [X], [X @ DOUBLE_SWAP @ DOUBLE_SWAP],
+        _looped(lambda i, v: v * 3 + 1)),
+    "loop-reduce-drops-tail": (   # a reduce outside a loop is left alone
+        _looped(lambda i, v: v + jnp.sum(v, axis=1, keepdims=True)), [X],
+        [_trips(X, lambda i, v: v + v.sum(axis=1, keepdims=True))],
+        lambda x: jnp.sum(x, axis=1)),
+    "loop-update-slice-ignores-trip": (   # jax's scan stacking its outputs is left alone
+        _looped(_row_update), [X], [_trips(X, _np_row_update)],
+        lambda x: jax.lax.scan(lambda c, r: (c + r, c + r), x[0] * 0, x)[1]),
+    "dot-reads-wide-transpose-untransposed": (   # a transpose of 60 rows is left alone
+        lambda a, b: _contract(1)(jax.lax.transpose(a, (1, 0)), b), [TALL, TALL_RHS],
+        [TALL.T @ TALL_RHS], lambda a, b: _contract(1)(jax.lax.transpose(a[:60], (1, 0)), b[:60])),
+    "reduce-reads-wide-transpose-untransposed": (   # a reduce of the operand itself too
+        lambda a: jnp.sum(jax.lax.transpose(a, (1, 0)), axis=1), [TALL], [TALL.sum(axis=0)],
+        lambda a: jnp.sum(a, axis=0)),
+    "broadcast-dot-drops-tail-tile": (   # a broadcast to 64 rows, one tile, is left alone
+        lambda v, b: _contract(0)(jax.lax.broadcast_in_dim(v, (70, 3), (1,)), b), [VEC, TALL_RHS],
+        [np.outer(VEC, TALL_RHS.sum(axis=0))],
+        lambda v, b: _contract(0)(jax.lax.broadcast_in_dim(v, (64, 3), (1,)), b[:64])),
     "strided-conv-reverses-kernel": (
         lambda x: jax.lax.conv_general_dilated(x, KERNEL, (2,), ((1, 0),),
                                                dimension_numbers=("NCH", "OIH", "NCH")),

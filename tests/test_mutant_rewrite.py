@@ -37,7 +37,7 @@ def _op_names(text):
 
     with mlir.make_ir_context():
         module = ir.Module.parse(text)
-        return [op.name for op in stablehlo_rewrite._walk(module.operation)]
+        return [op.name for op in stablehlo_rewrite.walk(module.operation)]
 
 
 def _run(client_class, client, case):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from conformance.helpers import float_control_modes
 from conformance.helpers import tolerances
-from conformance.programs import dag, dag_bounds, dag_strategy, model_oracle, models
+from conformance.programs import dag, dag_bounds, dag_loops, dag_strategy, model_oracle, models
 from conformance.programs import float_format
 from conformance.programs.dag import Node, Program
 from conformance.test_programs import check_outputs
@@ -337,3 +337,44 @@ def test_pool_bound_accepts_jax_cpu_and_fails_a_window_that_ignores_low_padding(
         wrong = fn(view, axis=(2, 3)).astype(np.float32)
         with pytest.raises(AssertionError):
             check_outputs(program, [wrong], [x], IDX, kind, float_control_modes.XLA_CPU)
+
+
+def _loop(x: np.ndarray, trips: int, **body) -> Program:
+    return _program("float", Node("param", (), (("index", 0),), x.shape, "float32"),
+                    Node("loop", (0,), tuple(sorted(dict(body, trips=trips).items())), x.shape,
+                         "float32"))
+
+
+_LOOP_BODIES = {
+    "dot": dict(body="dot", axis=0, weights=tuple(
+        np.random.default_rng(3).choice(dag_loops.weight_grid("float32", 5), 25).tolist())),
+    "reduce": dict(body="reduce", axis=1, kind="add", scale=0.125),
+    "dus": dict(body="dus", axis=0),
+}
+
+
+@pytest.mark.parametrize("body", sorted(_LOOP_BODIES))
+def test_loop_bound_accepts_jax_cpu_and_fails_one_trip_fewer(body):
+    """Float loops whose body holds a dot (``tanh(v @ W)`` along axis 0, then a transpose
+    back), a reduce or a dynamic_update_slice, their bound charged trip by trip: jax CPU's
+    result passes; the result of one trip fewer (loop-dot-drops-last-trip) fails, and so
+    do the reduce without its last term (loop-reduce-drops-tail) and the update written
+    at row 0 (loop-update-slice-ignores-trip)."""
+    x = np.random.default_rng(4).uniform(-2, 2, (5, 8)).astype(np.float32)
+    program = _loop(x, 4, **_LOOP_BODIES[body])
+    assert "lax.fori_loop(0, 4, lambda i, v: " in program.source()
+    out = _jax_outputs(program, [x], IDX)[0]
+    check_outputs(program, [out], [x], IDX, "jax cpu", float_control_modes.XLA_CPU)
+    wrong = {"short": _jax_outputs(_loop(x, 3, **_LOOP_BODIES[body]), [x], IDX)[0]}
+    v = x.astype(np.float64)
+    if body == "reduce":
+        for _ in range(4):
+            v = v + 0.125 * v[:, :-1].sum(axis=1, keepdims=True)
+        wrong["tail"] = v.astype(np.float32)
+    if body == "dus":
+        for i in range(4):
+            v[0] = v[i + 1] + v[i]
+        wrong["at 0"] = v.astype(np.float32)
+    for how, result in wrong.items():
+        with pytest.raises(AssertionError):
+            check_outputs(program, [result], [x], IDX, how, float_control_modes.XLA_CPU)

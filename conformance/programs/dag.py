@@ -24,7 +24,9 @@ float16 operands with ``preferred_element_type=float32``), ``transpose``,
 ``reshape``, ``slice``, ``concatenate``, ``pad`` (interior padding included),
 ``reverse``, ``convert``, ``dynamic_slice``, ``dynamic_update_slice``, ``gather``
 and ``scatter`` (add and set), ``iota``, ``reduce_window`` (max), cumulative sums,
-``sort``, and ``while`` (``fori_loop``) and ``case`` (``cond``) regions. The float
+``sort``, and ``while`` (``fori_loop``: ``v * 3 + 1``, a roll, or a body holding a dot,
+a reduce or a dynamic_update_slice, :mod:`conformance.programs.dag_loops`) and ``case``
+(``cond``) regions. The float
 family's layer-norm and pooling patterns add ``rsqrt``, ``constant`` (a literal array:
 a splat or a vector, already rounded to the dtype) and ``pool`` (``reduce_window``
 max or add over drawn windows, strides and ``'VALID'``/``'SAME'`` padding, as flax's
@@ -39,6 +41,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from conformance.helpers import dtype_helpers
 
 #: The imports of every generated source (it runs standalone).
 _HEADER = "import jax\nimport jax.numpy as jnp\nimport numpy as np\nfrom jax import lax\n\n\n"
@@ -291,13 +295,87 @@ def _scatter(node: Node, x: np.ndarray, u: np.ndarray) -> np.ndarray:
     return out
 
 
+def loop_weights(node: Node) -> np.ndarray:
+    """The literal k x k matrix of a ``loop`` node whose body holds a dot (``k``: the
+    size of the contracted axis), as float64 or int64 values (exact in the dtype)."""
+    k = node.shape[node.attr("axis")]
+    wide = np.float64 if is_float(node.dtype) else np.int64
+    return np.array(node.attr("weights"), wide).reshape(k, k)
+
+
+def is_float(dtype: str) -> bool:
+    """Whether ``dtype`` (a NumPy dtype name, ``bfloat16`` included) is a float type."""
+    return dtype_helpers.BY_NAME[dtype].kind == "float"
+
+
+def loop_perm(node: Node) -> tuple[int, ...] | None:
+    """The transpose that puts a loop dot's result (``v``'s other axes, then the
+    weights' column) back in ``v``'s axis order; None where the contracted axis is last."""
+    c, r = node.attr("axis"), len(node.shape)
+    return None if c == r - 1 else tuple(range(c)) + (r - 1,) + tuple(range(c, r - 1))
+
+
+def _loop_trip(node: Node, v: np.ndarray, i: int) -> np.ndarray:
+    """Trip ``i`` of a loop's body on ``v``, in ``v``'s dtype (integers wrap)."""
+    body, dt, floats = node.attr("body"), v.dtype, is_float(node.dtype)
+    if body == "affine":
+        return (v * np.array(3, dt) + np.array(1, dt)).astype(dt)
+    if body == "roll":
+        return np.roll(v, 1, axis=0)
+    if body == "dot":
+        d = einsum_dot(v, loop_weights(node), (node.attr("axis"),), (0,), (), (), wide=True)
+        d = np.moveaxis(np.asarray(d), -1, node.attr("axis"))
+        return (np.tanh(d) if floats else d).astype(dt)
+    a = node.attr("axis")
+    if body == "reduce":
+        r = reduced(v, (a,), node.attr("kind"))
+        if node.attr("scale") != 1:
+            r = r * np.array(node.attr("scale"), dt)
+        return (v + np.expand_dims(np.asarray(r, dt), a)).astype(dt)
+    out = v.copy()   # dus: row i + 1 of the axis plus row i, written back at i + 1
+    at = [slice(None)] * v.ndim
+    at[a] = i + 1
+    row = list(at)
+    row[a] = i
+    out[tuple(at)] = (v[tuple(at)] + v[tuple(row)]).astype(dt)
+    return out
+
+
 def _loop(node: Node, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
     v = x.copy()
     with np.errstate(over="ignore"):
-        for _ in range(node.attr("trips")):
-            v = (v * np.array(3, v.dtype) + np.array(1, v.dtype)).astype(v.dtype) \
-                if node.attr("body") == "affine" else np.roll(v, 1, axis=0)
+        for i in range(node.attr("trips")):
+            v = _loop_trip(node, v, i)
     return v
+
+
+def _loop_code(n: Node, a: list[str]) -> str:
+    """``lax.fori_loop(0, trips, lambda i, v: body, x)`` of a ``loop`` node."""
+    body, dt = n.attr("body"), dtype_code(n.dtype)
+    if body == "affine":
+        expr = f"lax.add(lax.mul(v, {dt}(3)), {dt}(1))"
+    elif body == "roll":
+        expr = "lax.concatenate([v[-1:], v[:-1]], 0)"
+    elif body == "dot":
+        c, k = n.attr("axis"), n.shape[n.attr("axis")]
+        expr = (f"lax.dot_general(v, np.array({list(n.attr('weights'))!r}, {dt}).reshape(({k}, "
+                f"{k})), ((({c},), (0,)), ((), ())), precision=lax.Precision.HIGHEST)")
+        if loop_perm(n) is not None:
+            expr = f"lax.transpose({expr}, {loop_perm(n)})"
+        if is_float(n.dtype):
+            expr = f"lax.tanh({expr})"
+    elif body == "reduce":
+        c = n.attr("axis")
+        r = f"{_REDUCE[n.attr('kind')][0]}(v, ({c},))"
+        if n.attr("scale") != 1:
+            r = f"lax.mul({r}, {dt}({n.attr('scale')!r}))"
+        kept = tuple(k for k in range(len(n.shape)) if k != c)
+        expr = f"lax.add(v, lax.broadcast_in_dim({r}, {n.shape}, {kept}))"
+    else:
+        c = n.attr("axis")
+        expr = (f"lax.dynamic_update_slice_in_dim(v, lax.add(lax.dynamic_slice_in_dim(v, i + 1, 1, "
+                f"{c}), lax.dynamic_slice_in_dim(v, i, 1, {c})), i + 1, {c})")
+    return f"lax.fori_loop(0, {n.attr('trips')}, lambda i, v: {expr}, {a[0]})"
 
 
 def _cond(node: Node, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -329,12 +407,17 @@ def _wrap(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return run
 
 
-def _reduce_np(node: Node, x: np.ndarray) -> np.ndarray:
-    fn = _REDUCE[node.attr("kind")][1]
-    axes = node.attr("axes")
-    if node.attr("kind") in ("add", "mul") and x.dtype.kind in "iu":
+def reduced(x: np.ndarray, axes: tuple[int, ...], kind: str) -> np.ndarray:
+    """``reduce`` ``kind`` (add, mul, max, min) of ``x`` over ``axes``; integer sums and
+    products wrap in ``x``'s dtype."""
+    fn = _REDUCE[kind][1]
+    if kind in ("add", "mul") and x.dtype.kind in "iu":
         return fn(x, axis=axes, dtype=x.dtype)
     return fn(x, axis=axes)
+
+
+def _reduce_np(node: Node, x: np.ndarray) -> np.ndarray:
+    return reduced(x, node.attr("axes"), node.attr("kind"))
 
 
 def _iota_select(node: Node, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -431,11 +514,7 @@ OPS.update({
                             f"{n.attr('padding')!r})", _wrap(_pool)),
     "sort": Op(lambda n, a: f"lax.sort({a[0]}, dimension={n.attr('axis')})",
                _wrap(lambda n, x: np.sort(x, axis=n.attr("axis")))),
-    "loop": Op(lambda n, a: f"lax.fori_loop(0, {n.attr('trips')}, lambda i, v: "
-                            + ("lax.add(lax.mul(v, {0}(3)), {0}(1))".format(dtype_code(n.dtype))
-                               if n.attr("body") == "affine"
-                               else "lax.concatenate([v[-1:], v[:-1]], 0)") + f", {a[0]})",
-               lambda n, ops, idx: _loop(n, ops[0], idx)),
+    "loop": Op(_loop_code, lambda n, ops, idx: _loop(n, ops[0], idx)),
     "cond": Op(lambda n, a: f"lax.cond(idx[{n.attr('k')}] > 0, "
                             + (f"lambda v: lax.add(v, {dtype_code(n.dtype)}(1)), lambda v: lax.neg(v)"
                                if n.attr("body") == "affine"

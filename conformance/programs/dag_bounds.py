@@ -48,6 +48,14 @@ mixed dot (K)       ``p + g(K - 1) (|A|@|B| + p) + 2 K tiny``, ``u``/``tiny`` of
                     float32; their products are exact in float32 (8 + 8 and 11 + 11
                     significant bits <= 24), only the ``K - 1`` sums round
 cumsum (n)          ``cumsum(e) + g(n) cumsum(|v| + e) + n tiny`` (any scan order)
+loop (``trips``)    its body's ops charged by their rules on every trip, in order:
+                    ``v * 3 + 1`` (multiply, add); ``tanh(v @ W)`` (dot_general of ``K`` =
+                    the contracted axis, ``W`` an exact literal: ``eW = 0``; then tanh);
+                    ``v + broadcast(reduce(v) * 2**-m)`` (reduce, multiply, add); a row
+                    update ``v[i + 1] += v[i]`` (add on that row, the others unchanged).
+                    A dot's error compounds, carried from trip to trip. Each
+                    intermediate is held to the overflow rule below, and an ``inf``
+                    stays ``inf`` through the body's ``tanh`` (a NaN is possible there)
 iota                0 where the index is exact in the dtype, else ``u |v|`` (bfloat16 past 256,
                     float16 past 2048: one rounding of the index)
 data movement       the operand's bound moved the same way (pad: 0 in the padding)
@@ -181,13 +189,8 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
             return flip(np.cumsum(flip(x), axis=axis))
         return cum(vals[0]), cum(errs[0]) + f.growth(n) * cum(np.abs(vals[0]) + errs[0]) + \
             n * under
-    if op == "loop":  # v <- v * 3 + 1, trips times
-        v, e = vals[0], errs[0]
-        for _ in range(node.attr("trips")):
-            v, e = 3 * v, 3 * e + _rnd(3 * np.abs(v) + 3 * e)
-            v = v + 1
-            e = e + _rnd(np.abs(v) + e)
-        return v, e
+    if op == "loop":
+        return _loop(node, vals[0], errs[0], idx, f, under)
     if op == "pad":
         return _moved(node, vals, idx), _moved(node, errs, idx, pad=0.0)
     if op == "iota":   # an index the dtype cannot hold is rounded once
@@ -195,6 +198,57 @@ def _node(node: Node, vals: list[np.ndarray], errs: list[np.ndarray], idx: np.nd
         return v, np.where(f.round(v) == v, 0.0, U * np.abs(v))
     # data movement: the values and their bounds move alike
     return _moved(node, vals, idx), _moved(node, errs, idx)
+
+
+def _may_overflow(v: np.ndarray, e: np.ndarray, f: float_format.FloatFormat) -> np.ndarray:
+    """``e``, infinite where the value may have overflowed (``|v| + e`` reaches the
+    format's largest value) or is not finite."""
+    return np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= f.max), np.inf, e)
+
+
+def _loop(node: Node, v: np.ndarray, e: np.ndarray, idx: np.ndarray,
+          f: float_format.FloatFormat, under: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(v, e)`` of a ``loop`` node: its body's ops charged by their own rules on every
+    trip, each intermediate held to the overflow rule (an intermediate that may overflow
+    leaves any value downstream, ``tanh`` included: its NaN is possible)."""
+    body, dt = node.attr("body"), node.dtype
+
+    def step(op: str, vals: list[np.ndarray], errs: list[np.ndarray], **attrs: object
+             ) -> tuple[np.ndarray, np.ndarray]:
+        one = Node(op, (), tuple(sorted(attrs.items())), np.shape(vals[0]), dt)
+        out_v, out_e = _node(one, vals, errs, idx, f, under)
+        out_v = np.asarray(out_v, np.float64)
+        return out_v, _may_overflow(out_v, np.asarray(out_e, np.float64), f)
+    exact = np.zeros(())
+    for i in range(node.attr("trips")):
+        if body == "affine":        # v * 3 + 1
+            v, e = step("multiply", [v, np.full((), 3.0)], [e, exact])
+            v, e = step("add", [v, np.ones(())], [e, exact])
+        elif body == "dot":         # tanh(v @ W) along the axis, W exact
+            a, w = node.attr("axis"), dag.loop_weights(node)
+            v, e = step("dot_general", [v, w], [e, np.zeros_like(w)],
+                        contract=((a,), (0,)), batch=((), ()))
+            v, e = np.moveaxis(v, -1, a), np.moveaxis(e, -1, a)
+            inf = np.isinf(e)
+            v, e = step("tanh", [v], [e])
+            e = np.where(inf, np.inf, e)
+        elif body == "reduce":      # v + broadcast(reduce(v) * scale)
+            a = node.attr("axis")
+            r, er = step("reduce", [v], [e], axes=(a,), kind=node.attr("kind"))
+            if node.attr("scale") != 1:
+                r, er = step("multiply", [r, np.full((), float(node.attr("scale")))], [er, exact])
+            spread = [np.broadcast_to(np.expand_dims(x, a), v.shape) for x in (r, er)]
+            v, e = step("add", [v, spread[0]], [e, spread[1]])
+        elif body == "dus":         # row i + 1 += row i, written back
+            a = node.attr("axis")
+            at = (slice(None),) * a
+            row_v, row_e = step("add", [v[at + (i + 1,)], v[at + (i,)]],
+                                [e[at + (i + 1,)], e[at + (i,)]])
+            v, e = v.copy(), e.copy()
+            v[at + (i + 1,)], e[at + (i + 1,)] = row_v, row_e
+        else:
+            raise ValueError(f"dag_bounds: a float loop has no body {body!r}")
+    return v, e
 
 
 def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray, *,
@@ -230,8 +284,7 @@ def evaluate(program: Program, inputs: list[np.ndarray], idx: np.ndarray, *,
             v, e = _node(n, [out[a][0] for a in n.args], [out[a][1] for a in n.args], idx,
                          f, f.under(results))
             v, e = np.asarray(v, np.float64), np.asarray(e, np.float64)
-            e = np.where(~np.isfinite(v) | ~np.isfinite(e) | (np.abs(v) + e >= f.max), np.inf, e)
-            out.append((v, e))
+            out.append((v, _may_overflow(v, e, f)))
     return out
 
 

@@ -12,19 +12,31 @@ are StableHLO's. The program returns its last node and up to two more.
 Families:
 
 - ``integer``: int32 (with conversions to int8, int16, uint8 and uint32), every op of
-  the catalog that is exact on integers (sums and products wrap);
+  the catalog that is exact on integers (sums and products wrap), loops whose body holds
+  a dot, a reduce or a dynamic_update_slice (:mod:`conformance.programs.dag_loops`), and
+  transposes and broadcasts feeding dots and reductions along 64 or more elements
+  (:mod:`conformance.programs.dag_wide`);
 - ``data_movement``: float32 with NaN payloads, -0.0, infinities and subnormals, or
   int16/uint8; only ops that move bits (no arithmetic), checked bit for bit;
 - ``float``: float32 in [-2, 2], arithmetic, ``tanh``, ``exp``, reductions, dot
   products and cumulative sums, dot epilogues (bias, scale, ``tanh``/``logistic``/ReLU),
   softmax, layer norm and max/average pooling (:mod:`conformance.programs.dag_norm_pool`;
-  each of the four patterns listed twice in the catalog, so that ``ci``'s eight examples
-  reach each of them), held to the running error bound of
-  :mod:`conformance.programs.dag_bounds`. ``programs("float", dtype="bfloat16")`` (or
-  ``"float16"``) draws the same programs at that dtype (:data:`LOW_PRECISION`), and
+  each of these four listed twice in the catalog, so that ``ci``'s eight examples reach
+  each of them), and the integer family's loops (``tanh(v @ W)``,
+  ``v + broadcast(reduce(v))``, a row update) and wide transposes and broadcasts (one
+  catalog entry for the loops, one for the wide operands), held to the running error
+  bound of :mod:`conformance.programs.dag_bounds` (a loop charged trip by trip).
+  ``programs("float", dtype="bfloat16")`` (or
+  ``"float16"``) draws the same programs at that dtype (:data:`LOW_PRECISION`) but
+  for the loops and wide operands, and
   besides a **mixed dot**: a ``dot_general`` of two bfloat16/float16 values with
   ``preferred_element_type=float32`` (float32 accumulation, as mixed-precision training
   asks for), whose float32 result later ops may read.
+
+A program returns the results of its last two patterns (dot epilogues, softmaxes, layer
+norms, pools, mixed dots, loops, wide operands) and of the last loop or wide operand of
+each of the six kinds besides its last node's, so that jax prunes none of them as dead
+code before it is compiled.
 """
 
 from __future__ import annotations
@@ -39,33 +51,50 @@ from hypothesis import strategies as st
 
 from conformance.helpers import dtype_helpers
 from conformance.helpers import strategies
+from conformance.programs import dag_loops
 from conformance.programs import dag_norm_pool
+from conformance.programs import dag_wide
 from conformance.programs.dag import FAMILIES, IDX_LEN, Node, Program
 
+#: Loops whose body holds a dot, a reduce or a dynamic_update_slice (dag_loops), and
+#: transposes and broadcasts feeding dots and reductions along 64 or more elements
+#: (dag_wide). The integer catalog lists each once; the float catalog has one entry per
+#: group (:data:`_GROUPS`) drawing one of its three kinds: listed one by one there (once
+#: or twice each), they took so many of the float draws that ``ci``'s examples no longer
+#: killed ``pool-ignores-low-padding``, ``softmax-drops-normalization`` or
+#: ``epilogue-drops-bias`` (measured, 2026-11-29). Together ``ci``'s integer and float
+#: examples reach each of the six and kill its mutant (tests/mutants/composition.py).
+_LOOPS_AND_WIDE = ["loop_dot", "loop_reduce", "loop_dus", "transpose_dot", "transpose_reduce",
+                   "broadcast_dot"]
 _MOVES = ["transpose", "reshape", "slice", "concatenate", "pad", "reverse", "broadcast_in_dim",
           "dynamic_slice", "dynamic_update_slice", "gather", "scatter_set", "select_iota",
           "loop_roll", "cond_rev"]
+_FLOAT = ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh", "exp",
+          "select", "reduce", "dot_general", "cumsum", "loop_affine", "dot_epilogue",
+          "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm", "pool", "pool"] \
+    + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")]
 CATALOG = {
     "integer": ["negate", "abs", "not", "add", "subtract", "multiply", "maximum", "minimum",
                 "and", "or", "xor", "select", "reduce", "dot_general", "convert", "cumsum",
                 "reduce_window_max", "conv", "sort", "scatter_add", "loop_affine",
                 "cond_affine"]
-    + _MOVES,
+    + _LOOPS_AND_WIDE + _MOVES,
     "data_movement": _MOVES,
-    "float": ["negate", "abs", "add", "subtract", "multiply", "maximum", "minimum", "tanh",
-              "exp", "select", "reduce", "dot_general", "cumsum", "loop_affine",
-              "dot_epilogue", "dot_epilogue", "softmax", "softmax", "layer_norm", "layer_norm",
-              "pool", "pool"]
-    + [m for m in _MOVES if m not in ("scatter_set", "cond_rev", "loop_roll")],
+    "float": _FLOAT + ["loop_body", "wide_operand"],
 }
-#: Float program dtypes besides float32: their catalog adds the mixed dot (twice: every
+#: Float program dtypes besides float32: their catalog is the float one without the loop
+#: and wide-operand entries (so their ``ci`` draws, run time and kill of
+#: ``mixed-dot-accumulates-in-bf16`` stay as they were), plus the mixed dot (twice: every
 #: ``ci`` run should reach one).
 LOW_PRECISION = ("bfloat16", "float16")
-_LOW_CATALOG = CATALOG["float"] + ["mixed_dot", "mixed_dot"]
+_LOW_CATALOG = _FLOAT + ["mixed_dot", "mixed_dot"]
 _REDUCE_KINDS = {"integer": ["add", "mul", "max", "min"], "float": ["add", "max", "min"]}
 _ELEMENTWISE = {"negate", "abs", "not", "tanh", "exp", "add", "subtract", "multiply", "maximum",
                 "minimum", "and", "or", "xor", "select", "convert", "loop_affine", "cond_affine"}
-_PATTERNS = ("dot_epilogue", "softmax", "mixed_dot", "layer_norm", "pool")
+_PATTERNS = ("dot_epilogue", "softmax", "mixed_dot", "layer_norm", "pool",
+             *_LOOPS_AND_WIDE)
+#: The float catalog's entries that draw one of several kinds.
+_GROUPS = {"loop_body": _LOOPS_AND_WIDE[:3], "wide_operand": _LOOPS_AND_WIDE[3:]}
 _CONVERTS = ["int8", "int16", "uint8", "uint32", "int32"]
 
 
@@ -81,7 +110,8 @@ class _Builder:
         self.nodes: list[Node] = []
         self.max_stride = 3
         self.padding_slices = True      # False: no one-element slice of a high padding
-        self.patterns: list[int] = []   # results of the dot epilogues, softmaxes, ...
+        self.patterns: list[tuple[str, int]] = []   # (kind, result) of each dot epilogue,
+        # softmax, ..., loop and wide pattern
 
     def add(self, op: str, args: tuple[int, ...], shape: tuple[int, ...], dtype: str,
             **attrs: Any) -> int | None:
@@ -152,13 +182,12 @@ class _Builder:
                             dt, axes=axes, kind=kind)
         if op == "dot_general":
             return self._dot(x)
+        if op in _GROUPS:
+            op = draw(st.sampled_from(_GROUPS[op]), label=op)
         if op in _PATTERNS:   # a pattern's result is returned
-            out = self._epilogue(x) if op == "dot_epilogue" else \
-                self._softmax(x) if op == "softmax" else \
-                dag_norm_pool.layer_norm(self, x) if op == "layer_norm" else \
-                dag_norm_pool.pool(self, x) if op == "pool" else self._dot(x, mixed=True)
+            out = self._pattern(op, x)
             if out is not None:
-                self.patterns.append(out)
+                self.patterns.append((op, out))
             return out
         if op == "transpose":
             perm = tuple(draw(st.permutations(range(rank)), label="perm"))
@@ -275,6 +304,18 @@ class _Builder:
                                                              label="predicate idx"),
                             body=op.removeprefix("cond_"))
         raise ValueError(f"programs: unknown catalog op {op!r}")
+
+    def _pattern(self, op: str, x: int) -> int | None:
+        kinds = _REDUCE_KINDS[self.family]
+        if op.startswith("loop_"):
+            return dag_loops.loop(self, x, op.removeprefix("loop_"), kinds)
+        if op.startswith("transpose_"):
+            return dag_wide.transposed(self, x, op.removeprefix("transpose_"), kinds)
+        return self._epilogue(x) if op == "dot_epilogue" else \
+            self._softmax(x) if op == "softmax" else \
+            dag_norm_pool.layer_norm(self, x) if op == "layer_norm" else \
+            dag_norm_pool.pool(self, x) if op == "pool" else \
+            dag_wide.broadcast_dot(self, x) if op == "broadcast_dot" else self._dot(x, mixed=True)
 
     def _slices_a_dynamic_slice(self, x: int, through: tuple[str, ...] = ()) -> bool:
         """True when node ``x`` is a dynamic_slice, possibly through ops that only move
@@ -449,9 +490,10 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     compile, docs/upstream/spmd_slice_of_high_padding_crash.md); ``dtype``:
     the float family's dtype (None: float32; one of :data:`LOW_PRECISION`: that dtype's
     programs, the mixed dot in the catalog). It returns
-    its last result, up to two drawn others and the last two dot epilogues or softmaxes
-    (so that no pattern is pruned as dead code before it is compiled). Raises
-    ValueError for an unknown family or bad bounds."""
+    its last result, up to two drawn others, the last two patterns and the last loop or
+    wide operand of each kind (so that no pattern is pruned as dead code before it is
+    compiled).
+    Raises ValueError for an unknown family or bad bounds."""
     if family not in FAMILIES:
         raise ValueError(f"programs: argument 'family' must be one of {FAMILIES}, "
                          f"got {family!r}")
@@ -489,7 +531,9 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
         made += 1
     results = [i for i, n in enumerate(b.nodes) if n.op not in ("param", "iota", "constant")]
     extra = draw(st.lists(st.sampled_from(results), max_size=2, unique=True), label="outputs")
-    outputs = tuple(dict.fromkeys([results[-1]] + extra + b.patterns[-2:]))
+    last = [out for _, out in b.patterns[-2:]] + [
+        out for kind, out in dict(b.patterns).items() if kind in _LOOPS_AND_WIDE]
+    outputs = tuple(dict.fromkeys([results[-1]] + extra + last))
     return Program(family, tuple(b.nodes), outputs)
 
 

@@ -32,14 +32,33 @@ compose, so every single-op kernel test passes on it:
   the first one (``'SAME'`` padding of a window of 3 or more) applies it all at the high
   end: every window starts at the unpadded origin (the generated programs' max and
   average pools kill it; a cumulative sum's reduce_window, padded by its window less one,
-  is left alone).
+  is left alone);
+* ``loop-dot-drops-last-trip``: a while loop whose body (or a function it calls) holds a
+  dot_general runs one trip fewer (a pipelined loop that loses its last iteration; the
+  generated programs' loop dots kill it, their ``v * 3 + 1`` loops are left alone);
+* ``loop-reduce-drops-tail``: a reduce inside a while loop's body skips the last index of
+  its first reduced dimension (the generated programs' loop reduces kill it);
+* ``loop-update-slice-ignores-trip``: a dynamic_update_slice inside a while loop's body
+  that writes back what a dynamic_slice read from the same buffer writes at offset 0 of
+  every dimension whose start is computed (the start's dependence on the induction
+  variable lost: the generated programs' loop updates kill it; jax's own scans, which
+  stack their outputs with such an update of another buffer, are left alone);
+* ``dot-reads-wide-transpose-untransposed``: a dot_general operand that a transpose
+  produces, contracted along a dimension of 64 or more, is read as the transpose's
+  operand reshaped (its elements in their untransposed order: a transpose folded into
+  the dot's layout that is not applied);
+* ``reduce-reads-wide-transpose-untransposed``: the same for a reduce of a transpose
+  along a reduced dimension of 64 or more (some dimension kept);
+* ``broadcast-dot-drops-tail-tile``: a dot_general with an operand a broadcast_in_dim
+  produces contracts only the first 64 indices of its contracting dimension where that
+  is longer (a fused broadcast-matmul kernel that runs one tile of 64).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests.mutants.stablehlo_rewrite import Mutation, replace_results
+from tests.mutants.stablehlo_rewrite import Mutation, replace_results, walk
 from tests.mutants.base import rewriting
 from tests.mutants.catalog import add
 
@@ -565,6 +584,205 @@ def _pad_high(op: Any) -> None:
     op.attributes["padding"] = _ir().DenseIntElementsAttr.get(pads)
 
 
+# 12. loop-dot-drops-last-trip, loop-reduce-drops-tail, loop-update-slice-ignores-trip
+
+def _module_of(op: Any) -> Any:
+    while op.parent is not None:
+        op = op.parent
+    return op
+
+
+def _callee(op: Any) -> str:
+    return _ir().FlatSymbolRefAttr(op.attributes["callee"]).value
+
+
+def _calls(module: Any, name: str) -> list[Any]:
+    """The func.call operations of ``module`` that call @``name``."""
+    return [op for op in walk(module) if op.name == "func.call" and _callee(op) == name]
+
+
+def _function(module: Any, name: str) -> Any:
+    return next(op.operation for op in module.regions[0].blocks[0].operations
+                if op.operation.name == "func.func" and
+                _ir().StringAttr(op.operation.attributes["sym_name"]).value == name)
+
+
+def in_loop(op: Any, depth: int = 0) -> bool:
+    """Whether ``op`` runs inside a stablehlo.while's body or condition, directly or in a
+    function called (through func.call, any depth) from one."""
+    parent = op.parent
+    while parent is not None and depth < 16:
+        if parent.name == "stablehlo.while":
+            return True
+        if parent.name == "func.func":
+            name = _ir().StringAttr(parent.attributes["sym_name"]).value
+            return any(in_loop(call, depth + 1) for call in _calls(_module_of(parent), name))
+        parent = parent.parent
+    return False
+
+
+def _ops_in(op: Any, depth: int = 0) -> list[Any]:
+    """The operations nested in ``op`` and in the functions they call (any depth)."""
+    found = []
+    for child in walk(op):
+        found.append(child)
+        if child.name == "func.call" and depth < 16:
+            found += _ops_in(_function(_module_of(op), _callee(child)), depth + 1)
+    return found
+
+
+def _loop_with_dot(op: Any) -> bool:
+    """A stablehlo.while whose body computes a dot_general (in a called function too),
+    with a condition ``i < constant``."""
+    return op.name == "stablehlo.while" and _bound(op) is not None and any(
+        child.name == "stablehlo.dot_general" for child in _ops_in(op))
+
+
+def _bound(loop: Any) -> Any:
+    """The ``compare LT`` of a while condition whose second operand is a constant."""
+    for op in loop.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "stablehlo.compare" and _name(op.operands[1]) == "stablehlo.constant" and \
+                "LT" in str(op.attributes["comparison_direction"]):
+            return op
+    return None
+
+
+def _scalar(like: Any, value: int, before: Any) -> Any:
+    """A ``stablehlo.constant`` of ``like``'s (integer scalar tensor) type holding
+    ``value``, inserted before operation ``before``."""
+    import numpy as np
+
+    ir = _ir()
+    width = ir.IntegerType(ir.RankedTensorType(like.type).element_type).width
+    return ir.Operation.create(
+        "stablehlo.constant", results=[like.type],
+        attributes={"value": ir.DenseElementsAttr.get(np.array(value, f"int{width}"),
+                                                      type=like.type)},
+        ip=ir.InsertionPoint(before)).results[0]
+
+
+def _one_trip_fewer(loop: Any) -> None:
+    import numpy as np
+
+    compare = _bound(loop)
+    bound = producer(compare.operands[1])
+    value = int(np.array(_ir().DenseIntElementsAttr(bound.attributes["value"])).reshape(()))
+    compare.operands[1] = _scalar(compare.operands[1], value - 1, compare)
+
+
+def _loop_reduce_tail(op: Any) -> int | None:
+    """The first reduced dimension (of 2 or more elements) of a reduce in a loop body."""
+    if op.name != "stablehlo.reduce" or not in_loop(op):
+        return None
+    dims, shape = _ints(op, "dimensions"), _shape(_reduce_inputs(op)[0])
+    if not dims or shape is None or shape[dims[0]] < 2:
+        return None
+    return dims[0]
+
+
+def _drop_loop_reduce_tail(op: Any) -> None:
+    dim = _loop_reduce_tail(op)
+    for i, value in enumerate(_reduce_inputs(op)):
+        op.operands[i] = drop_last(value, dim, op)
+
+
+def _reads_itself(op: Any) -> bool:
+    """A dynamic_update_slice in a loop body whose update a dynamic_slice of its own
+    operand feeds (within 4 ops), with a start that is not a constant."""
+    if op.name != "stablehlo.dynamic_update_slice" or not in_loop(op) or all(
+            _name(v) == "stablehlo.constant" for v in list(op.operands)[2:]):
+        return False
+    frontier, buffer = [op.operands[1]], op.operands[0]
+    for _ in range(4):
+        ops = [producer(v) for v in frontier]
+        if any(p is not None and p.name == "stablehlo.dynamic_slice" and p.operands[0] == buffer
+               for p in ops):
+            return True
+        frontier = [v for p in ops if p is not None for v in p.operands]
+    return False
+
+
+def _start_at_zero(op: Any) -> None:
+    for k in range(2, len(op.operands)):
+        if _name(op.operands[k]) != "stablehlo.constant":
+            op.operands[k] = _scalar(op.operands[k], 0, op)
+
+
+# 13. dot-/reduce-reads-wide-transpose-untransposed, broadcast-dot-drops-tail-tile
+
+#: The tile these mutants' kernels break past.
+WIDE = 64
+
+
+def _wide_transposed(op: Any) -> list[int]:
+    """The operands (indices) of a dot_general or reduce that a non-identity transpose
+    produces and that are contracted or reduced along a dimension of ``WIDE`` or more
+    elements (a reduce keeping some dimension)."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    if op.name == "stablehlo.dot_general":
+        numbers = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+        summed = [list(numbers.lhs_contracting_dimensions),
+                  list(numbers.rhs_contracting_dimensions)]
+    elif op.name == "stablehlo.reduce":
+        inputs = _reduce_inputs(op)
+        dims = _ints(op, "dimensions")
+        shape = _shape(inputs[0])
+        if shape is None or len(dims) == len(shape):
+            return []
+        summed = [dims] * len(inputs)
+    else:
+        return []
+    found = []
+    for i, dims in enumerate(summed):
+        value = op.operands[i]
+        shape = _shape(value)
+        if _name(value) != "stablehlo.transpose" or shape is None:
+            continue
+        perm = _ints(producer(value), "permutation")
+        if perm != sorted(perm) and any(shape[d] >= WIDE for d in dims):
+            found.append(i)
+    return found
+
+
+def _untransposed(op: Any) -> None:
+    for i in _wide_transposed(op):
+        value = op.operands[i]
+        source = producer(value).operands[0]
+        op.operands[i] = _ir().Operation.create("stablehlo.reshape", results=[value.type],
+                                                operands=[source],
+                                                ip=_ir().InsertionPoint(op)).results[0]
+
+
+def _broadcast_contracting(op: Any) -> tuple[int, int] | None:
+    """(lhs, rhs) first contracting dimensions of a dot_general with an operand a
+    broadcast_in_dim produces, when they are longer than ``WIDE``."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    if op.name != "stablehlo.dot_general" or not any(
+            _name(v) == "stablehlo.broadcast_in_dim" for v in op.operands):
+        return None
+    numbers = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    lhs, rhs = list(numbers.lhs_contracting_dimensions), list(numbers.rhs_contracting_dimensions)
+    shape = _shape(op.operands[0])
+    if not lhs or shape is None or _shape(op.operands[1]) is None or shape[lhs[0]] <= WIDE:
+        return None
+    return lhs[0], rhs[0]
+
+
+def _first_tile(op: Any) -> None:
+    ir = _ir()
+    for i, dim in enumerate(_broadcast_contracting(op)):
+        value = op.operands[i]
+        shape = _shape(value)
+        limits = shape[:dim] + [WIDE] + shape[dim + 1:]
+        etype = ir.RankedTensorType(value.type).element_type
+        op.operands[i] = _create("stablehlo.slice", value, ir.RankedTensorType.get(limits, etype),
+                                 op, start_indices=[0] * len(shape), limit_indices=limits,
+                                 strides=[1] * len(shape))
+
+
 MUTANTS = {
     "fused-reduce-drops-tail": (
         Mutation(lambda op: _reduce_tail(op) is not None, _drop_reduce_tail),
@@ -624,6 +842,41 @@ MUTANTS = {
         "pads only at the high end: each window starts at the unpadded origin, one or more "
         "elements late (a pooling kernel that drops the padding's offset).",
         "test_programs: test_float_programs"),
+    "loop-dot-drops-last-trip": (
+        Mutation(_loop_with_dot, _one_trip_fewer),
+        "A while loop whose body computes a dot_general runs one trip fewer (a software-"
+        "pipelined loop that drops its last iteration); loops without a dot are right.",
+        "test_programs: test_integer_programs or test_float_programs"),
+    "loop-reduce-drops-tail": (
+        Mutation(lambda op: _loop_reduce_tail(op) is not None, _drop_loop_reduce_tail),
+        "A reduce inside a while loop's body skips the last index of its first reduced "
+        "dimension (a loop-nested reduction kernel that loses its tail).",
+        "test_programs: test_integer_programs or test_float_programs"),
+    "loop-update-slice-ignores-trip": (
+        Mutation(_reads_itself, _start_at_zero),
+        "A dynamic_update_slice inside a while loop's body, writing back a slice of the "
+        "same buffer, writes at offset 0 wherever its start is computed (the start's "
+        "dependence on the induction variable lost).",
+        "test_programs: test_integer_programs or test_float_programs"),
+    "dot-reads-wide-transpose-untransposed": (
+        Mutation(lambda op: bool(_wide_transposed(op)) and op.name == "stablehlo.dot_general",
+                 _untransposed),
+        "A dot_general reads an operand a transpose produces, contracted along 64 or more "
+        "elements, in its untransposed order (the transpose folded into the operand's "
+        "layout but not applied).",
+        "test_programs: test_integer_programs or test_float_programs"),
+    "reduce-reads-wide-transpose-untransposed": (
+        Mutation(lambda op: bool(_wide_transposed(op)) and op.name == "stablehlo.reduce",
+                 _untransposed),
+        "A reduce of a transpose along a reduced dimension of 64 or more elements reads "
+        "the transpose's operand in its untransposed order.",
+        "test_programs: test_integer_programs or test_float_programs"),
+    "broadcast-dot-drops-tail-tile": (
+        Mutation(lambda op: _broadcast_contracting(op) is not None, _first_tile),
+        "A dot_general with an operand a broadcast_in_dim produces contracts only the "
+        "first 64 indices of a longer contracting dimension (a fused broadcast-matmul "
+        "kernel that runs one tile).",
+        "test_programs: test_integer_programs or test_float_programs"),
     "partitioner-forgets-reduction": (
         Mutation(lambda op: _partial(op) is not None, _manual),
         "A reduce or dot_general summing over a sharded dimension of an SPMD program gets "

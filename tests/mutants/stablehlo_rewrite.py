@@ -56,13 +56,14 @@ def inside(parents: tuple[str, ...], select: Callable[[Any], bool]) -> Callable[
     return within
 
 
-def _walk(op: Any) -> Iterator[Any]:
+def walk(op: Any) -> Iterator[Any]:
+    """The operations nested in ``op`` (an ``ir.Operation``), any depth, outer first."""
     for region in op.regions:
         for block in region.blocks:
             for child in block.operations:
                 child = child.operation
                 yield child
-                yield from _walk(child)
+                yield from walk(child)
 
 
 def _text(computation: str | bytes | Any) -> str | bytes:
@@ -88,7 +89,7 @@ def apply(computation: str | bytes, mutation: Mutation, mutant: str) -> str | No
     text = _text(computation)
     with mlir.make_ir_context(), ir.Location.unknown():
         module = ir.Module.parse(text)
-        chosen = [op for op in _walk(module.operation) if mutation.select(op)]
+        chosen = [op for op in walk(module.operation) if mutation.select(op)]
         if not chosen:
             return None
         before = _print(module)
