@@ -35,9 +35,8 @@ def run_suite(pytester):
     def run(platform: str, *select: str, expect_platform: str | None = "cpu", devices: int = 2):
         out = pytester.path / "report"
         expect = [f"--expect-platform={expect_platform}"] if expect_platform else []
-        expression = select[select.index("-k") + 1] if select.count("-k") == 1 else None
         result = pytester_run(
-            pytester, "--pyargs", *k_modules.pyargs(expression), f"--platform={platform}",
+            pytester, "--pyargs", *k_modules.pyargs_of(select), f"--platform={platform}",
             f"--cpu-devices={devices}", *expect, "--profile=none",
             f"--report-dir={out}", "--force-report-dir", "-p", "no:cacheprovider", *select)
         doc = json.loads((out / "report.json").read_text()) if (out / "report.json").exists() \

@@ -13,7 +13,7 @@ is kept unless the expression is false for every item of it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import conformance
@@ -110,3 +110,10 @@ def pyargs(expression: str | None) -> list[str]:
     if not keep or len(keep) == len(files):
         return ["conformance"]
     return [f"conformance.{f.removesuffix('.py')}" for f in keep]
+
+
+def pyargs_of(select: Sequence[str]) -> list[str]:
+    """:func:`pyargs` of a child's pytest arguments ``select``: of the expression after
+    its one ``-k``, or of none (the whole package) when ``select`` has no ``-k`` or more
+    than one."""
+    return pyargs(select[select.index("-k") + 1] if list(select).count("-k") == 1 else None)

@@ -68,8 +68,7 @@ class SuiteRuns:
         targets, e.g. ``conformance.test_x::test_y[p]``, instead of the modules ``-k``
         can select). The same arguments give the same :class:`ChildRun`, run once per
         session."""
-        expression = select[select.index("-k") + 1] if select.count("-k") == 1 else None
-        args = ["--pyargs", *(targets or k_modules.pyargs(expression)), f"--platform={platform}",
+        args = ["--pyargs", *(targets or k_modules.pyargs_of(select)), f"--platform={platform}",
                 f"--cpu-devices={devices}",
                 *([f"--expect-platform={expect_platform}"] if expect_platform else []),
                 "--profile=none", "-p", "no:cacheprovider",

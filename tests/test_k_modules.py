@@ -35,6 +35,10 @@ def test_a_malformed_expression_is_a_value_error(bad):
 
 def test_pyargs_is_the_package_when_any_module_may_match():
     assert k_modules.pyargs(None) == ["conformance"]
+    assert k_modules.pyargs_of(("-k", "test_client.py and test_device_counts")) == \
+        k_modules.pyargs("test_client.py and test_device_counts")
+    assert k_modules.pyargs_of(("-x",)) == k_modules.pyargs_of(("-k", "a", "-k", "b")) == \
+        ["conformance"]
     assert k_modules.pyargs("test_kernels_ and float32") == ["conformance"]
     assert k_modules.pyargs("test_client.py and test_device_counts") == [
         "conformance.test_client"]
