@@ -170,3 +170,17 @@ def test_no_ref_has_a_sibling_keyword(version):
 def test_a_bool_schema_version_is_refused_before_any_schema():
     with pytest.raises(reportfile.MalformedReport, match="schema_version True"):
         reportfile.validate({**REPORT, "schema_version": True})
+
+
+@pytest.mark.parametrize("version", [None, 1, True, "3", 3.0])
+def test_a_schema_version_this_suite_does_not_read_is_a_clear_error(version):
+    with pytest.raises(ValueError, match="argument 'version': expected one of 2, 3"):
+        reportfile.fast_valid(REPORT, version)
+    with pytest.raises(ValueError, match="argument 'version'"):
+        reportfile.schema(version)
+
+
+def test_a_float_schema_version_is_a_malformed_report():
+    """``3.0`` equals 3 in JSON but names no schema file: one line, not a traceback."""
+    with pytest.raises(reportfile.MalformedReport, match="schema_version 3.0"):
+        reportfile.validate({**REPORT, "schema_version": 3.0})

@@ -36,9 +36,18 @@ class MalformedReport(ValueError):
     """report.json is missing, not JSON, or not a report of the schema (one-line message)."""
 
 
+def _readable(version: Any) -> bool:
+    """``version`` is a schema_version this suite reads: an int of :data:`READS` (not a
+    bool, not ``3.0``, which names no schema file)."""
+    return type(version) is int and version in READS
+
+
 def schema(version: int = SCHEMA_VERSION) -> dict[str, Any]:
     """The JSON Schema of report.json of ``schema_version`` ``version`` (one of
-    :data:`READS`)."""
+    :data:`READS`; ValueError naming the argument for any other)."""
+    if not _readable(version):
+        raise ValueError(f"argument 'version': expected one of {', '.join(map(str, READS))}, "
+                         f"got {version!r}")
     text = resources.files("conformance").joinpath("schema", f"report-v{version}.schema.json")
     return json.loads(text.read_text())
 
@@ -92,7 +101,7 @@ def validate(doc: Any, where: str = "report.json") -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise MalformedReport(f"{where} is {_type_name(doc)}, not a JSON object (a report)")
     version = doc.get("schema_version")
-    if version not in READS or isinstance(version, bool):
+    if not _readable(version):
         raise MalformedReport(f"{where} has schema_version {version!r}; this suite reads "
                               f"schema_version {' and '.join(map(str, READS))}")
     err = None if fast_valid(doc, version) else jsonschema.exceptions.best_match(
