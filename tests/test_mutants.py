@@ -4,6 +4,7 @@ The whole catalog runs in the nightly command (``pytest -m slow``, docs/ci.md) a
 demand: ``python -m tests.mutants -j 2`` (tests/mutants/README.md).
 """
 
+import collections
 import os
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from conformance.session import api
 from tests.mutants import CATALOG, KINDS, runner, score
 from tests.mutants.catalog import Target, add
+from tests.mutants.composition import MUTANTS
 from tests.mutants.runner import Outcome
 
 AREAS = {p.stem for p in (Path(__file__).parents[1] / "conformance").glob("test_*.py")}
@@ -29,6 +31,18 @@ def test_catalog_has_at_least_60_mutants_of_every_kind():
     assert len(CATALOG) >= 60, len(CATALOG)
     assert {m.kind for m in CATALOG.values()} == set(KINDS)
     assert {CATALOG[n].kind for n in REPRESENTATIVES} == set(KINDS)
+
+
+def test_readme_counts_match_the_catalog():
+    """tests/mutants/README.md's count of the catalog, in all and per kind, is the
+    catalog's (it said 128 while the catalog held 144)."""
+    text = " ".join((Path(__file__).parent / "mutants" / "README.md").read_text().split())
+    counts = collections.Counter(m.kind for m in CATALOG.values())
+    said = f"({len(CATALOG)} mutants: " + ", ".join(
+        f"{n} `{kind}`" for kind, n in counts.most_common()) + ";"
+    assert said in text, f"tests/mutants/README.md should say {said!r}"
+    composition = sum(1 for m in CATALOG.values() if m.name in MUTANTS)
+    assert f"the {composition} of `composition.py`" in text
 
 
 @pytest.mark.parametrize("name", sorted(CATALOG))
