@@ -25,9 +25,9 @@ collective-permutes:
   all of it (:func:`test_dynamic_slice_with_a_sharded_result_clamps_its_start`,
   openxla/xla#49122; only where the defect catalog does not measure it fixed: not on
   jaxlib's CPU client from 0.12.0 on). See ``dag_strategy.avoided_starts``. They draw no
-  one-element slice of a pad's high padding: XLA's partitioner aborts the compile
-  (docs/upstream/spmd_slice_of_high_padding_crash.md; not pinned yet: a pinned test needs
-  the next certification profile).
+  one-element slice of a pad's high padding: XLA's partitioner aborts the compile, pinned
+  once by :func:`test_slice_of_high_padding_of_a_sharded_dimension_compiles` (in a child
+  process).
 
 Oracles: int32 and data-movement results bit for bit against NumPy; float32 results
 within the error bound of their float64 evaluation (``n * eps * magnitude`` for the
@@ -266,7 +266,7 @@ def test_spmd_generated_programs(client, runner, program_cache, float_controls, 
               for _ in range(data.draw(st.integers(1, 2), label="parameters"))]
     program = data.draw(dag_strategy.programs(family, budget=12 * n * n, max_ops=20,
                                               param_shapes=shapes, strided_slices=False,
-                                              padding_slices=False),  # an XLA abort
+                                              padding_slices=False),  # pinned: ..._compiles
                         label="program")
     specs = [data.draw(sharding_helpers.partition_specs(mesh, 2), label=f"p{k} spec")
              for k in range(len(program.params))]
@@ -468,3 +468,34 @@ def test_pad_with_interior_padding_into_a_sharded_result(client, runner):
                     f"execute_sharded({label} of f32[{n}, 2] replicated, interior padding 1 "
                     f"along dimension 0, result sharded P('d', None) over {n} devices)")
 
+
+@pytest.mark.capability("multi_device")
+def test_slice_of_high_padding_of_a_sharded_dimension_compiles(client, isolated):
+    """``lax.slice(lax.pad(x, 7, [(0, 1, 0)]), (n,), (n + 1,))`` of x = f32[n] sharded one
+    element per device, the result f32[1] replicated: the one element of the high
+    padding, [7.] (XLA's SPMD partitioner aborts the process while compiling it: "Check
+    failed: shard_count > 1"; docs/upstream/spmd_slice_of_high_padding_crash.md). Run in
+    a child process, so an abort costs this test only. The generated SPMD programs draw
+    no one-element slice of a high padding (``dag_strategy.programs(...,
+    padding_slices=False)``), so this defect is reported here, once."""
+    n = client.local_device_count()
+    if n < 2:
+        pytest.skip("needs 2 devices: an operand sharded over several devices")
+    call = (f"execute_sharded(slice(pad(x, 7, [(0, 1, 0)]), ({n},), ({n + 1},)) of f32[{n}] "
+            f"sharded P('d') over {n} devices, result replicated)")
+    out = isolated(f"""
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+from conformance.programs import sharded_programs
+mesh = Mesh(np.array(client.local_devices()), ("d",))
+runner = sharded_programs.ShardedRunner(client, xc)
+[(out, problem)], _ = runner.run_outputs(
+    "sharded_slice_of_high_padding",
+    lambda a: lax.slice(lax.pad(a, np.float32(7), [(0, 1, 0)]), ({n},), ({n + 1},)),
+    [np.arange({n}, dtype=np.float32)], [NamedSharding(mesh, P("d"))],
+    NamedSharding(mesh, P()), [(1,)])
+print(problem or out.tolist())
+""", device=client.local_devices()[0], call=call, timeout=300)
+    got = out.strip().splitlines()[-1] if out.strip() else "(no output)"
+    assert got == "[7.0]", f"expected [7.0], got {got} [{call}]"

@@ -9,7 +9,7 @@ below then count no clamped start at all and fail.
 
 Also the one slice the sharded programs no longer draw: a slice of a pad that is one
 element inside its high padding (``programs(..., padding_slices=False)``; XLA's
-partitioner aborts its compile, docs/upstream/spmd_slice_of_high_padding_crash.md)."""
+partitioner aborts its compile, ``xla-spmd-slice-of-high-padding-crash``)."""
 
 from __future__ import annotations
 

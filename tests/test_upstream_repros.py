@@ -20,7 +20,8 @@ REPROS = {"is_ready_clone_deleted_array.py": "jaxlib-is-ready-on-deleted-array",
           "spmd_replicated_move.py": "xla-spmd-replicated-move-loses-bits",
           "spmd_dynamic_update_slice_clamp.py": "xla-spmd-dynamic-update-slice-clamp",
           "spmd_dynamic_slice_clamp.py": "xla-spmd-dynamic-slice-clamp",
-          "spmd_pad_interior_sharded_result.py": "xla-spmd-pad-interior-sharded-result"}
+          "spmd_pad_interior_sharded_result.py": "xla-spmd-pad-interior-sharded-result",
+          "spmd_slice_of_high_padding_crash.py": "xla-spmd-slice-of-high-padding-crash"}
 
 
 def test_every_report_has_a_reproduction_and_a_catalog_entry():

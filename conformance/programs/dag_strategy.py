@@ -203,7 +203,7 @@ class _Builder:
                 strides.append(draw(st.integers(1, self.max_stride), label="stride"))
             out = tuple(-(-(e - s) // k) for s, e, k in zip(start, limit, strides))
             if not self.padding_slices and self._in_high_padding(x, start, out):
-                return None  # a known XLA defect: see _in_high_padding
+                return None  # a known XLA defect, pinned once: see _in_high_padding
             return self.add("slice", (x,), out, dt, start=tuple(start), limit=tuple(limit),
                             strides=tuple(strides))
         if op == "concatenate":
@@ -336,11 +336,13 @@ class _Builder:
         """True when node ``x`` is a pad and the slice of it (``start``, result shape
         ``out``) is one element along a dimension, inside that dimension's high edge
         padding. Partitioned, with that dimension sharded, XLA's SPMD partitioner aborts
-        the compile ("Check failed: shard_count > 1";
+        the compile ("Check failed: shard_count > 1", ``xla-spmd-slice-of-high-padding-crash``,
         docs/upstream/spmd_slice_of_high_padding_crash.md), which ends the whole pytest
         run: the sharded programs draw no such slice (along any dimension, since the
         partitioner picks the sharded one; with interior padding too, though measured
-        right on 2 devices)."""
+        right on 2 devices), and
+        test_programs_spmd.py::test_slice_of_high_padding_of_a_sharded_dimension_compiles
+        reports it once."""
         n = self.nodes[x]
         if n.op != "pad":
             return False
@@ -487,7 +489,9 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     ``test_programs_spmd.py::test_strided_slice_of_a_sharded_dimension_*``);
     ``padding_slices=False``: no slice of a pad that is one element along a dimension
     inside its high edge padding (sharded programs: XLA's partitioner aborts the
-    compile, docs/upstream/spmd_slice_of_high_padding_crash.md); ``dtype``:
+    compile, pinned by
+    ``test_programs_spmd.py::test_slice_of_high_padding_of_a_sharded_dimension_compiles``);
+    ``dtype``:
     the float family's dtype (None: float32; one of :data:`LOW_PRECISION`: that dtype's
     programs, the mixed dot in the catalog). It returns
     its last result, up to two drawn others, the last two patterns and the last loop or

@@ -5,12 +5,11 @@ Found by the PJRT conformance suite's generated SPMD programs
 (conformance/test_programs_spmd.py::test_spmd_generated_programs[data_movement], nightly
 profile, seed 7, 8 CPU devices, mesh (4, 2): p0 i16[8, 24] sharded P(None, 'y'),
 lax.slice(lax.pad(p0, 7, [(1, 1, 0), (0, 1, 0)]), (9, 24), (10, 25)), output replicated:
-the pytest process aborted), on jaxlib 0.10.2, CPU; the sharded generated programs
-no longer draw such a slice (not pinned or cataloged yet: a pinned test needs the next
-certification profile).
+the pytest process aborted), pinned as
+test_slice_of_high_padding_of_a_sharded_dimension_compiles, on jaxlib 0.10.2, CPU.
 Standalone: plain jax and numpy. Exit status: 0 the defect is absent, 3 present.
 
-    python docs/repro/spmd_slice_of_high_padding_crash.py [DEVICES]   (default 2 CPU devices)
+    python docs/upstream/spmd_slice_of_high_padding_crash.py [DEVICES]   (default 2 CPU devices)
 
 ``lax.slice(lax.pad(x, 7, [(0, 1, 0)]), (n,), (n + 1,))`` of x = f32[n] sharded one
 element per device over n CPU devices, the result replicated. Expected: [7.] (the one
