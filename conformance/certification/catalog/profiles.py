@@ -27,7 +27,7 @@ from conformance.certification import jsontext
 CAPABILITIES = ("bf16", "f16", "f64", "fp8", "complex", "int4", "donation", "memory_kinds",
                 "serialization", "custom_calls", "multi_device", "collectives", "multi_process",
                 "cost_analysis", "memory_stats", "compile_only")
-DEFAULT_PROFILE = "v15"
+DEFAULT_PROFILE = "v16"
 CORE, INFORMATIONAL = "core", "informational"
 #: Joins the capabilities of a test that needs several: ``capability:bf16+donation``.
 SEPARATOR = "+"
