@@ -4,6 +4,10 @@ Choose one with Hypothesis' own ``--hypothesis-profile``. The plugin registers t
 and loads ``ci`` when none is chosen, only in a conformance run
 (:mod:`conformance.session.activation`): another project's pytest run in the same
 environment keeps Hypothesis' own defaults.
+
+In a conformance run a test's drawn examples depend on the test, the profile and the
+seed only, not on which modules the run imported (:func:`draw_without_local_constants`):
+a failure of the main job redraws under its one-test rerun command.
 """
 
 from __future__ import annotations
@@ -41,3 +45,28 @@ def register(explicit: bool | str | None) -> None:
         except hypothesis.errors.InvalidArgument:
             raise ValueError(f"--hypothesis-profile={explicit}: no such Hypothesis profile; "
                              f"the suite's: {', '.join(PROFILES)}") from None
+
+
+def draw_without_local_constants() -> bool:
+    """Turn off Hypothesis' pool of *local constants*, so that a test draws the same
+    examples whatever else the run imported. Returns True when this Hypothesis has the
+    pool (6.131 and later; it is off now), False when it has none (nothing to do).
+
+    With the pool, one primitive draw in 20 may take a literal out of the source of any
+    "local" module imported so far (a file outside site-packages and the standard
+    library). Which modules those are depends on the collection (the whole suite, or the
+    one-test rerun command of a failure), on the tests an xdist worker ran before, and on
+    the install (``pip install .`` puts the suite in site-packages, a clone does not): the
+    same derandomized ``ci`` case, ``test_reduce[sum-int32]``, drew an int32[31692] in a
+    run that collected one module and an int32[0, 4] in one that collected four. Hypothesis'
+    own global constants (0, -0.0, the extremes, NaN and infinities) are kept; the suite's
+    strategies draw its boundary values themselves. Self-test:
+    tests/test_hypothesis_draws.py."""
+    from hypothesis.internal.conjecture import providers
+    if not hasattr(providers, "_get_local_constants"):
+        return False
+    from hypothesis.internal.constants_ast import Constants
+    empty = Constants()
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()     # choices made from an earlier pool
+    return True

@@ -122,6 +122,7 @@ def _configure_suite(config: pytest.Config, *, claim: bool) -> None:
     opts = run_options.run_options(config)
     try:
         hypothesis_profiles.register(explicit=opts.hypothesis_profile)
+        hypothesis_profiles.draw_without_local_constants()
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
     config.pluginmanager.import_plugin("conformance.session.fixtures")

@@ -103,42 +103,8 @@ def run_child(args: Sequence[str], *, home: Path, timeout: float,
                              **(env or {})})
     child_env = {k: v for k, v in base.items() if k not in NOT_INHERITED}
     child_env["PYTHONPATH"] = os.pathsep.join([str(home), child_env["PYTHONPATH"]])
-    if "HYPOTHESIS_STORAGE_DIRECTORY" not in child_env:
-        share_hypothesis_constants(home / ".hypothesis")
     return runner.run_python(PYTEST, [f"--basetemp={home / 'basetemp'}", *args],
                              timeout=timeout, env=child_env, cwd=home, stdin="")
-
-
-def constants_cache() -> Path | None:
-    """The directory that every child pytest of this user shares for Hypothesis' cache of
-    the constants in the suite's source (``<tmp>/pjrt-conformance-selftests-<uid>/
-    hypothesis-constants``, created with mode 0700), or None where it cannot be made or
-    is not this user's own."""
-    folder = Path(tempfile.gettempdir()) / f"pjrt-conformance-selftests-{os.getuid()}"
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        if folder.is_symlink() or folder.stat().st_uid != os.getuid():
-            return None
-        shared = folder / "hypothesis-constants"
-        shared.mkdir(exist_ok=True)
-    except OSError:
-        return None
-    return shared
-
-
-def share_hypothesis_constants(storage: Path) -> None:
-    """Point ``storage/constants`` (Hypothesis' cache of the literals of every local
-    module it has parsed, one file per source hash, written atomically) at
-    :func:`constants_cache`, so that a child pytest reads the suite's constants instead
-    of parsing its ~140 modules again (about 0.75 CPU s of a 3 s child; docs/ci.md). The
-    rest of ``storage`` (the example database) stays the child's own. Does nothing where
-    ``storage/constants`` exists or the shared cache cannot be made."""
-    shared = constants_cache()
-    link = storage / "constants"
-    if shared is None or link.exists() or link.is_symlink():
-        return
-    storage.mkdir(exist_ok=True)
-    link.symlink_to(shared, target_is_directory=True)
 
 
 #: Seconds a :func:`pytester_run` child may run before it is killed and its test fails.
