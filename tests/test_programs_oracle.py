@@ -55,6 +55,38 @@ def test_generated_programs_agree_with_jax_cpu(family, data):
                   float_control_modes.XLA_CPU)
 
 
+@_SETTINGS
+@given(data=st.data())
+def test_float_programs_end_in_every_model_pattern(data, monkeypatch_patterns):
+    """``model_patterns=4`` (``test_float_programs``): every program applies the four
+    patterns of ``MODEL_PATTERNS`` after its drawn ops, and returns each result, whatever
+    else the catalog draws gave: ``ci``'s 8 examples kill the patterns' mutants by
+    structure, not by the luck of the draws (a change of the draws once left
+    ``epilogue-drops-bias``, then ``softmax-drops-normalization``, with nothing to break)."""
+    applied = monkeypatch_patterns
+    applied.clear()
+    program = data.draw(dag_strategy.programs("float", budget=4096, model_patterns=4))
+    forced = applied[-4:]
+    assert {kind for kind, _ in forced} == set(dag_strategy.MODEL_PATTERNS), applied
+    assert all(out in program.outputs for _, out in forced), (forced, program.outputs)
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_patterns():
+    """The (kind, result) of every model pattern the builder applies, in order."""
+    applied: list[tuple[str, int]] = []
+    apply = dag_strategy._Builder.apply
+
+    def recording(self, op, x):
+        out = apply(self, op, x)
+        if op in dag_strategy.MODEL_PATTERNS and out is not None:
+            applied.append((op, out))
+        return out
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dag_strategy._Builder, "apply", recording)
+        yield applied
+
+
 def _reduce_of_product(x: np.ndarray) -> Program:
     return _program("float", Node("param", (), (("index", 0),), x.shape, "float32"),
                     Node("multiply", (0, 0), (), x.shape, "float32"),
@@ -146,6 +178,10 @@ def test_strategy_and_bounds_reject_bad_input():
         dag_strategy.programs("float", budget=0).example()
     with pytest.raises(ValueError, match="over the budget"):
         dag_strategy.programs("float", budget=4, param_shapes=[(3, 3)]).example()
+    with pytest.raises(ValueError, match="argument 'model_patterns'"):
+        dag_strategy.programs("float", budget=16, model_patterns=5).example()
+    with pytest.raises(ValueError, match="argument 'model_patterns'"):
+        dag_strategy.programs("integer", budget=16, model_patterns=1).example()
     with pytest.raises(ValueError, match="float program"):
         dag_bounds.evaluate(_program("integer", Node("param", (), (("index", 0),), (1,),
                                                      "int32")), [np.zeros(1, np.int32)], IDX)

@@ -36,7 +36,9 @@ Families:
 A program returns the results of its last two patterns (dot epilogues, softmaxes, layer
 norms, pools, mixed dots, loops, wide operands) and of the last loop or wide operand of
 each of the six kinds besides its last node's, so that jax prunes none of them as dead
-code before it is compiled.
+code before it is compiled. ``model_patterns=k`` ends a float program with ``k`` of the
+four patterns models run (:data:`MODEL_PATTERNS`), each result returned too:
+``test_float_programs`` asks for all four, so that every example holds each of them.
 """
 
 from __future__ import annotations
@@ -93,6 +95,9 @@ _ELEMENTWISE = {"negate", "abs", "not", "tanh", "exp", "add", "subtract", "multi
                 "minimum", "and", "or", "xor", "select", "convert", "loop_affine", "cond_affine"}
 _PATTERNS = ("dot_epilogue", "softmax", "mixed_dot", "layer_norm", "pool",
              *_LOOPS_AND_WIDE)
+#: The patterns models run that ``programs(..., model_patterns=k)`` ends a program with,
+#: ``k`` of them in a drawn order, each result returned.
+MODEL_PATTERNS = ("dot_epilogue", "softmax", "layer_norm", "pool")
 #: The float catalog's entries that draw one of several kinds.
 _GROUPS = {"loop_body": _LOOPS_AND_WIDE[:3], "wide_operand": _LOOPS_AND_WIDE[3:]}
 _CONVERTS = ["int8", "int16", "uint8", "uint32", "int32"]
@@ -480,7 +485,7 @@ def family_dtype(family: str, dtype: str | None = None) -> st.SearchStrategy[str
 def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
              param_shapes: list[tuple[int, ...]] | None = None,
              strided_slices: bool = True, padding_slices: bool = True,
-             dtype: str | None = None) -> Program:
+             dtype: str | None = None, model_patterns: int = 0) -> Program:
     """A valid :class:`Program` of ``family`` with 2..``max_ops`` drawn ops (plus the
     broadcasts, iotas and gathers that make their operands), every value at most
     ``budget`` elements; ``param_shapes``: the data parameters' shapes (default: 1-3
@@ -493,7 +498,14 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     ``test_programs_spmd.py::test_slice_of_high_padding_of_a_sharded_dimension_compiles``);
     ``dtype``:
     the float family's dtype (None: float32; one of :data:`LOW_PRECISION`: that dtype's
-    programs, the mixed dot in the catalog). It returns
+    programs, the mixed dot in the catalog); ``model_patterns`` (float family, 0 to 4):
+    after its drawn ops the program applies that many of :data:`MODEL_PATTERNS`, distinct,
+    in a drawn order, each to a drawn earlier value of rank 1 or more, else to the first
+    parameter, else to an iota (a pattern that fits none gives its place to the next), and
+    returns
+    their results (``test_float_programs``: all four, so that ``ci``'s 8 examples hold
+    each pattern and kill its mutant by structure, not by the luck of the catalog draws,
+    which a change of the draws once undid). It returns
     its last result, up to two drawn others, the last two patterns and the last loop or
     wide operand of each kind (so that no pattern is pruned as dead code before it is
     compiled).
@@ -507,6 +519,10 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
     if dtype is not None and (family != "float" or dtype not in LOW_PRECISION + ("float32",)):
         raise ValueError(f"programs: argument 'dtype' must be None, float32 or one of "
                          f"{LOW_PRECISION} (float family only), got {dtype!r} for {family!r}")
+    if not 0 <= model_patterns <= (len(MODEL_PATTERNS) if family == "float" else 0):
+        raise ValueError(f"programs: argument 'model_patterns' must be 0..{len(MODEL_PATTERNS)} "
+                         f"for the float family and 0 otherwise, got {model_patterns!r} for "
+                         f"{family!r}")
     b = _Builder(draw, family, budget)
     b.max_stride = 3 if strided_slices else 1
     b.padding_slices = padding_slices
@@ -528,6 +544,14 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
         x = b.pick("operand", lambda m: True)
         if b.apply(op, x) is not None:
             made += 1
+    forced = 0
+    for kind in draw(st.permutations(MODEL_PATTERNS), label="model patterns") \
+            if model_patterns else ():
+        if forced == model_patterns:
+            break
+        if _apply_somewhere(b, kind, dt) is not None:
+            forced += 1
+            made += 1
     while made < 2:  # rules that did not fit the budget: fall back to a cheap op
         b.add("reverse" if family == "data_movement" else "negate",
               (len(b.nodes) - 1,), b.nodes[-1].shape, b.nodes[-1].dtype,
@@ -535,10 +559,23 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
         made += 1
     results = [i for i, n in enumerate(b.nodes) if n.op not in ("param", "iota", "constant")]
     extra = draw(st.lists(st.sampled_from(results), max_size=2, unique=True), label="outputs")
-    last = [out for _, out in b.patterns[-2:]] + [
+    last = [out for _, out in b.patterns[-max(2, forced):]] + [
         out for kind, out in dict(b.patterns).items() if kind in _LOOPS_AND_WIDE]
     outputs = tuple(dict.fromkeys([results[-1]] + extra + last))
     return Program(family, tuple(b.nodes), outputs)
+
+
+def _apply_somewhere(b: _Builder, kind: str, dt: str) -> int | None:
+    """Pattern ``kind`` applied to a drawn value of rank 1 or more, else to the first
+    parameter, else to an iota of ``dt``[8, 8] (a dot of which with any value of the budget
+    fits it, for budgets of 64 elements and more); its result, or None where none fits."""
+    x = b.pick("pattern operand", lambda m: len(m.shape) > 0)
+    for operand in (x, 0):
+        out = None if operand is None else b.apply(kind, operand)
+        if out is not None:
+            return out
+    square = b.add("iota", (), (8, 8), dt, dim=0)
+    return None if square is None else b.apply(kind, square)
 
 
 #: Catalog ids (``conformance/defects/xla-cpu.toml``) of the XLA SPMD partitioner defects
