@@ -57,13 +57,13 @@ def test_generated_programs_agree_with_jax_cpu(family, data):
 
 @_SETTINGS
 @given(data=st.data())
-def test_float_programs_end_in_every_model_pattern(data, monkeypatch_patterns):
+def test_float_programs_end_in_every_model_pattern(data, applied_model_patterns):
     """``model_patterns=4`` (``test_float_programs``): every program applies the four
     patterns of ``MODEL_PATTERNS`` after its drawn ops, and returns each result, whatever
     else the catalog draws gave: ``ci``'s 8 examples kill the patterns' mutants by
     structure, not by the luck of the draws (a change of the draws once left
     ``epilogue-drops-bias``, then ``softmax-drops-normalization``, with nothing to break)."""
-    applied = monkeypatch_patterns
+    applied = applied_model_patterns
     applied.clear()
     program = data.draw(dag_strategy.programs("float", budget=4096, model_patterns=4))
     forced = applied[-4:]
@@ -72,7 +72,7 @@ def test_float_programs_end_in_every_model_pattern(data, monkeypatch_patterns):
 
 
 @pytest.fixture(scope="module")
-def monkeypatch_patterns():
+def applied_model_patterns():
     """The (kind, result) of every model pattern the builder applies, in order."""
     applied: list[tuple[str, int]] = []
     apply = dag_strategy._Builder.apply

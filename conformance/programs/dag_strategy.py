@@ -545,13 +545,11 @@ def programs(draw: st.DrawFn, family: str, *, budget: int, max_ops: int = 30,
         if b.apply(op, x) is not None:
             made += 1
     forced = 0
-    for kind in draw(st.permutations(MODEL_PATTERNS), label="model patterns") \
-            if model_patterns else ():
-        if forced == model_patterns:
-            break
-        if _apply_somewhere(b, kind, dt) is not None:
-            forced += 1
-            made += 1
+    if model_patterns:
+        for kind in draw(st.permutations(MODEL_PATTERNS), label="model patterns"):
+            if forced < model_patterns and _apply_somewhere(b, kind, dt) is not None:
+                forced += 1
+    made += forced
     while made < 2:  # rules that did not fit the budget: fall back to a cheap op
         b.add("reverse" if family == "data_movement" else "negate",
               (len(b.nodes) - 1,), b.nodes[-1].shape, b.nodes[-1].dtype,
